@@ -1,0 +1,468 @@
+//! The question model (SPEC §1): what an agent asks, after normalisation.
+//!
+//! These types are valid by construction only when built by
+//! [`crate::normalize`]; code that builds them by hand (tests, storage) is
+//! trusted to respect the limits below.
+
+use std::fmt;
+
+/// Hard and default limits from SPEC §1–§2.
+pub mod limits {
+    /// Questions in one ask, for the strict dialects.
+    pub const MAX_QUESTIONS_STRICT: usize = 4;
+    /// Questions in one ask, hard limit for the lenient dialects.
+    pub const MAX_QUESTIONS: usize = 12;
+    /// Options of a choice question (inclusive).
+    pub const MIN_OPTIONS: usize = 2;
+    /// Options of a choice question, hard limit.
+    pub const MAX_OPTIONS: usize = 25;
+    /// Characters of an option label, hard limit.
+    pub const MAX_LABEL_CHARS: usize = 64;
+    /// Characters of a question text, hard limit.
+    pub const MAX_QUESTION_CHARS: usize = 2_000;
+    /// Characters of a header chip; longer headers are cut.
+    pub const MAX_HEADER_CHARS: usize = 12;
+    /// Timeout used when the ask names none.
+    pub const DEFAULT_TIMEOUT_SECONDS: u32 = 900;
+    /// Shortest timeout; shorter ones are clamped up.
+    pub const MIN_TIMEOUT_SECONDS: u32 = 30;
+    /// Longest timeout; longer ones are clamped down.
+    pub const MAX_TIMEOUT_SECONDS: u32 = 3_600;
+}
+
+/// One request from an agent: 1–12 questions for one person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ask {
+    /// Short title shown above the questions ("Release 2.4").
+    pub title: Option<String>,
+    /// The questions, in the order they are shown; ids are unique.
+    pub questions: Vec<Question>,
+    /// Seconds the ask stays open, already clamped to 30–3600.
+    pub timeout_seconds: u32,
+    /// Where to post it; `None` means the configured default target.
+    pub target: Option<Target>,
+}
+
+/// One question of an ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// Unique snake_case id; the key of the answer in the outcome.
+    pub id: String,
+    /// Short chip label, at most 12 characters.
+    pub header: String,
+    /// The question sentence.
+    pub text: String,
+    /// What kind of answer is expected.
+    pub kind: QuestionKind,
+    /// The options of a `Single` or `Multi` question (2–25); empty otherwise.
+    /// "Other" is never among them: free text is always allowed.
+    pub options: Vec<Choice>,
+    /// Labels chosen when the person accepts the default (choice questions),
+    /// or the default text / "yes" / "no".
+    pub default: Option<Vec<String>>,
+    /// Hint shown in an empty text input.
+    pub placeholder: Option<String>,
+    /// Whether skipping this question alone is allowed (`false`) or not.
+    pub required: bool,
+    /// Options are shown and matched as letters (`A.` `B.`), not numbers.
+    pub letters: bool,
+}
+
+/// The kind of answer a question expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QuestionKind {
+    /// Choose exactly one option.
+    Single,
+    /// Choose one or more options.
+    Multi,
+    /// Free text on one line.
+    Text,
+    /// Free text over several lines.
+    Textarea,
+    /// Yes or no.
+    Confirm,
+}
+
+impl QuestionKind {
+    /// The wire name (`single`, `multi`, `text`, `textarea`, `confirm`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionKind::Single => "single",
+            QuestionKind::Multi => "multi",
+            QuestionKind::Text => "text",
+            QuestionKind::Textarea => "textarea",
+            QuestionKind::Confirm => "confirm",
+        }
+    }
+
+    /// Whether the question has options to choose from.
+    pub fn has_options(self) -> bool {
+        matches!(self, QuestionKind::Single | QuestionKind::Multi)
+    }
+}
+
+/// One option of a choice question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The label as the agent wrote it, "(Recommended)" included; it is
+    /// returned verbatim in the outcome.
+    pub label: String,
+    /// One line shown after the label.
+    pub description: Option<String>,
+    /// Value the agent wants back; `None` means the label.
+    pub value: Option<String>,
+    /// Marked as recommended (explicitly or by a "(Recommended)" suffix).
+    pub recommended: bool,
+    /// For agent-choice asks: the message to continue with when chosen.
+    pub prompt: Option<String>,
+}
+
+impl Choice {
+    /// The label without a trailing "(Recommended)" marker, for display.
+    pub fn display_label(&self) -> &str {
+        strip_recommended_marker(&self.label)
+    }
+
+    /// The value the agent gets back.
+    pub fn value(&self) -> &str {
+        self.value.as_deref().unwrap_or(&self.label)
+    }
+}
+
+/// Removes one trailing "(Recommended)" marker (any case, ASCII or
+/// full-width parentheses, or the Chinese/Thai word) and the space before it.
+pub fn strip_recommended_marker(label: &str) -> &str {
+    let trimmed = label.trim_end();
+    for marker in RECOMMENDED_MARKERS {
+        if let Some(start) = trimmed.len().checked_sub(marker.len())
+            && trimmed.is_char_boundary(start)
+            && trimmed[start..].eq_ignore_ascii_case(marker)
+        {
+            let rest = trimmed[..start].trim_end();
+            if !rest.is_empty() {
+                return rest;
+            }
+        }
+    }
+    trimmed
+}
+
+/// Whether a label ends in a "(Recommended)" marker.
+pub fn has_recommended_marker(label: &str) -> bool {
+    strip_recommended_marker(label).len() != label.trim_end().len()
+}
+
+const RECOMMENDED_MARKERS: &[&str] = &[
+    "(recommended)",
+    "[recommended]",
+    "（recommended）",
+    "(推荐)",
+    "（推荐）",
+    "(建议)",
+    "（建议）",
+    "(แนะนำ)",
+];
+
+/// Where an ask is posted and who may answer it (SPEC §1 `to`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The conversation.
+    pub place: Place,
+    /// The only user who may answer; `None` means anyone the channel's
+    /// allow-list admits.
+    pub user: Option<String>,
+}
+
+/// A conversation on one channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A Telegram chat, optionally a forum topic in it.
+    Telegram {
+        /// Chat id (negative for groups).
+        chat_id: i64,
+        /// `message_thread_id` of a forum topic.
+        thread_id: Option<i32>,
+    },
+    /// A Discord channel.
+    DiscordChannel {
+        /// Channel snowflake.
+        channel_id: u64,
+    },
+    /// A Discord direct message to a user.
+    DiscordUser {
+        /// User snowflake.
+        user_id: u64,
+    },
+    /// A Slack channel, optionally a thread in it.
+    Slack {
+        /// Channel id (`C…`, `G…`, `D…`).
+        channel_id: String,
+        /// `thread_ts` of the thread.
+        thread_ts: Option<String>,
+    },
+    /// askbridge's own web page, optionally one session of it.
+    Web {
+        /// Session name; `None` is the default page.
+        session: Option<String>,
+    },
+}
+
+impl Place {
+    /// The channel this place belongs to.
+    pub fn channel(&self) -> ChannelKind {
+        match self {
+            Place::Telegram { .. } => ChannelKind::Telegram,
+            Place::DiscordChannel { .. } | Place::DiscordUser { .. } => ChannelKind::Discord,
+            Place::Slack { .. } => ChannelKind::Slack,
+            Place::Web { .. } => ChannelKind::Web,
+        }
+    }
+}
+
+/// The channels askbridge speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChannelKind {
+    /// Telegram Bot API.
+    Telegram,
+    /// Discord.
+    Discord,
+    /// Slack.
+    Slack,
+    /// The built-in web page.
+    Web,
+}
+
+impl ChannelKind {
+    /// The lower-case name used in targets and outcomes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::Telegram => "telegram",
+            ChannelKind::Discord => "discord",
+            ChannelKind::Slack => "slack",
+            ChannelKind::Web => "web",
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    /// The canonical string form, which [`Target::parse`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.place {
+            Place::Telegram { chat_id, thread_id } => {
+                write!(f, "telegram:{chat_id}")?;
+                if let Some(thread) = thread_id {
+                    write!(f, "/{thread}")?;
+                }
+            }
+            Place::DiscordChannel { channel_id } => write!(f, "discord:{channel_id}")?,
+            Place::DiscordUser { user_id } => write!(f, "discord:user/{user_id}")?,
+            Place::Slack {
+                channel_id,
+                thread_ts,
+            } => {
+                write!(f, "slack:{channel_id}")?;
+                if let Some(ts) = thread_ts {
+                    write!(f, "/{ts}")?;
+                }
+            }
+            Place::Web { session } => {
+                f.write_str("web")?;
+                if let Some(session) = session {
+                    write!(f, ":{session}")?;
+                }
+            }
+        }
+        if let Some(user) = &self.user {
+            write!(f, "@{user}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a target string or object was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// The part before `:` is not a channel askbridge knows.
+    #[error("unknown channel {0:?}; expected telegram, discord, slack or web")]
+    UnknownChannel(String),
+    /// The channel is known but the rest is not of its form.
+    #[error("{channel} target {given:?} is not of the form {expected}")]
+    Malformed {
+        /// Channel name.
+        channel: &'static str,
+        /// What was given.
+        given: String,
+        /// The accepted form.
+        expected: &'static str,
+    },
+}
+
+impl Target {
+    /// Parses `telegram:<chat_id>[/<thread_id>]`, `discord:<channel_id>`,
+    /// `discord:user/<user_id>`, `slack:<channel_id>[/<thread_ts>]`,
+    /// `web[:<session>]`, each with an optional `@<user>` suffix.
+    pub fn parse(input: &str) -> Result<Target, TargetError> {
+        let input = input.trim();
+        let (channel, rest) = match input.split_once(':') {
+            Some((channel, rest)) => (channel, Some(rest)),
+            None => (input, None),
+        };
+        let (rest, user) = match rest {
+            Some(rest) => match rest.rsplit_once('@') {
+                Some((place, user)) if !user.is_empty() => (Some(place), Some(user.to_owned())),
+                _ => (Some(rest), None),
+            },
+            None => match channel.split_once('@') {
+                Some((channel_only, user)) if channel_only.eq_ignore_ascii_case("web") => {
+                    return Ok(Target {
+                        place: Place::Web { session: None },
+                        user: Some(user.to_owned()),
+                    });
+                }
+                _ => (None, None),
+            },
+        };
+        let place = match channel.to_ascii_lowercase().as_str() {
+            "telegram" | "tg" => parse_telegram(rest.unwrap_or(""))?,
+            "discord" => parse_discord(rest.unwrap_or(""))?,
+            "slack" => parse_slack(rest.unwrap_or(""))?,
+            "web" => Place::Web {
+                session: rest.filter(|s| !s.is_empty()).map(str::to_owned),
+            },
+            other => return Err(TargetError::UnknownChannel(other.to_owned())),
+        };
+        Ok(Target { place, user })
+    }
+
+    /// Builds a target from the object form's parts
+    /// (`{"channel", "chat", "thread", "user"}`).
+    pub fn from_parts(
+        channel: &str,
+        chat: Option<&str>,
+        thread: Option<&str>,
+        user: Option<&str>,
+    ) -> Result<Target, TargetError> {
+        let mut text = channel.to_owned();
+        if let Some(chat) = chat {
+            text.push(':');
+            text.push_str(chat);
+            if let Some(thread) = thread {
+                text.push('/');
+                text.push_str(thread);
+            }
+        }
+        let mut target = Target::parse(&text)?;
+        if let Some(user) = user.filter(|u| !u.is_empty()) {
+            target.user = Some(user.to_owned());
+        }
+        Ok(target)
+    }
+}
+
+fn parse_telegram(rest: &str) -> Result<Place, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "telegram",
+        given: rest.to_owned(),
+        expected: "telegram:<chat_id>[/<thread_id>][@<user_id>]",
+    };
+    let (chat, thread) = match rest.split_once('/') {
+        Some((chat, thread)) => (chat, Some(thread)),
+        None => (rest, None),
+    };
+    let chat_id = chat.trim().parse::<i64>().map_err(|_| malformed())?;
+    let thread_id = match thread {
+        Some(thread) => Some(thread.trim().parse::<i32>().map_err(|_| malformed())?),
+        None => None,
+    };
+    Ok(Place::Telegram { chat_id, thread_id })
+}
+
+fn parse_discord(rest: &str) -> Result<Place, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "discord",
+        given: rest.to_owned(),
+        expected: "discord:<channel_id> or discord:user/<user_id>",
+    };
+    match rest.strip_prefix("user/") {
+        Some(user) => Ok(Place::DiscordUser {
+            user_id: user.trim().parse().map_err(|_| malformed())?,
+        }),
+        None => Ok(Place::DiscordChannel {
+            channel_id: rest.trim().parse().map_err(|_| malformed())?,
+        }),
+    }
+}
+
+fn parse_slack(rest: &str) -> Result<Place, TargetError> {
+    let (channel, thread) = match rest.split_once('/') {
+        Some((channel, thread)) => (channel, Some(thread)),
+        None => (rest, None),
+    };
+    let channel_ok = !channel.is_empty() && channel.chars().all(|c| c.is_ascii_alphanumeric());
+    let thread_ok = thread
+        .is_none_or(|ts| !ts.is_empty() && ts.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if !channel_ok || !thread_ok {
+        return Err(TargetError::Malformed {
+            channel: "slack",
+            given: rest.to_owned(),
+            expected: "slack:<channel_id>[/<thread_ts>][@<user_id>]",
+        });
+    }
+    Ok(Place::Slack {
+        channel_id: channel.to_owned(),
+        thread_ts: thread.map(str::to_owned),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_target(input: &str, expect: Result<&str, &str>) {
+        let got = Target::parse(input)
+            .map(|t| t.to_string())
+            .map_err(|e| e.to_string());
+        match expect {
+            Ok(canonical) => assert_eq!(got.as_deref(), Ok(canonical), "{input}"),
+            Err(fragment) => {
+                let err = got.expect_err(input);
+                assert!(err.contains(fragment), "{input}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn targets() {
+        check_target("telegram:123456789", Ok("telegram:123456789"));
+        check_target("telegram:-1001234@42", Ok("telegram:-1001234@42"));
+        check_target("telegram:-1001234/7@42", Ok("telegram:-1001234/7@42"));
+        check_target("discord:1234", Ok("discord:1234"));
+        check_target("discord:user/99", Ok("discord:user/99"));
+        check_target(
+            "slack:C123/1700000000.000100",
+            Ok("slack:C123/1700000000.000100"),
+        );
+        check_target("slack:C123@U42", Ok("slack:C123@U42"));
+        check_target("web", Ok("web"));
+        check_target("web:review", Ok("web:review"));
+        check_target("web@alice", Ok("web@alice"));
+        check_target("telegram:abc", Err("telegram target"));
+        check_target("discord:user/x", Err("discord target"));
+        check_target("slack:", Err("slack target"));
+        check_target("email:me", Err("unknown channel"));
+    }
+
+    #[test]
+    fn recommended_marker() {
+        assert_eq!(strip_recommended_marker("Staging (Recommended)"), "Staging");
+        assert_eq!(
+            strip_recommended_marker("Staging (recommended) "),
+            "Staging"
+        );
+        assert_eq!(strip_recommended_marker("Staging（推荐）"), "Staging");
+        assert_eq!(strip_recommended_marker("(Recommended)"), "(Recommended)");
+        assert_eq!(strip_recommended_marker("Production"), "Production");
+        assert!(has_recommended_marker("A (Recommended)"));
+        assert!(!has_recommended_marker("A"));
+    }
+}
