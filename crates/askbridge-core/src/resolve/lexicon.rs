@@ -1,0 +1,427 @@
+//! The words the resolver knows, in English, Chinese and Thai: fillers,
+//! skip words, yes/no, numbers and ordinals, question and negation words.
+//!
+//! Every list is folded (lower case, NFKC) so it compares with folded text.
+
+/// Words that carry no choice of their own ("I'll go with the second one,
+/// please"). Removed before looking for an index or counting leftovers.
+#[rustfmt::skip]
+const FILLERS: &[&str] = &[
+    "a", "ahead", "alright", "an", "answer", "are", "as", "be", "best", "choice", "choose",
+    "choosing", "chose", "definitely", "do", "does", "fine", "for", "go", "going", "good",
+    "great", "guess", "hmm", "i", "i'd", "i'll", "i'm", "ill", "im", "is", "it", "it's", "its",
+    "just", "k", "let", "let's", "lets", "like", "looks", "maybe", "me", "mine", "my", "need",
+    "num", "number", "of", "ok", "okay", "on", "one", "opt", "option", "options", "our",
+    "perhaps", "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
+    "select", "selecting", "settle", "should", "sounds", "sure", "take", "taking", "thank",
+    "thanks", "that", "that's", "the", "then", "think", "this", "thx", "to", "ty", "uh", "um",
+    "us", "use", "using", "vote", "wanna", "want", "we", "we'll", "well", "will", "with",
+    "works", "would", "ya", "yeah", "yep", "yes", "you", "choice", "selection", "reply",
+    "going", "gonna", "hm", "so", "whatever", "anyway", "give", "gimme", "try", "get", "have",
+    "make", "either", "here", "there", "now", "can", "could", "you're",
+];
+
+/// Affixes without a choice of their own in Chinese and Thai, which write
+/// words without spaces ("选第二个吧", "เอาข้อ 2 ครับ").
+#[rustfmt::skip]
+const SCRIPT_PREFIXES: &[&str] = &[
+    "我选择", "我选", "我要", "我想要", "我觉得", "选择", "选项", "就选", "就用", "那就", "还是", "选", "要", "用", "就",
+    "请", "那", "第", "ขอเลือก", "เลือก", "เอา", "ขอ", "ใช้", "ตัวเลือกที่", "ตัวเลือก", "ข้อที่",
+    "ข้อ", "อันที่", "อัน", "ที่", "เบอร์", "หมายเลข", "ผมเลือก", "ฉันเลือก", "ผม", "ฉัน",
+    "หนู",
+];
+
+#[rustfmt::skip]
+const SCRIPT_SUFFIXES: &[&str] = &[
+    "吧", "个选项", "选项", "个", "項", "项", "号", "條", "条", "种", "的", "啦", "呀", "了", "好了", "就好", "就行",
+    "谢谢", "嗯", "哦", "ครับผม", "ครับ", "ค่ะ", "คะ", "คับ", "นะ", "จ้า", "จ้ะ", "ละกัน",
+    "แล้วกัน", "เลย", "ก็ได้", "ดีกว่า", "นะครับ", "นะคะ", "จ๊ะ",
+];
+
+/// Whole replies that skip (SPEC §5.10).
+#[rustfmt::skip]
+const SKIP_WORDS: &[&str] = &[
+    "skip", "/skip", "skip it", "skip this", "skip this one", "skip please", "please skip",
+    "pass", "skip for now", "skipped", "跳过", "跳過", "略过", "ข้าม", "ข้ามไป", "ข้ามข้อนี้",
+];
+
+/// Replies that mean yes to a confirm question.
+#[rustfmt::skip]
+const YES_WORDS: &[&str] = &[
+    "yes", "y", "yeah", "yea", "yep", "yup", "ya", "sure", "ok", "okay", "k", "confirm",
+    "confirmed", "approve", "approved", "go", "go ahead", "do it", "lgtm", "affirmative",
+    "correct", "true", "absolutely", "of course", "definitely", "yes please", "please do",
+    "sounds good", "ship it", "proceed", "agreed", "agree", "👍", "✅", "✔", "☑", "👌", "🆗", "是",
+    "是的", "好", "好的", "可以", "行", "确认", "对", "同意", "没问题", "嗯", "要", "ใช่", "ได้", "ตกลง", "โอเค",
+    "ใช่ครับ", "ใช่ค่ะ", "ได้ครับ", "ได้ค่ะ", "ตกลงครับ", "ตกลงค่ะ", "เอา", "เอาเลย", "ยืนยัน",
+    "จัดไป",
+];
+
+/// Replies that mean no to a confirm question.
+#[rustfmt::skip]
+const NO_WORDS: &[&str] = &[
+    "no", "n", "nope", "nah", "no thanks", "no thank you", "don't", "dont", "do not", "false",
+    "negative", "reject", "rejected", "deny", "denied", "decline", "declined", "stop", "abort",
+    "cancel", "not now", "no way", "never", "👎", "❌", "✖", "🚫", "不", "不是", "不要", "否", "不行",
+    "不可以", "不用", "取消", "拒绝", "不同意", "算了", "ไม่", "ไม่ใช่", "ไม่เอา", "ไม่ได้", "ไม่ครับ",
+    "ไม่ค่ะ", "ยกเลิก", "ไม่ต้อง",
+];
+
+/// Replies that select every option of a multi-select question.
+#[rustfmt::skip]
+const ALL_WORDS: &[&str] = &[
+    "all", "both", "everything", "all of them", "all of the above", "all the above",
+    "both of them", "every one", "everyone", "each", "all options", "all three", "all four",
+    "every", "every option", "all options please", "全部都要", "都选", "全部", "都", "都要", "全选", "所有",
+    "两个都要", "两个都", "全都要", "都可以", "ทั้งหมด", "ทุกข้อ", "ทั้งสอง", "ทั้งคู่", "ทุกอัน", "เอาหมด",
+    "เอาทั้งหมด",
+];
+
+/// Words that turn a reply into a question (at its start).
+const QUESTION_STARTS: &[&str] = &[
+    "what", "what's", "whats", "why", "how", "can", "could", "explain", "tell", "wdym", "huh",
+    "wait", "which", "does", "is", "are", "will", "who", "where", "when", "do you",
+];
+
+/// Words that make a reply a question wherever they stand (Chinese, Thai).
+#[rustfmt::skip]
+const QUESTION_MARKERS: &[&str] = &[
+    "什么", "为什么", "怎么", "哪个", "是不是", "吗", "呢", "区别", "อะไร", "ทำไม", "ยังไง", "อย่างไร", "ไหม",
+    "มั้ย", "หรือเปล่า", "หรือไม่", "ต่างกัน",
+];
+
+/// Negations: a reply with one is the person's own words (SPEC §5.9).
+#[rustfmt::skip]
+const NEGATIONS: &[&str] = &[
+    "not", "don't", "dont", "never", "neither", "nor", "no", "without", "except", "doesn't",
+    "isn't", "won't", "shouldn't", "avoid", "none", "nothing", "nobody",
+];
+
+const SCRIPT_NEGATIONS: &[&str] = &["不", "别", "没", "ไม่", "อย่า", "ห้าม"];
+
+/// Words that start a condition: "yes, but only after…" is not a plain yes.
+#[rustfmt::skip]
+const CONDITIONS: &[&str] = &[
+    "but", "unless", "if", "except", "after", "before", "once", "when", "until", "但", "但是",
+    "不过", "除非", "如果", "แต่", "ถ้า", "เว้นแต่", "หลังจาก",
+];
+
+/// Words that start a justification, cut off before matching
+/// ("production because staging is down").
+const JUSTIFICATIONS: &[&str] = &[
+    "because", "since", "cause", "'cause", "cuz", "coz", "as", "over", "rather", "instead",
+];
+const SCRIPT_JUSTIFICATIONS: &[&str] = &["因为", "由于", "เพราะ"];
+
+/// Words that name the recommended option ("go with your recommendation").
+#[rustfmt::skip]
+const RECOMMENDED_WORDS: &[&str] = &[
+    "recommended", "recommend", "recommendation", "default", "suggested", "suggestion",
+    "suggest", "推荐", "推荐的", "默认", "建议", "建议的", "แนะนำ", "ตามที่แนะนำ", "ค่าเริ่มต้น",
+];
+
+/// Words that may stand beside a recommended-word without changing it.
+const RECOMMENDED_COMPANIONS: &[&str] = &["your", "whatever", "what", "as", "按", "ตาม", "ที่"];
+
+/// Whether every word names the recommended option ("the recommended one").
+pub(crate) fn names_recommended(words: &[&str]) -> bool {
+    words.iter().any(|w| RECOMMENDED_WORDS.contains(w))
+        && words
+            .iter()
+            .all(|w| RECOMMENDED_WORDS.contains(w) || RECOMMENDED_COMPANIONS.contains(w))
+}
+
+/// A crude English stem: "staging", "stage" and "staged" share "stag".
+pub(crate) fn stem(word: &str) -> &str {
+    for suffix in [
+        "ations", "ation", "ings", "ing", "ions", "ion", "ed", "es", "s", "e", "y",
+    ] {
+        if let Some(stem) = word.strip_suffix(suffix)
+            && stem.chars().count() >= 3
+        {
+            return stem;
+        }
+    }
+    word
+}
+
+/// Whole-word separators between the items of a list.
+#[rustfmt::skip]
+pub(crate) const LIST_WORDS: &[&str] = &[
+    "and", "&", "+", "plus", "also", "和", "跟", "与", "และ", "กับ",
+];
+
+/// A word that offers alternatives: "1 or 2" for a single question is ambiguous.
+pub(crate) const OR_WORDS: &[&str] = &["or", "或", "或者", "还是", "หรือ"];
+
+fn contains(list: &[&str], word: &str) -> bool {
+    list.contains(&word)
+}
+
+pub(crate) fn is_filler(word: &str) -> bool {
+    contains(FILLERS, word)
+}
+
+pub(crate) fn is_skip(norm: &str) -> bool {
+    contains(SKIP_WORDS, norm)
+}
+
+pub(crate) fn is_all(norm: &str) -> bool {
+    contains(ALL_WORDS, norm)
+}
+
+pub(crate) fn is_yes(norm: &str) -> bool {
+    contains(YES_WORDS, norm)
+}
+
+pub(crate) fn is_no(norm: &str) -> bool {
+    contains(NO_WORDS, norm)
+}
+
+pub(crate) fn is_question_start(word: &str) -> bool {
+    contains(QUESTION_STARTS, word)
+}
+
+pub(crate) fn has_question_marker(norm: &str) -> bool {
+    QUESTION_MARKERS.iter().any(|m| norm.contains(m))
+}
+
+pub(crate) fn is_negation(word: &str) -> bool {
+    contains(NEGATIONS, word)
+}
+
+pub(crate) fn starts_with_script_negation(run: &str) -> bool {
+    SCRIPT_NEGATIONS.iter().any(|n| run.starts_with(n))
+}
+
+pub(crate) fn is_condition(word: &str) -> bool {
+    contains(CONDITIONS, word)
+}
+
+pub(crate) fn is_justification(word: &str) -> bool {
+    contains(JUSTIFICATIONS, word)
+}
+
+pub(crate) fn script_justification_at(run: &str) -> Option<usize> {
+    SCRIPT_JUSTIFICATIONS
+        .iter()
+        .filter_map(|j| run.find(j))
+        .min()
+}
+
+/// Strips filler prefixes and suffixes from a Chinese or Thai run, as often
+/// as they occur ("选第二个吧" → "二").
+pub(crate) fn strip_script_affixes(mut run: &str) -> &str {
+    loop {
+        let before = run.len();
+        for prefix in SCRIPT_PREFIXES {
+            if let Some(rest) = run.strip_prefix(prefix)
+                && !rest.is_empty()
+            {
+                run = rest;
+            }
+        }
+        for suffix in SCRIPT_SUFFIXES {
+            if let Some(rest) = run.strip_suffix(suffix)
+                && !rest.is_empty()
+            {
+                run = rest;
+            }
+        }
+        if run.len() == before {
+            return run;
+        }
+    }
+}
+
+/// Whether a Chinese or Thai run is nothing but filler.
+pub(crate) fn is_script_filler(run: &str) -> bool {
+    SCRIPT_PREFIXES.contains(&run) || SCRIPT_SUFFIXES.contains(&run)
+}
+
+/// A position in the option list named by a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Position {
+    /// 1-based.
+    Nth(usize),
+    /// The last option.
+    Last,
+}
+
+impl Position {
+    /// The 0-based option index, if it is within `1..=count`.
+    pub(crate) fn index(self, count: usize) -> Option<usize> {
+        match self {
+            Position::Nth(n) if (1..=count).contains(&n) => Some(n - 1),
+            Position::Nth(_) => None,
+            Position::Last => count.checked_sub(1),
+        }
+    }
+}
+
+#[rustfmt::skip]
+const CARDINALS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+    "twenty",
+];
+
+#[rustfmt::skip]
+const ORDINALS: &[&str] = &[
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth",
+];
+
+#[rustfmt::skip]
+const THAI_NUMBERS: &[&str] = &[
+    "หนึ่ง", "สอง", "สาม", "สี่", "ห้า", "หก", "เจ็ด", "แปด", "เก้า", "สิบ",
+];
+
+/// Reads one token as a position: `2`, `2nd`, `second`, `two` (the
+/// cardinal only when `cardinal_words`), `last`, Chinese `第二个` / `二`,
+/// Thai `ข้อสอง` / `ที่ 2` forms.
+pub(crate) fn position(token: &str, cardinal_words: bool) -> Option<Position> {
+    if let Ok(n) = token.parse::<usize>() {
+        return (!token.starts_with('0') || token == "0").then_some(Position::Nth(n));
+    }
+    if let Some(digits) = token
+        .strip_suffix("st")
+        .or_else(|| token.strip_suffix("nd"))
+        .or_else(|| token.strip_suffix("rd"))
+        .or_else(|| token.strip_suffix("th"))
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return digits.parse().ok().map(Position::Nth);
+    }
+    if let Some(i) = ORDINALS.iter().position(|w| *w == token) {
+        return Some(Position::Nth(i + 1));
+    }
+    if cardinal_words && let Some(i) = CARDINALS.iter().position(|w| *w == token) {
+        return Some(Position::Nth(i + 1));
+    }
+    match token {
+        "last"
+        | "final"
+        | "bottom"
+        | "最后"
+        | "最后一个"
+        | "最后那个"
+        | "สุดท้าย"
+        | "อันสุดท้าย"
+        | "ข้อสุดท้าย" => return Some(Position::Last),
+        "top" | "首个" | "头一个" | "แรก" | "อันแรก" | "ข้อแรก" =>
+        {
+            return Some(Position::Nth(1));
+        }
+        _ => {}
+    }
+    script_position(token)
+}
+
+fn script_position(token: &str) -> Option<Position> {
+    if !token.chars().any(crate::resolve::text::is_spaceless_script) {
+        return None;
+    }
+    let had_ordinal_marker = token.contains('第') || token.contains("ที่") || token.contains("ข้อ");
+    let core = strip_script_affixes(token);
+    if let Ok(n) = core.parse::<usize>() {
+        return Some(Position::Nth(n));
+    }
+    if let Some(n) = chinese_number(core) {
+        return Some(Position::Nth(n));
+    }
+    if let Some(i) = THAI_NUMBERS.iter().position(|w| *w == core) {
+        return Some(Position::Nth(i + 1));
+    }
+    match core {
+        "แรก" => Some(Position::Nth(1)),
+        "สุดท้าย" | "最后" | "最后一" => Some(Position::Last),
+        "一" if had_ordinal_marker => Some(Position::Nth(1)),
+        _ => None,
+    }
+}
+
+/// 一 … 九十九 (and 两 for two).
+fn chinese_number(s: &str) -> Option<usize> {
+    fn digit(c: char) -> Option<usize> {
+        Some(match c {
+            '一' | '壹' => 1,
+            '二' | '两' | '贰' => 2,
+            '三' | '叁' => 3,
+            '四' | '肆' => 4,
+            '五' | '伍' => 5,
+            '六' | '陆' => 6,
+            '七' | '柒' => 7,
+            '八' | '捌' => 8,
+            '九' | '玖' => 9,
+            _ => return None,
+        })
+    }
+    let chars: Vec<char> = s.chars().collect();
+    match chars.as_slice() {
+        ['十'] => Some(10),
+        [d] => digit(*d),
+        ['十', d] => Some(10 + digit(*d)?),
+        [d, '十'] => Some(digit(*d)? * 10),
+        [d, '十', e] => Some(digit(*d)? * 10 + digit(*e)?),
+        _ => None,
+    }
+}
+
+/// A letter pick: `a` → 0 … `y` → 24.
+pub(crate) fn letter(token: &str) -> Option<usize> {
+    let mut chars = token.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c @ 'a'..='y'), None) => Some(c as usize - 'a' as usize),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions() {
+        let cases: &[(&str, Option<Position>)] = &[
+            ("2", Some(Position::Nth(2))),
+            ("2nd", Some(Position::Nth(2))),
+            ("second", Some(Position::Nth(2))),
+            ("two", Some(Position::Nth(2))),
+            ("last", Some(Position::Last)),
+            ("第二个", Some(Position::Nth(2))),
+            ("第2个", Some(Position::Nth(2))),
+            ("选第三个吧", Some(Position::Nth(3))),
+            ("二", Some(Position::Nth(2))),
+            ("十二", Some(Position::Nth(12))),
+            ("最后一个", Some(Position::Last)),
+            ("ข้อสอง", Some(Position::Nth(2))),
+            ("อันที่3", Some(Position::Nth(3))),
+            ("อันแรก", Some(Position::Nth(1))),
+            ("เอาข้อ2ครับ", Some(Position::Nth(2))),
+            ("02", None),
+            ("staging", None),
+            ("生产", None),
+        ];
+        for (token, expect) in cases {
+            assert_eq!(position(token, true), *expect, "{token}");
+        }
+    }
+
+    #[test]
+    fn letters() {
+        assert_eq!(letter("a"), Some(0));
+        assert_eq!(letter("c"), Some(2));
+        assert_eq!(letter("z"), None);
+        assert_eq!(letter("ab"), None);
+    }
+
+    #[test]
+    fn affixes() {
+        assert_eq!(strip_script_affixes("选第二个吧"), "二");
+        assert_eq!(strip_script_affixes("เอาพรุ่งนี้ครับ"), "พรุ่งนี้");
+        assert_eq!(strip_script_affixes("生产环境"), "生产环境");
+    }
+}

@@ -1,0 +1,62 @@
+//! Resolving a typed reply (SPEC §5): one resolver for every channel.
+//!
+//! [`OptionMatcher`] prepares one question's labels once; resolving a reply
+//! is then a pass over the reply only. [`AskMatcher`] splits a reply to a
+//! multi-question ask into per-question parts.
+//!
+//! The order of the rules, for a choice question:
+//! 1. clean the reply ([`text`]): NFKC, case, platform markup, quotes;
+//! 2. an exact label wins;
+//! 3. skip words, then "all"/"both" (multi-select);
+//! 4. questions, negations and conditions make it the person's own words;
+//! 5. a list of picks (`1, 3`, `staging and prod`): several picks are a
+//!    list for multi-select and ambiguous for single-select;
+//! 6. one pick: an index (`2`, `second`, `第二个`, letters where shown), a
+//!    label named in the reply, a part of a label, words and prefixes,
+//!    misspellings, description words; an index and a label that disagree
+//!    are ambiguous;
+//! 7. anything else is free text.
+
+mod ask;
+mod lexicon;
+mod option;
+mod text;
+
+pub use ask::AskMatcher;
+pub use option::OptionMatcher;
+
+/// How a reply resolved for one question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// One option, by index (single-select and confirm: 0 = yes, 1 = no).
+    Choice(usize),
+    /// One or more options of a multi-select question, by index, ascending.
+    Choices(Vec<usize>),
+    /// The person's own words (cleaned of platform artefacts, otherwise as typed).
+    FreeText(String),
+    /// Several options fit equally; ask which one. Indices ascending.
+    Ambiguous(Vec<usize>),
+    /// The person skipped the question.
+    Skip,
+}
+
+/// Whether a reply, as a whole, skips (`skip`, `/skip`, `跳过`, `ข้าม`).
+pub fn is_skip(reply: &str) -> bool {
+    lexicon::is_skip(&text::clean(reply).norm)
+}
+
+/// The key under which two labels are the same label (SPEC §1: unique
+/// "trimmed, case-insensitive"): the "(Recommended)" marker removed, NFKC,
+/// lower case, invisible characters dropped, whitespace collapsed. Used
+/// wherever labels are compared: duplicate detection, structured answers,
+/// defaults.
+pub fn label_key(label: &str) -> String {
+    text::fold(crate::model::strip_recommended_marker(label))
+}
+
+/// A reply as shown back to people and agents: platform markup (mentions,
+/// Slack escapes and links, a leading `@botname`) removed and trimmed,
+/// otherwise as typed.
+pub fn clean_reply(reply: &str) -> String {
+    text::clean(reply).display
+}

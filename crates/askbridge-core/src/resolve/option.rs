@@ -1,0 +1,929 @@
+//! One question's reply resolution (SPEC §5.1–§5.10).
+//!
+//! The labels are folded and tokenised once in [`OptionMatcher::new`];
+//! [`OptionMatcher::resolve`] then only works on the reply.
+
+use super::Resolution;
+use super::lexicon::{self, Position};
+use super::text::{self, Cleaned, Kind, Token};
+use crate::model::{Question, QuestionKind};
+
+/// How many words a reply may carry besides the label it names
+/// ("production for now please" → production) before it counts as the
+/// person's own words.
+const MAX_LEFTOVER_WORDS: usize = 3;
+
+/// One question's options, prepared for resolving replies.
+#[derive(Debug, Clone)]
+pub struct OptionMatcher {
+    mode: Mode,
+    letters: bool,
+    options: Vec<Prepared>,
+    /// The option marked as recommended, which "recommended" or "the
+    /// default" names.
+    recommended: Option<usize>,
+    /// Folded words of the question text and header: a reply may repeat them
+    /// ("deploy to prod") without them counting against a match.
+    context_words: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Single,
+    Multi,
+    Confirm,
+    FreeText,
+}
+
+/// One option's label in every form the resolver compares.
+#[derive(Debug, Clone)]
+struct Prepared {
+    /// Folded label without "(Recommended)".
+    folded: String,
+    /// Token key ([`text::key_of`]).
+    key: String,
+    /// The label without a leading enumerator ("A. Postgres" → "postgres").
+    alias: Option<String>,
+    /// Tokens of the label.
+    words: Vec<String>,
+    /// Key without spaces, for substring matching in spaceless scripts.
+    compact: String,
+    /// The label is written in a spaceless script.
+    script: bool,
+    /// Words of the description, the weakest evidence.
+    description_words: Vec<String>,
+}
+
+impl Prepared {
+    fn new(label: &str, description: Option<&str>) -> Prepared {
+        let (folded, _) =
+            text::clean_folded(&text::fold(crate::model::strip_recommended_marker(label)));
+        let tokens = text::tokenize(&folded);
+        let key = text::key_of(&tokens);
+        let alias = match tokens.as_slice() {
+            [first, rest @ ..]
+                if !rest.is_empty()
+                    && (first.kind == Kind::Number || first.text.chars().count() == 1)
+                    && text::after(&folded, first).starts_with(['.', ')', ':', ' ']) =>
+            {
+                Some(text::key_of(rest))
+            }
+            _ => None,
+        };
+        let words: Vec<String> = tokens.iter().map(|t| t.text.to_owned()).collect();
+        let compact: String = words.concat();
+        let script = tokens.iter().any(|t| t.kind == Kind::Script);
+        let description_words = description
+            .map(|d| {
+                let folded = text::fold(d);
+                text::tokenize(&folded)
+                    .iter()
+                    .filter(|t| t.text.chars().count() >= 3 && !lexicon::is_filler(t.text))
+                    .map(|t| t.text.to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Prepared {
+            folded,
+            key,
+            alias,
+            words,
+            compact,
+            script,
+            description_words,
+        }
+    }
+
+    fn all_filler(&self) -> bool {
+        self.words.iter().all(|w| lexicon::is_filler(w))
+    }
+}
+
+/// What one item of a reply names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pick {
+    /// Exactly this option.
+    One(usize),
+    /// Several labels are named outright: a list for a multi-select question,
+    /// ambiguous for a single-select one.
+    Several(Vec<usize>),
+    /// Several options fit equally.
+    Ambiguous(Vec<usize>),
+    /// Names no option.
+    Nothing,
+}
+
+impl OptionMatcher {
+    /// Prepares a plain option list (the `resolve --jsonl` form).
+    pub fn new(labels: &[&str], multi: bool, letters: bool) -> OptionMatcher {
+        OptionMatcher {
+            mode: if multi { Mode::Multi } else { Mode::Single },
+            letters,
+            options: labels.iter().map(|l| Prepared::new(l, None)).collect(),
+            recommended: labels
+                .iter()
+                .position(|l| crate::model::has_recommended_marker(l)),
+            context_words: Vec::new(),
+        }
+    }
+
+    /// Prepares a question: choice questions by their labels, confirm as
+    /// yes/no (index 0 = yes, 1 = no), text questions as free text.
+    pub fn for_question(question: &Question) -> OptionMatcher {
+        let mode = match question.kind {
+            QuestionKind::Single => Mode::Single,
+            QuestionKind::Multi => Mode::Multi,
+            QuestionKind::Confirm => Mode::Confirm,
+            QuestionKind::Text | QuestionKind::Textarea => Mode::FreeText,
+        };
+        let options = match mode {
+            Mode::Confirm => vec![Prepared::new("yes", None), Prepared::new("no", None)],
+            Mode::FreeText => Vec::new(),
+            Mode::Single | Mode::Multi => question
+                .options
+                .iter()
+                .map(|o| Prepared::new(&o.label, o.description.as_deref()))
+                .collect(),
+        };
+        let context = text::fold(&format!("{} {}", question.header, question.text));
+        let context_words = text::tokenize(&context)
+            .iter()
+            .filter(|t| t.kind == Kind::Word && !lexicon::is_filler(t.text))
+            .map(|t| t.text.to_owned())
+            .collect();
+        let recommended = match mode {
+            Mode::Single | Mode::Multi => question.options.iter().position(|o| o.recommended),
+            Mode::Confirm | Mode::FreeText => None,
+        };
+        OptionMatcher {
+            mode,
+            letters: question.letters,
+            options,
+            recommended,
+            context_words,
+        }
+    }
+
+    /// Resolves one reply to this question.
+    pub fn resolve(&self, reply: &str) -> Resolution {
+        let cleaned = text::clean(reply);
+        self.resolve_cleaned(&cleaned)
+    }
+
+    pub(crate) fn resolve_cleaned(&self, reply: &Cleaned) -> Resolution {
+        match self.mode {
+            Mode::FreeText => {
+                if lexicon::is_skip(&reply.norm) {
+                    Resolution::Skip
+                } else {
+                    Resolution::FreeText(reply.display.clone())
+                }
+            }
+            Mode::Confirm => self.resolve_confirm(reply),
+            Mode::Single | Mode::Multi => self.resolve_choice(reply),
+        }
+    }
+
+    /// The reply as the person's own words.
+    pub(crate) fn free_text(reply: &Cleaned) -> Resolution {
+        Resolution::FreeText(reply.display.clone())
+    }
+
+    fn resolve_confirm(&self, reply: &Cleaned) -> Resolution {
+        let norm = reply.norm.as_str();
+        if lexicon::is_yes(norm) {
+            return Resolution::Choice(0);
+        }
+        if lexicon::is_no(norm) {
+            return Resolution::Choice(1);
+        }
+        if lexicon::is_skip(norm) {
+            return Resolution::Skip;
+        }
+        let tokens = text::tokenize(norm);
+        if self.is_question(reply, &tokens) {
+            return Self::free_text(reply);
+        }
+        let head = cut_justification(norm, &tokens);
+        let head_tokens = text::tokenize(head);
+        if head_tokens.iter().any(|t| lexicon::is_condition(t.text)) {
+            return Self::free_text(reply);
+        }
+        // "yes, go ahead", "nope, not yet": the first word decides when the
+        // rest agrees with it.
+        let Some(first) = head_tokens.first() else {
+            return Self::free_text(reply);
+        };
+        let first = if first.kind == Kind::Script {
+            lexicon::strip_script_affixes(first.text)
+        } else {
+            first.text
+        };
+        let says_yes = lexicon::is_yes(first);
+        let says_no = lexicon::is_no(first) || lexicon::is_negation(first);
+        let rest_agrees = |yes: bool| {
+            head_tokens[1..].iter().all(|t| {
+                let word = t.text;
+                lexicon::is_filler(word)
+                    || if yes {
+                        lexicon::is_yes(word)
+                    } else {
+                        lexicon::is_no(word) || lexicon::is_negation(word) || word == "yet"
+                    }
+            })
+        };
+        match (says_yes, says_no) {
+            (true, false) if rest_agrees(true) => Resolution::Choice(0),
+            (false, true) if rest_agrees(false) => Resolution::Choice(1),
+            _ => match self.pick(head) {
+                Pick::One(i) => Resolution::Choice(i),
+                _ => Self::free_text(reply),
+            },
+        }
+    }
+
+    fn resolve_choice(&self, reply: &Cleaned) -> Resolution {
+        let norm = reply.norm.as_str();
+        let multi = self.mode == Mode::Multi;
+        if let Some(i) = self.exact(norm) {
+            return if multi {
+                Resolution::Choices(vec![i])
+            } else {
+                Resolution::Choice(i)
+            };
+        }
+        if lexicon::is_skip(norm) {
+            return Resolution::Skip;
+        }
+        let tokens = text::tokenize(norm);
+        if multi && let Some(all) = self.all_of(norm, &tokens) {
+            return all;
+        }
+        if self.is_question(reply, &tokens) || self.is_negated(&tokens) {
+            return Self::free_text(reply);
+        }
+        let head = cut_justification(norm, &tokens);
+        if text::tokenize(head)
+            .iter()
+            .any(|t| lexicon::is_condition(t.text) && !self.is_label_word(t.text))
+        {
+            return Self::free_text(reply);
+        }
+        match self.pick_list(head) {
+            Some(picks) if multi => {
+                let mut picks = picks;
+                picks.sort_unstable();
+                picks.dedup();
+                return Resolution::Choices(picks);
+            }
+            Some(mut picks) => {
+                picks.sort_unstable();
+                picks.dedup();
+                return match picks.as_slice() {
+                    [one] => Resolution::Choice(*one),
+                    _ => Resolution::Ambiguous(picks),
+                };
+            }
+            None => {}
+        }
+        match self.pick(head) {
+            Pick::One(i) if multi => Resolution::Choices(vec![i]),
+            Pick::One(i) => Resolution::Choice(i),
+            Pick::Several(v) if multi => Resolution::Choices(v),
+            Pick::Several(v) | Pick::Ambiguous(v) => Resolution::Ambiguous(v),
+            Pick::Nothing => Self::free_text(reply),
+        }
+    }
+
+    /// "all", "both", "all except 2".
+    fn all_of(&self, norm: &str, tokens: &[Token<'_>]) -> Option<Resolution> {
+        let everything = || (0..self.options.len()).collect::<Vec<_>>();
+        if lexicon::is_all(norm)
+            || (tokens.len() > 1
+                && tokens
+                    .iter()
+                    .all(|t| lexicon::is_filler(t.text) || lexicon::is_all(t.text))
+                && tokens.iter().any(|t| lexicon::is_all(t.text)))
+        {
+            return Some(Resolution::Choices(everything()));
+        }
+        for marker in [
+            " except ",
+            " but ",
+            " besides ",
+            " other than ",
+            " minus ",
+            "除了",
+            "除",
+        ] {
+            let Some(at) = norm.find(marker) else {
+                continue;
+            };
+            let (head, rest) = (&norm[..at], &norm[at + marker.len()..]);
+            let head = head.trim_end_matches([',', ' ']);
+            if !(lexicon::is_all(head) || lexicon::is_all(head.trim_start_matches("select "))) {
+                continue;
+            }
+            let rest = ["都要", "都", "全要", "以外", "之外"]
+                .iter()
+                .fold(rest, |r, suffix| r.strip_suffix(suffix).unwrap_or(r))
+                .trim();
+            let excluded = self.pick_list(rest).or_else(|| match self.pick(rest) {
+                Pick::One(i) => Some(vec![i]),
+                Pick::Several(v) => Some(v),
+                _ => None,
+            })?;
+            let kept: Vec<usize> = everything()
+                .into_iter()
+                .filter(|i| !excluded.contains(i))
+                .collect();
+            return Some(if kept.is_empty() {
+                Resolution::FreeText(norm.to_owned())
+            } else {
+                Resolution::Choices(kept)
+            });
+        }
+        None
+    }
+
+    /// A reply that asks something back ("can you explain 2?").
+    fn is_question(&self, reply: &Cleaned, tokens: &[Token<'_>]) -> bool {
+        let content = tokens
+            .iter()
+            .filter(|t| !lexicon::is_filler(t.text))
+            .count();
+        if reply.question_mark && (content >= 2 || tokens.len() >= 3) {
+            return true;
+        }
+        if let [first, second, ..] = tokens {
+            let opener = lexicon::is_question_start(first.text)
+                && !self.is_label_word(first.text)
+                && match first.text {
+                    "can" | "could" | "would" | "does" | "do" | "is" | "are" | "will" => matches!(
+                        second.text,
+                        "you" | "i" | "we" | "it" | "this" | "that" | "there" | "they" | "u"
+                    ),
+                    _ => true,
+                };
+            if opener {
+                return true;
+            }
+        }
+        tokens.iter().any(|t| t.kind == Kind::Script)
+            && lexicon::has_question_marker(&reply.norm)
+            && !self
+                .options
+                .iter()
+                .any(|o| o.script && reply.norm.contains(&o.compact))
+    }
+
+    /// A reply that rules something out ("not production").
+    fn is_negated(&self, tokens: &[Token<'_>]) -> bool {
+        tokens.iter().any(|t| match t.kind {
+            Kind::Word => lexicon::is_negation(t.text) && !self.is_label_word(t.text),
+            Kind::Script => {
+                lexicon::starts_with_script_negation(lexicon::strip_script_affixes(t.text))
+                    && !self
+                        .options
+                        .iter()
+                        .any(|o| o.script && o.compact.contains(t.text))
+                    && !lexicon::is_no(t.text)
+            }
+            _ => false,
+        })
+    }
+
+    fn is_label_word(&self, word: &str) -> bool {
+        self.options
+            .iter()
+            .any(|o| o.words.iter().any(|w| w == word))
+    }
+
+    /// The option whose label the reply is, exactly.
+    fn exact(&self, norm: &str) -> Option<usize> {
+        if let Some(i) = self.options.iter().position(|o| o.folded == norm) {
+            return Some(i);
+        }
+        let tokens = text::tokenize(norm);
+        let key = text::key_of(&tokens);
+        if key.is_empty() {
+            return None;
+        }
+        let compact: String = tokens.iter().map(|t| t.text).collect();
+        let by_key = self.unique(|o| o.key == key || o.alias.as_deref() == Some(key.as_str()));
+        by_key
+            .or_else(|| self.unique(|o| o.compact == compact))
+            .or_else(|| {
+                // "y" / "nope" for options that start with Yes / No.
+                let first_word = |o: &Prepared, yes: bool| {
+                    o.words.first().is_some_and(|w| {
+                        if yes {
+                            lexicon::is_yes(w)
+                        } else {
+                            lexicon::is_no(w)
+                        }
+                    })
+                };
+                if lexicon::is_yes(norm) {
+                    self.unique(|o| first_word(o, true))
+                } else if lexicon::is_no(norm) {
+                    self.unique(|o| first_word(o, false))
+                } else {
+                    None
+                }
+            })
+    }
+
+    /// The only option that satisfies `test`.
+    fn unique(&self, test: impl Fn(&Prepared) -> bool) -> Option<usize> {
+        let mut found = self.options.iter().enumerate().filter(|(_, o)| test(o));
+        match (found.next(), found.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Splits a reply into list items and picks each; `None` when it is not
+    /// a list of picks (one item, or an item that names nothing).
+    fn pick_list(&self, norm: &str) -> Option<Vec<usize>> {
+        if let Some(span) = self.first_or_last(norm) {
+            return Some(span);
+        }
+        let items = split_list(norm);
+        let items: Vec<&str> = if items.len() > 1 {
+            items
+        } else {
+            // "1 3", "a c", "team nobody": a list without separators.
+            let tokens = text::tokenize(norm);
+            let content: Vec<&Token<'_>> = tokens
+                .iter()
+                .filter(|t| {
+                    // Here a filler that is also a label ("Go") stays a filler:
+                    // "let's go with rust" is not a list.
+                    let shown_letter = self.letters
+                        && lexicon::letter(t.text).is_some_and(|i| i < self.options.len());
+                    shown_letter
+                        || !(self.is_filler_token(t)
+                            || lexicon::is_filler(t.text)
+                            || lexicon::LIST_WORDS.contains(&t.text))
+                })
+                .collect();
+            if content.len() < 2 || content.len() > self.options.len() {
+                return None;
+            }
+            content.iter().map(|t| t.text).collect()
+        };
+        let mut picks = Vec::new();
+        for item in items {
+            if let Some(range) = self.range(item) {
+                picks.extend(range);
+                continue;
+            }
+            match self.pick(item) {
+                Pick::One(i) => picks.push(i),
+                Pick::Nothing if text::tokenize(item).iter().all(|t| self.is_filler_token(t)) => {}
+                _ => return None,
+            }
+        }
+        (!picks.is_empty()).then_some(picks)
+    }
+
+    /// "the first two", "last 3": a run of options at one end.
+    fn first_or_last(&self, norm: &str) -> Option<Vec<usize>> {
+        let tokens = text::tokenize(norm);
+        let content: Vec<&str> = tokens
+            .iter()
+            .filter(|t| !self.is_filler_token(t) || t.text == "one")
+            .map(|t| t.text)
+            .collect();
+        let [end, count] = content.as_slice() else {
+            return None;
+        };
+        let count = match lexicon::position(count, true)? {
+            Position::Nth(n) if (2..=self.options.len()).contains(&n) => n,
+            _ => return None,
+        };
+        let total = self.options.len();
+        match *end {
+            "first" | "top" => Some((0..count).collect()),
+            "last" | "bottom" => Some((total - count..total).collect()),
+            _ => None,
+        }
+    }
+
+    /// "1-3", "2 to 4", "1~3" over numbers in range.
+    fn range(&self, item: &str) -> Option<std::ops::RangeInclusive<usize>> {
+        let (from, to) = item
+            .split_once(['-', '–', '~', '到', '至'])
+            .or_else(|| item.split_once(" to "))?;
+        let from: usize = from.trim().parse().ok()?;
+        let to: usize = to.trim().parse().ok()?;
+        (1 <= from && from < to && to <= self.options.len()).then(|| from - 1..=to - 1)
+    }
+
+    fn is_filler_token(&self, token: &Token<'_>) -> bool {
+        match token.kind {
+            Kind::Word => {
+                lexicon::is_filler(token.text)
+                    && !(self.letters
+                        && lexicon::letter(token.text).is_some_and(|i| i < self.options.len()))
+                    && !self.is_label_word(token.text)
+            }
+            Kind::Script => {
+                lexicon::is_script_filler(token.text)
+                    || lexicon::is_script_filler(lexicon::strip_script_affixes(token.text))
+            }
+            _ => false,
+        }
+    }
+
+    /// What one item (a whole reply, or one element of a list) names.
+    fn pick(&self, item: &str) -> Pick {
+        if let Some(i) = self.exact(item) {
+            return Pick::One(i);
+        }
+        let tokens = text::tokenize(item);
+        let content: Vec<Token<'_>> = tokens
+            .iter()
+            .filter(|t| !self.is_filler_token(t))
+            .map(|t| match t.kind {
+                Kind::Script => Token {
+                    text: lexicon::strip_script_affixes(t.text),
+                    kind: Kind::Script,
+                },
+                _ => *t,
+            })
+            .collect();
+        if content.is_empty() {
+            // "one", "option one", "the one": the word "one" alone.
+            return match tokens.last() {
+                Some(last)
+                    if last.text == "one"
+                        && tokens.len() <= 2
+                        && tokens.first().is_some_and(|t| {
+                            matches!(t.text, "one" | "option" | "number" | "choice")
+                        }) =>
+                {
+                    self.position_pick(Position::Nth(1))
+                }
+                _ => Pick::Nothing,
+            };
+        }
+        if let Some(recommended) = self.recommended {
+            let words: Vec<&str> = content.iter().map(|t| t.text).collect();
+            if lexicon::names_recommended(&words) {
+                return Pick::One(recommended);
+            }
+        }
+        let index = match content.as_slice() {
+            [only] => self.index_reading(only),
+            _ => None,
+        };
+        if let Some(index) = index {
+            let label = match content[0].kind {
+                Kind::Number | Kind::Word | Kind::Script => self.label_pick(&tokens, &content),
+                _ => Pick::Nothing,
+            };
+            return combine(index, label);
+        }
+        // "2. Production", "A) Postgres": an index that agrees with a label.
+        if let [first, rest @ ..] = content.as_slice()
+            && !rest.is_empty()
+            && let Some(index) = self.index_reading(first)
+        {
+            // A letter needs punctuation after it, or it is the article "a".
+            let separators: &[char] = if first.kind == Kind::Number {
+                &['.', ')', ':', '-', ' ']
+            } else {
+                &['.', ')', ':', '-']
+            };
+            let punctuated = item
+                .strip_prefix(first.text)
+                .is_some_and(|after| after.starts_with(separators));
+            if punctuated {
+                let rest_tokens: Vec<Token<'_>> = rest.to_vec();
+                match (index, self.label_pick(&rest_tokens, &rest_tokens)) {
+                    (IndexReading::At(i), Pick::One(j)) if i == j => return Pick::One(i),
+                    (IndexReading::At(i), Pick::One(j)) => {
+                        return Pick::Ambiguous(sorted(vec![i, j]));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.label_pick(&tokens, &content)
+    }
+
+    fn position_pick(&self, position: Position) -> Pick {
+        match position.index(self.options.len()) {
+            Some(i) => Pick::One(i),
+            None => Pick::Nothing,
+        }
+    }
+
+    fn index_reading(&self, token: &Token<'_>) -> Option<IndexReading> {
+        let count = self.options.len();
+        if self.letters
+            && token.kind == Kind::Word
+            && let Some(i) = lexicon::letter(token.text)
+        {
+            return Some(if i < count {
+                IndexReading::At(i)
+            } else {
+                IndexReading::OutOfRange
+            });
+        }
+        let position = match token.kind {
+            Kind::Number | Kind::Word | Kind::Script => lexicon::position(token.text, true)?,
+            Kind::Decimal | Kind::Symbol => return None,
+        };
+        Some(match position.index(count) {
+            Some(i) => IndexReading::At(i),
+            None => IndexReading::OutOfRange,
+        })
+    }
+
+    /// Reads the labels a reply names (SPEC §5.5): labels named outright,
+    /// then a part of one label, then words and prefixes, then misspellings,
+    /// then words of the descriptions.
+    fn label_pick(&self, tokens: &[Token<'_>], content: &[Token<'_>]) -> Pick {
+        let mentioned = self.mentioned(tokens);
+        if !mentioned.is_empty() {
+            let covered: Vec<&str> = mentioned
+                .iter()
+                .flat_map(|&i| self.options[i].words.iter().map(String::as_str))
+                .collect();
+            let leftover = content
+                .iter()
+                .filter(|t| !covered.contains(&t.text) && !self.is_context_word(t.text))
+                .filter(|t| {
+                    t.kind != Kind::Script
+                        || !mentioned
+                            .iter()
+                            .any(|&i| t.text.contains(&self.options[i].compact))
+                })
+                .count();
+            if leftover > MAX_LEFTOVER_WORDS {
+                return Pick::Nothing;
+            }
+            return match mentioned.as_slice() {
+                [one] => Pick::One(*one),
+                _ => Pick::Several(mentioned),
+            };
+        }
+        let content: Vec<&Token<'_>> = content
+            .iter()
+            .filter(|t| !self.is_context_word(t.text) || self.is_label_word(t.text))
+            .collect();
+        if content.is_empty() {
+            return Pick::Nothing;
+        }
+        for level in [
+            Level::Part,
+            Level::Words,
+            Level::Stem,
+            Level::Typo,
+            Level::Description,
+        ] {
+            let found: Vec<usize> = (0..self.options.len())
+                .filter(|&i| self.matches_at(level, i, &content))
+                .collect();
+            match found.as_slice() {
+                [] => continue,
+                [one] => return Pick::One(*one),
+                _ => return Pick::Ambiguous(found),
+            }
+        }
+        Pick::Nothing
+    }
+
+    fn is_context_word(&self, word: &str) -> bool {
+        self.context_words.iter().any(|w| w == word)
+    }
+
+    /// Options whose whole label appears in the reply, minus labels inside
+    /// a longer named label and filler-only labels when others are named.
+    fn mentioned(&self, tokens: &[Token<'_>]) -> Vec<usize> {
+        let words: Vec<&str> = tokens.iter().map(|t| t.text).collect();
+        let compact: String = words.concat();
+        let mut found: Vec<usize> = (0..self.options.len())
+            .filter(|&i| {
+                let option = &self.options[i];
+                if option.words.is_empty() {
+                    return false;
+                }
+                if option.script {
+                    return compact.contains(&option.compact);
+                }
+                words
+                    .windows(option.words.len())
+                    .any(|window| window.iter().zip(&option.words).all(|(a, b)| a == b))
+            })
+            .collect();
+        let snapshot = found.clone();
+        found.retain(|&i| {
+            !snapshot.iter().any(|&j| {
+                j != i
+                    && self.options[j].compact.len() > self.options[i].compact.len()
+                    && self.options[j].compact.contains(&self.options[i].compact)
+            })
+        });
+        if found.len() > 1 {
+            let substantive: Vec<usize> = found
+                .iter()
+                .copied()
+                .filter(|&i| !self.options[i].all_filler())
+                .collect();
+            if !substantive.is_empty() {
+                found = substantive;
+            }
+        }
+        found
+    }
+
+    fn matches_at(&self, level: Level, option: usize, content: &[&Token<'_>]) -> bool {
+        let option = &self.options[option];
+        match level {
+            Level::Part => {
+                if option.script || content.iter().any(|t| t.kind == Kind::Script) {
+                    let needle: String = content.iter().map(|t| t.text).collect();
+                    return needle.chars().count() >= 1 && option.compact.contains(&needle);
+                }
+                option
+                    .words
+                    .windows(content.len())
+                    .any(|window| window.iter().zip(content).all(|(w, t)| *w == t.text))
+            }
+            Level::Words => {
+                // Every word names this option, or all but one of two or more
+                // ("deploy it to prod").
+                let matched = content
+                    .iter()
+                    .filter(|t| {
+                        option.words.iter().any(|w| {
+                            w == t.text
+                                || (t.kind == Kind::Word
+                                    && t.text.chars().count() >= 3
+                                    && w.starts_with(t.text))
+                        })
+                    })
+                    .count();
+                matched == content.len() || (matched >= 1 && content.len() - matched == 1)
+            }
+            Level::Stem => content.iter().all(|t| {
+                t.kind == Kind::Word
+                    && t.text.chars().count() >= 4
+                    && option
+                        .words
+                        .iter()
+                        .any(|w| lexicon::stem(w) == lexicon::stem(t.text))
+            }),
+            Level::Typo => content.iter().all(|t| {
+                t.kind == Kind::Word
+                    && option.words.iter().any(|w| {
+                        let len = t.text.chars().count().min(w.chars().count());
+                        let allowed = match len {
+                            0..=4 => 0,
+                            5..=7 => 1,
+                            _ => 2,
+                        };
+                        allowed > 0 && within_edits(t.text, w, allowed)
+                    })
+            }),
+            Level::Description => content.iter().all(|t| {
+                t.kind == Kind::Word && option.description_words.iter().any(|w| w == t.text)
+            }),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Part,
+    Words,
+    Stem,
+    Typo,
+    Description,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexReading {
+    At(usize),
+    OutOfRange,
+}
+
+/// Index and label readings together (SPEC §5.6): when they disagree, the
+/// reply is ambiguous.
+fn combine(index: IndexReading, label: Pick) -> Pick {
+    match (index, label) {
+        (IndexReading::At(i), Pick::Nothing) => Pick::One(i),
+        (IndexReading::At(i), Pick::One(j)) if i == j => Pick::One(i),
+        (IndexReading::At(i), Pick::One(j)) => Pick::Ambiguous(sorted(vec![i, j])),
+        (IndexReading::At(i), Pick::Several(v) | Pick::Ambiguous(v)) => {
+            if v.contains(&i) {
+                Pick::One(i)
+            } else {
+                let mut all = v;
+                all.push(i);
+                Pick::Ambiguous(sorted(all))
+            }
+        }
+        (IndexReading::OutOfRange, Pick::One(j)) => Pick::One(j),
+        (IndexReading::OutOfRange, _) => Pick::Nothing,
+    }
+}
+
+fn sorted(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Cuts a reply before its justification ("production because it's safer"
+/// → "production").
+fn cut_justification<'a>(norm: &'a str, tokens: &[Token<'_>]) -> &'a str {
+    for (position, token) in tokens.iter().enumerate() {
+        if position > 0 && lexicon::is_justification(token.text) {
+            return text::before(norm, token, 0)
+                .trim_end_matches([' ', ',', '-', '—'])
+                .trim_end();
+        }
+        if token.kind == Kind::Script
+            && let Some(at) = lexicon::script_justification_at(token.text)
+            && (at > 0 || position > 0)
+        {
+            return text::before(norm, token, at).trim_end();
+        }
+    }
+    norm
+}
+
+/// Splits a reply into list items at `,` `;` `，` `、` new lines and the
+/// words "and", "&", "+", "or", ….
+pub(crate) fn split_list(norm: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    for part in norm.split([',', ';', '，', '、', '；', '\n']) {
+        let mut start = 0;
+        let mut offset = 0;
+        for word in part.split(' ') {
+            let word_start = offset;
+            offset += word.len() + 1;
+            if lexicon::LIST_WORDS.contains(&word) || lexicon::OR_WORDS.contains(&word) {
+                items.push(part[start..word_start].trim());
+                start = (word_start + word.len() + 1).min(part.len());
+            }
+        }
+        items.push(part[start..].trim());
+    }
+    items.retain(|item| !item.is_empty());
+    items
+}
+
+/// Optimal-string-alignment distance at most `limit`.
+fn within_edits(a: &str, b: &str, limit: usize) -> bool {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > limit {
+        return false;
+    }
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()] <= limit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_splitting() {
+        assert_eq!(split_list("1, 3 and 4"), vec!["1", "3", "4"]);
+        assert_eq!(split_list("1 or 2"), vec!["1", "2"]);
+        assert_eq!(split_list("team channel"), vec!["team channel"]);
+        assert_eq!(split_list("红、绿"), vec!["红", "绿"]);
+    }
+
+    #[test]
+    fn edits() {
+        assert!(within_edits("prodution", "production", 2));
+        assert!(within_edits("stagign", "staging", 1));
+        assert!(!within_edits("stage", "staging", 1));
+    }
+}

@@ -1,0 +1,458 @@
+//! Text normalisation and tokenising for replies and labels (SPEC §5.1).
+//!
+//! Both sides of every comparison go through [`fold`], so a label and a reply
+//! that a person would call "the same" compare equal.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// A reply after cleaning.
+#[derive(Debug, Clone)]
+pub(crate) struct Cleaned {
+    /// Platform artefacts removed and trimmed; otherwise as typed.
+    pub display: String,
+    /// Folded ([`fold`]), wrapping quotes and markdown and trailing
+    /// punctuation stripped, "(Recommended)" and ⭐ removed.
+    pub norm: String,
+    /// The reply ended in a question mark.
+    pub question_mark: bool,
+}
+
+/// Cleans one reply (or one line or item of a reply).
+pub(crate) fn clean(reply: &str) -> Cleaned {
+    let display = strip_artefacts(reply).trim().to_owned();
+    let (norm, question_mark) = clean_folded(&fold(&display));
+    Cleaned {
+        display,
+        norm,
+        question_mark,
+    }
+}
+
+/// Strips wrapping quotes and markdown, trailing punctuation, "(Recommended)"
+/// and stars from an already folded string. Returns whether a question mark
+/// was at the end.
+pub(crate) fn clean_folded(folded: &str) -> (String, bool) {
+    let mut s = folded.trim();
+    let mut question_mark = false;
+    loop {
+        let before = s.len();
+        s = s.trim_start_matches('>').trim();
+        s = strip_wrapping(s);
+        if let Some(rest) = s.strip_suffix(['?', '？']) {
+            question_mark = true;
+            s = rest.trim_end();
+        }
+        s = s
+            .trim_end_matches(['.', '!', ',', ';', '~', '…', '。', '！', '，', '；', '、'])
+            .trim_end();
+        s = crate::model::strip_recommended_marker(s);
+        if s.len() == before {
+            break;
+        }
+    }
+    let mut out = if s.contains('⭐') {
+        collapse_whitespace(&s.replace('⭐', " "))
+    } else {
+        s.to_owned()
+    };
+    // "no. 2" and "nr. 2" are numbers, not a "no".
+    for abbreviation in ["no.", "nr.", "№"] {
+        while let Some(at) = out.find(abbreviation) {
+            let before_ok = out[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let after = out[at + abbreviation.len()..].trim_start();
+            if !(before_ok && after.starts_with(|c: char| c.is_ascii_digit())) {
+                break;
+            }
+            out.replace_range(at..at + abbreviation.len(), "#");
+        }
+    }
+    (out, question_mark)
+}
+
+fn strip_wrapping(s: &str) -> &str {
+    const PAIRS: &[(&str, &str)] = &[
+        ("**", "**"),
+        ("__", "__"),
+        ("~~", "~~"),
+        ("*", "*"),
+        ("_", "_"),
+        ("`", "`"),
+        ("\"", "\""),
+        ("'", "'"),
+        ("“", "”"),
+        ("‘", "’"),
+        ("「", "」"),
+        ("『", "』"),
+        ("«", "»"),
+        ("【", "】"),
+        ("(", ")"),
+        ("[", "]"),
+    ];
+    for (open, close) in PAIRS {
+        if s.len() > open.len() + close.len()
+            && let Some(inner) = s.strip_prefix(open).and_then(|r| r.strip_suffix(close))
+            && !inner.contains(open)
+            && !inner.contains(close)
+        {
+            return inner.trim();
+        }
+    }
+    s
+}
+
+/// Unicode NFKC, lower case, invisible and presentation characters removed,
+/// Thai digits as ASCII digits, whitespace collapsed.
+pub(crate) fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    let mut push = |c: char| {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+        } else {
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.push(c);
+        }
+    };
+    if s.is_ascii() {
+        s.chars()
+            .map(|c| c.to_ascii_lowercase())
+            .for_each(&mut push);
+        return out;
+    }
+    let mut previous_is_text = false;
+    for c in s.nfkc().flat_map(char::to_lowercase) {
+        let c = match c {
+            '\u{FE0E}'
+            | '\u{FE0F}'
+            | '\u{20E3}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'
+            | '\u{FEFF}' => continue,
+            '๐'..='๙' => char::from(b'0' + (c as u32 - '๐' as u32) as u8),
+            '’' | '‘' | '`' if previous_is_text => '\'',
+            _ => c,
+        };
+        previous_is_text = !c.is_whitespace();
+        push(c);
+    }
+    out
+}
+
+fn collapse_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Removes chat-platform markup that is not part of what the person said:
+/// Slack and Discord mentions, channel links and custom emoji, Slack links
+/// (`<url|text>` keeps `text`), Slack's `&amp;` `&lt;` `&gt;` escapes, and a
+/// leading `@botname`.
+pub(crate) fn strip_artefacts(reply: &str) -> String {
+    let mut out = String::with_capacity(reply.len());
+    let mut rest = reply;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('>') {
+            Some(close) if close > 0 && !after[..close].contains('<') => {
+                let inner = &after[..close];
+                if let Some(kept) = markup_replacement(inner) {
+                    out.push_str(kept);
+                    out.push(' ');
+                } else {
+                    out.push('<');
+                    out.push_str(inner);
+                    out.push('>');
+                }
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    let out = if out.contains('&') {
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    } else {
+        out
+    };
+    strip_leading_mention(out.trim()).to_owned()
+}
+
+/// What a `<…>` construct stands for: `Some("")` for mentions and emoji,
+/// the link text for links, `None` when it is not platform markup.
+fn markup_replacement(inner: &str) -> Option<&str> {
+    let is_id = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
+    let head = inner.split('|').next().unwrap_or(inner);
+    if let Some(id) = head
+        .strip_prefix("@!")
+        .or_else(|| head.strip_prefix("@&"))
+        .or_else(|| head.strip_prefix('@'))
+        .or_else(|| head.strip_prefix('#'))
+        .or_else(|| head.strip_prefix('!'))
+    {
+        return is_id(id.trim_start_matches(['^'])).then_some("");
+    }
+    if let Some(emoji) = inner.strip_prefix("a:").or_else(|| inner.strip_prefix(':')) {
+        let (name, id) = emoji.split_once(':')?;
+        return (!name.is_empty() && id.chars().all(|c| c.is_ascii_digit())).then_some("");
+    }
+    if head.contains("://") || head.starts_with("mailto:") || head.starts_with("tel:") {
+        return Some(match inner.split_once('|') {
+            Some((_, text)) => text,
+            None => head,
+        });
+    }
+    None
+}
+
+fn strip_leading_mention(s: &str) -> &str {
+    let Some(rest) = s.strip_prefix('@') else {
+        return s;
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    if end == 0 {
+        return s;
+    }
+    rest[end..].trim_start_matches([',', ':']).trim_start()
+}
+
+/// The kind of a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Letters (Latin, Cyrillic, …) possibly with digits and inner apostrophes.
+    Word,
+    /// ASCII digits only.
+    Number,
+    /// A number with a decimal point or a sign (`2.5`, `-1`): never an index.
+    Decimal,
+    /// A run containing Chinese, Japanese, Korean or Thai script: matched by
+    /// substring, since these scripts do not separate words with spaces.
+    Script,
+    /// One emoji or other symbol.
+    Symbol,
+}
+
+/// One token of a folded string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Token<'a> {
+    pub text: &'a str,
+    pub kind: Kind,
+}
+
+/// Whether a character belongs to a script written without spaces.
+pub(crate) fn is_spaceless_script(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0E7F}'   // Thai
+        | '\u{0E80}'..='\u{0EFF}' // Lao
+        | '\u{1000}'..='\u{109F}' // Myanmar
+        | '\u{1780}'..='\u{17FF}' // Khmer
+        | '\u{3040}'..='\u{30FF}' // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}' // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}' // CJK unified
+        | '\u{AC00}'..='\u{D7AF}' // Hangul
+        | '\u{F900}'..='\u{FAFF}' // CJK compatibility
+        | '\u{20000}'..='\u{2FA1F}')
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || is_spaceless_script(c) || is_mark(c)
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(c, '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{20D0}'..='\u{20FF}')
+}
+
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(c,
+            '\u{2000}'..='\u{206F}' // general punctuation: dashes, quotes, …
+            | '\u{3000}'..='\u{303F}' // CJK punctuation
+            | '\u{FF00}'..='\u{FF65}' // full-width forms (mostly folded already)
+            | '¡' | '¿' | '«' | '»' | '·' | '§' | '¶' | '°' | '×' | '÷')
+}
+
+/// Splits a folded string into tokens. Punctuation separates tokens and is
+/// dropped; an apostrophe inside a word and the point of a decimal number
+/// are kept.
+pub(crate) fn tokenize(s: &str) -> Vec<Token<'_>> {
+    let mut tokens = Vec::new();
+    let mut chars = s.char_indices().peekable();
+    let mut previous = ' ';
+    while let Some((start, c)) = chars.next() {
+        let signed = c == '-'
+            && previous.is_whitespace()
+            && chars.peek().is_some_and(|&(_, next)| next.is_ascii_digit());
+        previous = c;
+        if signed {
+            let mut end = start + 1;
+            while let Some(&(i, next)) = chars.peek() {
+                if !(next.is_ascii_digit() || next == '.') {
+                    break;
+                }
+                end = i + 1;
+                chars.next();
+            }
+            tokens.push(Token {
+                text: &s[start..end],
+                kind: Kind::Decimal,
+            });
+            continue;
+        }
+        if is_word_char(c) {
+            let mut end = start + c.len_utf8();
+            let mut digits_only = c.is_ascii_digit();
+            let mut script = is_spaceless_script(c);
+            let mut decimal = false;
+            while let Some(&(i, next)) = chars.peek() {
+                if is_word_char(next) {
+                    // Digits and Chinese or Thai split: "第2个" → 第 2 个, "1和3" → 1 和 3.
+                    let last = s[start..end].chars().next_back().unwrap_or(c);
+                    if (last.is_ascii_digit() && is_spaceless_script(next))
+                        || (is_spaceless_script(last) && next.is_ascii_digit())
+                    {
+                        break;
+                    }
+                    digits_only &= next.is_ascii_digit();
+                    script |= is_spaceless_script(next);
+                } else if next == '\'' || (next == '.' && digits_only && !decimal) {
+                    let mut ahead = s[i + 1..].chars();
+                    let joins = match ahead.next() {
+                        Some(after) if next == '.' => after.is_ascii_digit(),
+                        Some(after) => after.is_alphabetic(),
+                        None => false,
+                    };
+                    if !joins {
+                        break;
+                    }
+                    decimal |= next == '.';
+                } else {
+                    break;
+                }
+                end = i + next.len_utf8();
+                previous = next;
+                chars.next();
+            }
+            let kind = if decimal {
+                Kind::Decimal
+            } else if digits_only {
+                Kind::Number
+            } else if script {
+                Kind::Script
+            } else {
+                Kind::Word
+            };
+            tokens.push(Token {
+                text: &s[start..end],
+                kind,
+            });
+        } else if !c.is_whitespace() && !is_punctuation(c) {
+            tokens.push(Token {
+                text: &s[start..start + c.len_utf8()],
+                kind: Kind::Symbol,
+            });
+        }
+    }
+    tokens
+}
+
+/// The part of `s` after `token`, which must be a token of `s`.
+pub(crate) fn after<'a>(s: &'a str, token: &Token<'_>) -> &'a str {
+    let start = (token.text.as_ptr() as usize).saturating_sub(s.as_ptr() as usize);
+    s.get(start + token.text.len()..).unwrap_or("")
+}
+
+/// The part of `s` before `token` (plus `extra` bytes into it).
+pub(crate) fn before<'a>(s: &'a str, token: &Token<'_>, extra: usize) -> &'a str {
+    let start = (token.text.as_ptr() as usize).saturating_sub(s.as_ptr() as usize);
+    s.get(..start + extra).unwrap_or(s)
+}
+
+/// The tokens of a folded string joined by single spaces: the form in which
+/// labels and replies are compared, so "On-call" equals "on call".
+pub(crate) fn key_of(tokens: &[Token<'_>]) -> String {
+    let mut key = String::new();
+    for token in tokens {
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        key.push_str(token.text);
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_clean(input: &str, norm: &str) {
+        assert_eq!(clean(input).norm, norm, "{input:?}");
+    }
+
+    #[test]
+    fn cleaning() {
+        check_clean("  Staging  ", "staging");
+        check_clean("**Staging**", "staging");
+        check_clean("\"production\".", "production");
+        check_clean("２", "2");
+        check_clean("2️⃣", "2");
+        check_clean("๒", "2");
+        check_clean("<@U123ABC> 2", "2");
+        check_clean("<@U123|bob> two", "two");
+        check_clean("@askbridge_bot 3", "3");
+        check_clean("<https://x.io|docs> please", "docs please");
+        check_clean("R&amp;D", "r&d");
+        check_clean("&lt;3", "<3");
+        check_clean("<@!1234> <:party:998877> yes", "yes");
+        check_clean("Staging (Recommended)", "staging");
+        check_clean("Staging ⭐", "staging");
+        check_clean("「生产环境」", "生产环境");
+        check_clean("> 2", "2");
+        check_clean("ＳＴＡＧＩＮＧ", "staging");
+    }
+
+    #[test]
+    fn question_mark_is_noticed_and_stripped() {
+        let cleaned = clean("can you explain 2?");
+        assert!(cleaned.question_mark);
+        assert_eq!(cleaned.norm, "can you explain 2");
+    }
+
+    fn check_tokens(input: &str, expect: &[(&str, Kind)]) {
+        let folded = fold(input);
+        let got: Vec<_> = tokenize(&folded).iter().map(|t| (t.text, t.kind)).collect();
+        assert_eq!(got, expect, "{input:?}");
+    }
+
+    #[test]
+    fn tokens() {
+        use Kind::*;
+        check_tokens("On-call", &[("on", Word), ("call", Word)]);
+        check_tokens("2.5", &[("2.5", Decimal)]);
+        check_tokens("2.", &[("2", Number)]);
+        check_tokens("1,3", &[("1", Number), ("3", Number)]);
+        check_tokens(
+            "I'll take 2nd",
+            &[("i'll", Word), ("take", Word), ("2nd", Word)],
+        );
+        check_tokens("第二个", &[("第二个", Script)]);
+        check_tokens("ข้อ 2", &[("ข้อ", Script), ("2", Number)]);
+        check_tokens("ข้อ2", &[("ข้อ", Script), ("2", Number)]);
+        check_tokens("1和3", &[("1", Number), ("和", Script), ("3", Number)]);
+        check_tokens("🚀 ship", &[("🚀", Symbol), ("ship", Word)]);
+        check_tokens("C++", &[("c", Word)]);
+    }
+}

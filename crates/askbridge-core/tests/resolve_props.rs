@@ -1,0 +1,113 @@
+//! Properties of the resolver: it never panics, is deterministic, and only
+//! ever names options that exist.
+
+use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::resolve::{AskMatcher, OptionMatcher, Resolution};
+use proptest::prelude::*;
+
+fn reply_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<String>(),
+        "[0-9 ,;.#()a-zA-Z]{0,20}",
+        proptest::collection::vec(
+            prop_oneof![
+                Just("1"),
+                Just("2"),
+                Just("skip"),
+                Just("and"),
+                Just(","),
+                Just("第二个"),
+                Just("ข้อ"),
+                Just("not"),
+                Just("?"),
+                Just("all"),
+                Just("q1:"),
+                Just("\n"),
+                Just("<@U1>"),
+                Just("&amp;"),
+                Just("staging"),
+                Just("a"),
+                Just("２"),
+                Just("2️⃣"),
+            ],
+            0..8,
+        )
+        .prop_map(|parts| parts.join(" ")),
+    ]
+}
+
+fn labels_strategy() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(
+        prop_oneof![
+            any::<String>(),
+            "[a-zA-Z0-9 ]{1,12}",
+            Just("Staging (Recommended)".to_owned())
+        ],
+        1..6,
+    )
+}
+
+fn in_range(resolution: &Resolution, count: usize) -> bool {
+    match resolution {
+        Resolution::Choice(i) => *i < count,
+        Resolution::Choices(v) | Resolution::Ambiguous(v) => {
+            !v.is_empty() && v.iter().all(|i| *i < count) && v.windows(2).all(|w| w[0] < w[1])
+        }
+        Resolution::FreeText(_) | Resolution::Skip => true,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn option_matcher_never_panics_and_is_deterministic(
+        labels in labels_strategy(),
+        multi in any::<bool>(),
+        letters in any::<bool>(),
+        reply in reply_strategy(),
+    ) {
+        let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let matcher = OptionMatcher::new(&refs, multi, letters);
+        let first = matcher.resolve(&reply);
+        prop_assert_eq!(&first, &matcher.resolve(&reply));
+        prop_assert!(in_range(&first, refs.len()), "{:?}", first);
+        if !multi {
+            prop_assert!(!matches!(first, Resolution::Choices(_)));
+        }
+    }
+
+    #[test]
+    fn ask_matcher_never_panics(reply in reply_strategy(), open in proptest::collection::vec(0usize..5, 0..5)) {
+        let question = |id: &str, kind: QuestionKind, labels: &[&str]| Question {
+            id: id.to_owned(),
+            header: id.to_owned(),
+            text: format!("{id}?"),
+            kind,
+            options: labels.iter().map(|l| Choice {
+                label: (*l).to_owned(), description: None, value: None, recommended: false, prompt: None,
+            }).collect(),
+            default: None,
+            placeholder: None,
+            required: true,
+            letters: false,
+        };
+        let ask = Ask {
+            title: None,
+            questions: vec![
+                question("deploy", QuestionKind::Single, &["Staging", "Production"]),
+                question("notify", QuestionKind::Multi, &["Team", "On-call", "Nobody"]),
+                question("go", QuestionKind::Confirm, &[]),
+                question("notes", QuestionKind::Textarea, &[]),
+            ],
+            timeout_seconds: 900,
+            target: None,
+        };
+        let matcher = AskMatcher::new(&ask);
+        let resolved = matcher.resolve(&reply, &open);
+        prop_assert_eq!(&resolved, &matcher.resolve(&reply, &open));
+        for (q, _) in &resolved {
+            prop_assert!(open.contains(q));
+        }
+    }
+}
