@@ -1,0 +1,1131 @@
+//! The JSON dialects: canonical / OpenClaw `ask_user` / Claude Code
+//! `AskUserQuestion`, LLM Wiki `user.ask`, tool-call wrappers around them
+//! and bare question arrays.
+//!
+//! Only the known structure is walked (wrappers, questions, options), so
+//! arbitrarily deep input costs nothing and cannot overflow the stack.
+
+use serde_json::{Map, Value};
+
+use super::options::{self, RawOption};
+use super::{Report, chars, field, here, ids, item};
+use crate::model::limits::{
+    DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
+    MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS,
+};
+use crate::model::{Ask, Choice, Question, QuestionKind, Target};
+
+/// Longest title, description, placeholder or default text, in characters.
+const MAX_TEXT_CHARS: usize = MAX_QUESTION_CHARS;
+/// Longest agent-choice prompt, in characters.
+const MAX_PROMPT_CHARS: usize = 10_000;
+/// Longest id an agent may give, in characters.
+const MAX_ID_CHARS: usize = 64;
+/// Tool-call wrappers unwrapped at most this deep.
+const MAX_WRAPPERS: usize = 4;
+/// Beyond this many options, they are counted but not read one by one.
+const MAX_OPTIONS_READ: usize = MAX_OPTIONS * 4;
+
+/// Keys naming the tool in a tool-call wrapper.
+const TOOL_KEYS: &[&str] = &["name", "tool", "action", "tool_name"];
+/// Keys holding the tool's input in a tool-call wrapper.
+const INPUT_KEYS: &[&str] = &["input", "arguments", "params", "parameters", "tool_input"];
+/// The tool names askbridge answers to, as written in errors.
+const TOOL_NAMES: &str = "ask_user, AskUserQuestion, ask_user_question, user.ask or user_input.ask";
+
+/// Reads a JSON ask in any dialect. Errors go to `report`.
+pub(crate) fn read(value: &Value, report: &mut Report) -> Option<Ask> {
+    read_at(value, "", 0, report)
+}
+
+fn read_at(value: &Value, base: &str, depth: usize, report: &mut Report) -> Option<Ask> {
+    match value {
+        Value::Array(items) => {
+            let questions = read_questions(items, base, true, report);
+            finish(None, questions, DEFAULT_TIMEOUT_SECONDS, None, report)
+        }
+        Value::Object(map) => read_object(map, base, depth, report),
+        other => {
+            report.error(
+                here(base),
+                format!(
+                    "expected an ask object or an array of questions, got {}",
+                    kind_of(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn read_object(
+    map: &Map<String, Value>,
+    base: &str,
+    depth: usize,
+    report: &mut Report,
+) -> Option<Ask> {
+    let tool = TOOL_KEYS.iter().find_map(|&k| map.get(k).map(|v| (k, v)));
+    let input = INPUT_KEYS.iter().find_map(|&k| map.get(k).map(|v| (k, v)));
+    let has_questions = ["questions", "fields", "question"]
+        .iter()
+        .any(|k| map.contains_key(*k));
+    // The key naming askbridge's tool, when one does. Beside inline
+    // questions, `name` may be the form's own name rather than a tool's; it
+    // is then an unknown field like any other.
+    let mut tool_key = None;
+    if let Some((key, name)) = tool {
+        let path = field(base, key);
+        match name {
+            Value::String(name) if is_ask_tool(name) => tool_key = Some(key),
+            _ if key == "name" && has_questions && input.is_none() => {}
+            Value::String(name) => {
+                report.error(
+                    path,
+                    format!("unknown tool \"{name}\"; expected {TOOL_NAMES}"),
+                );
+                return None;
+            }
+            other => {
+                report.error(
+                    path,
+                    format!("expected a tool name string, got {}", kind_of(other)),
+                );
+                return None;
+            }
+        }
+    }
+    if let Some((key, input)) = input.filter(|_| !has_questions) {
+        let path = field(base, key);
+        if depth >= MAX_WRAPPERS {
+            report.error(path, "tool-call wrappers nested too deeply");
+            return None;
+        }
+        return match input {
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Ok(inner) => read_at(&inner, &path, depth + 1, report),
+                Err(error) => {
+                    report.error(path, format!("expected the tool input as JSON, got a string that is not JSON ({error})"));
+                    None
+                }
+            },
+            inner => read_at(inner, &path, depth + 1, report),
+        };
+    }
+    if depth < MAX_WRAPPERS
+        && !has_questions
+        && let Some(Value::Object(function)) = map.get("function")
+    {
+        // OpenAI's `{"type": "function", "function": {"name", "arguments"}}`.
+        return read_object(function, &field(base, "function"), depth + 1, report);
+    }
+    read_ask(map, base, tool_key, report)
+}
+
+/// Whether a tool name is one of askbridge's ask tool's names, ignoring
+/// case, separators and an MCP (`mcp__server__`) or `functions.` prefix.
+fn is_ask_tool(name: &str) -> bool {
+    let name = name.trim();
+    let name = match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map_or(rest, |(_, tool)| tool),
+        None => name,
+    };
+    let name = name.strip_prefix("functions.").unwrap_or(name);
+    let squashed: String = name
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    matches!(
+        squashed.as_str(),
+        "userask" | "userinputask" | "askuserquestion" | "askuser"
+    )
+}
+
+/// Keys of the ask object.
+const ASK_KEYS: &[&str] = &[
+    "title",
+    "description",
+    "questions",
+    "fields",
+    "timeoutSeconds",
+    "timeout_seconds",
+    "timeout",
+    "to",
+    "target",
+];
+
+fn read_ask(
+    map: &Map<String, Value>,
+    base: &str,
+    tool_key: Option<&str>,
+    report: &mut Report,
+) -> Option<Ask> {
+    let single = !map.contains_key("questions")
+        && !map.contains_key("fields")
+        && map.contains_key("question");
+    for key in map.keys() {
+        let known = ASK_KEYS.contains(&key.as_str())
+            || Some(key.as_str()) == tool_key
+            || (single && QUESTION_KEYS.contains(&key.as_str()));
+        if !known {
+            report.warn(field(base, key), "unknown field ignored");
+        }
+    }
+    let title = text_field(map, base, "title", MAX_TEXT_CHARS, report);
+    // In the single-question form, `description` is the question's.
+    let description = if single {
+        None
+    } else {
+        text_field(map, base, "description", MAX_TEXT_CHARS, report)
+    };
+    let timeout = read_timeout(map, base, report);
+    let target = read_target(map, base, report);
+
+    let mut questions = if single {
+        report.warn(
+            here(base),
+            "read as a single question; send questions as \"questions\": [ … ]",
+        );
+        match read_question(&Value::Object(map.clone()), base, true, report) {
+            Some(draft) => assign_ids(vec![draft], base, false, report),
+            None => Vec::new(),
+        }
+    } else {
+        let (key, value) = match (map.get("questions"), map.get("fields")) {
+            (Some(q), Some(_)) => {
+                report.warn(field(base, "fields"), "ignored: questions is given too");
+                ("questions", q)
+            }
+            (Some(q), None) => ("questions", q),
+            (None, Some(f)) => ("fields", f),
+            (None, None) => {
+                report.error(
+                    field(base, "questions"),
+                    "missing; expected an array of 1–12 questions",
+                );
+                return None;
+            }
+        };
+        let path = field(base, key);
+        match value {
+            Value::Array(items) => read_questions(items, &path, key == "questions", report),
+            other => {
+                report.error(
+                    path,
+                    format!("expected an array of questions, got {}", kind_of(other)),
+                );
+                return None;
+            }
+        }
+    };
+
+    if let Some(description) = description {
+        let path = field(base, "description");
+        match questions.first_mut() {
+            Some(first) if chars(&first.text) + chars(&description) + 2 <= MAX_QUESTION_CHARS => {
+                first.text = format!("{description}\n\n{}", first.text);
+                report.warn(path, "moved into the first question's text");
+            }
+            _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
+        }
+    }
+    finish(title, questions, timeout, target, report)
+}
+
+/// The ask, unless an error was recorded. An ask left without questions
+/// (its only question dropped) is an error here.
+fn finish(
+    title: Option<String>,
+    questions: Vec<Question>,
+    timeout_seconds: u32,
+    target: Option<Target>,
+    report: &mut Report,
+) -> Option<Ask> {
+    if questions.is_empty() && report.error_count() == 0 {
+        report.no_question_left(super::ROOT);
+    }
+    (report.error_count() == 0).then_some(Ask {
+        title,
+        questions,
+        timeout_seconds,
+        target,
+    })
+}
+
+/// Reads an array of questions at `path`. `strict_dialect` is whether the
+/// array is `questions` (not LLM Wiki's `fields`), which brings the
+/// 4-question soft limit of OpenClaw and Claude Code when ids are missing.
+fn read_questions(
+    items: &[Value],
+    path: &str,
+    strict_dialect: bool,
+    report: &mut Report,
+) -> Vec<Question> {
+    if items.len() > MAX_QUESTIONS {
+        report.error(
+            here(path),
+            format!(
+                "an ask has at most {MAX_QUESTIONS} questions, got {}",
+                items.len()
+            ),
+        );
+        return Vec::new();
+    }
+    let errors_before = report.error_count();
+    let drafts: Vec<Draft> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, value)| read_question(value, &item(path, index), false, report))
+        .collect();
+    if report.error_count() > errors_before {
+        return Vec::new();
+    }
+    if items.is_empty() {
+        report.error(here(path), "an ask needs at least 1 question, got 0");
+        return Vec::new();
+    }
+    if drafts.is_empty() {
+        report.no_question_left(here(path));
+        return Vec::new();
+    }
+    let strict = strict_dialect && drafts.iter().any(|d| d.id.is_none());
+    assign_ids(drafts, path, strict, report)
+}
+
+/// A question read from JSON, before ids are assigned.
+#[derive(Debug)]
+struct Draft {
+    /// `questions[2]`.
+    path: String,
+    /// The id the agent gave, trimmed and non-empty.
+    id: Option<String>,
+    /// Texts to derive an id from when none is given, best first.
+    id_sources: Vec<String>,
+    question: Question,
+}
+
+/// Gives every question a unique id: the agent's ids first (suffixed
+/// `_2`, `_3` when repeated, with a warning), then derived ones.
+fn assign_ids(drafts: Vec<Draft>, path: &str, strict: bool, report: &mut Report) -> Vec<Question> {
+    if strict && drafts.len() > MAX_QUESTIONS_STRICT {
+        report.warn(
+            here(path),
+            format!(
+                "{} questions; the tool asks for at most {MAX_QUESTIONS_STRICT}, accepted up to {MAX_QUESTIONS}",
+                drafts.len()
+            ),
+        );
+    }
+    let mut taken: Vec<String> = Vec::with_capacity(drafts.len());
+    let mut given: Vec<Option<String>> = Vec::with_capacity(drafts.len());
+    for draft in &drafts {
+        given.push(draft.id.as_ref().map(|id| {
+            let unique = ids::unique(id, &taken);
+            if unique != *id {
+                report.warn(
+                    field(&draft.path, "id"),
+                    format!("duplicate id \"{id}\" renamed to \"{unique}\""),
+                );
+            }
+            taken.push(unique.clone());
+            unique
+        }));
+    }
+    let mut questions = Vec::with_capacity(drafts.len());
+    for (position, (draft, id)) in drafts.into_iter().zip(given).enumerate() {
+        let id = id.unwrap_or_else(|| {
+            let base = draft
+                .id_sources
+                .iter()
+                .map(|text| ids::snake_id(text))
+                .find(|id| !id.is_empty())
+                .unwrap_or_else(|| format!("q{}", position + 1));
+            let unique = ids::unique(&base, &taken);
+            taken.push(unique.clone());
+            unique
+        });
+        questions.push(Question {
+            id,
+            ..draft.question
+        });
+    }
+    questions
+}
+
+/// Keys of a question object.
+const QUESTION_KEYS: &[&str] = &[
+    "id",
+    "header",
+    "question",
+    "text",
+    "label",
+    "description",
+    "type",
+    "multiSelect",
+    "multiselect",
+    "multi_select",
+    "multiple",
+    "options",
+    "choices",
+    "default",
+    "defaultValue",
+    "default_value",
+    "placeholder",
+    "required",
+    "letters",
+];
+
+/// Reads one question. `None` means dropped (with a warning) or refused
+/// (with errors). `embedded` is set when the question is the ask object
+/// itself, whose ask-level keys are not the question's.
+fn read_question(value: &Value, path: &str, embedded: bool, report: &mut Report) -> Option<Draft> {
+    let map = match value {
+        Value::Object(map) => map,
+        Value::String(text) if !text.trim().is_empty() => {
+            report.warn(path, "a plain string read as a free-text question");
+            let text = text.trim().to_owned();
+            let length = chars(&text);
+            if length > MAX_QUESTION_CHARS {
+                report.error(
+                    path,
+                    format!(
+                        "a question text is at most {MAX_QUESTION_CHARS} characters, got {length}"
+                    ),
+                );
+                return None;
+            }
+            return Some(Draft {
+                path: path.to_owned(),
+                id: None,
+                id_sources: vec![text.clone()],
+                question: Question {
+                    id: String::new(),
+                    header: ids::derive_header(&text),
+                    text,
+                    kind: QuestionKind::Text,
+                    options: Vec::new(),
+                    default: None,
+                    placeholder: None,
+                    required: true,
+                    letters: false,
+                },
+            });
+        }
+        other => {
+            report.error(
+                here(path),
+                format!("expected a question object, got {}", kind_of(other)),
+            );
+            return None;
+        }
+    };
+    let declared = read_type(map, path, report)?;
+    if !embedded {
+        for key in map.keys() {
+            if !QUESTION_KEYS.contains(&key.as_str()) {
+                report.warn(field(path, key), "unknown field ignored");
+            }
+        }
+    }
+    let errors_before = report.error_count();
+
+    let id = read_id(map, path, report);
+    let header = text_field(map, path, "header", MAX_TEXT_CHARS, report);
+    let question = string_field(map, path, "question", report);
+    let text_alias = string_field(map, path, "text", report);
+    let label = string_field(map, path, "label", report);
+    let description = text_field(map, path, "description", MAX_TEXT_CHARS, report);
+    let placeholder = text_field(map, path, "placeholder", MAX_TEXT_CHARS, report);
+    let required = read_bool(map, path, "required", report).unwrap_or(true);
+    let letters = read_bool(map, path, "letters", report);
+    let multi_select = ["multiSelect", "multiselect", "multi_select", "multiple"]
+        .iter()
+        .find_map(|k| read_bool(map, path, k, report));
+    let (options_key, raw_options, unreadable) = read_raw_options(map, path, report);
+
+    // The question text: `question`, else `text`, else LLM Wiki's `label`
+    // (which names the header when `question` or `text` is given too).
+    let (text_key, text, label_header) = match (question, text_alias, label) {
+        (Some(question), text, label) => {
+            if text.is_some() {
+                report.warn(field(path, "text"), "ignored: question is given too");
+            }
+            ("question", question, label)
+        }
+        (None, Some(text), label) => ("text", text, label),
+        (None, None, Some(label)) => ("label", label, None),
+        (None, None, None) => {
+            let key = ["question", "text", "label"]
+                .into_iter()
+                .find(|k| map.contains_key(*k))
+                .unwrap_or("question");
+            (key, String::new(), None)
+        }
+    };
+    let mut text = if text.is_empty() {
+        match header.as_ref().or(label_header.as_ref()) {
+            Some(header) => header.clone(),
+            None => {
+                report.error(field(path, text_key), "a question needs text, got none");
+                return None;
+            }
+        }
+    } else {
+        text
+    };
+    let own_text = text.clone();
+    if let Some(description) = description {
+        let description_path = field(path, "description");
+        if chars(&text) + chars(&description) + 2 <= MAX_QUESTION_CHARS {
+            text = format!("{text}\n\n{description}");
+            report.warn(description_path, "moved into the question text");
+        } else {
+            report.warn(
+                description_path,
+                "dropped: it does not fit in the question text",
+            );
+        }
+    }
+    let length = chars(&text);
+    if length > MAX_QUESTION_CHARS {
+        report.error(
+            field(path, text_key),
+            format!("a question text is at most {MAX_QUESTION_CHARS} characters, got {length}"),
+        );
+    }
+
+    // The header chip, and what an id is derived from.
+    let id_sources: Vec<String> = header
+        .iter()
+        .chain(label_header.iter())
+        .cloned()
+        .chain([own_text.clone()])
+        .collect();
+    let header = match header.or(label_header) {
+        Some(given) => {
+            let cut = ids::cut_header(&given);
+            if cut != given {
+                report.warn(
+                    field(path, "header"),
+                    format!("cut to {MAX_HEADER_CHARS} characters: \"{cut}\""),
+                );
+            }
+            cut
+        }
+        None => ids::derive_header(&own_text),
+    };
+
+    // The kind.
+    let has_raw_options = raw_options.as_ref().is_some_and(|o| !o.is_empty());
+    let kind = match (declared, multi_select) {
+        (Some(QuestionKind::Single) | None, Some(true)) => QuestionKind::Multi,
+        (Some(QuestionKind::Multi), Some(false)) => {
+            report.warn(
+                field(path, "multiSelect"),
+                "ignored: false contradicts type \"multi\"",
+            );
+            QuestionKind::Multi
+        }
+        (Some(kind), Some(true)) if !kind.has_options() => {
+            report.warn(
+                field(path, "multiSelect"),
+                format!("ignored: a {} question has no options", kind.as_str()),
+            );
+            kind
+        }
+        (Some(kind), _) => kind,
+        (None, _) if has_raw_options => QuestionKind::Single,
+        (None, _) => QuestionKind::Text,
+    };
+
+    // The options.
+    let options_path = field(path, options_key);
+    let raw_options = raw_options?;
+    let choices = if kind.has_options() {
+        if raw_options.is_empty() && unreadable == 0 {
+            report.drop_question(
+                here(path),
+                format!(
+                    "question dropped: {} needs options, got none",
+                    options::kind_phrase(kind)
+                ),
+            );
+            return None;
+        }
+        options::sanitize(&options_path, kind, raw_options, unreadable, report)?
+    } else {
+        if !raw_options.is_empty() {
+            report.warn(
+                &options_path,
+                format!("ignored: a {} question has no options", kind.as_str()),
+            );
+        }
+        Vec::new()
+    };
+    let letters = match letters {
+        Some(true) if !kind.has_options() => {
+            report.warn(
+                field(path, "letters"),
+                format!("ignored: a {} question has no options", kind.as_str()),
+            );
+            false
+        }
+        letters => letters.unwrap_or(false),
+    };
+    let default = read_default(map, path, kind, &choices, report);
+
+    if report.error_count() > errors_before {
+        return None;
+    }
+    Some(Draft {
+        path: path.to_owned(),
+        id,
+        id_sources,
+        question: Question {
+            id: String::new(),
+            header,
+            text,
+            kind,
+            options: choices,
+            default,
+            placeholder,
+            required,
+            letters,
+        },
+    })
+}
+
+/// Reads the agent's id: a string or a number, trimmed; empty means none.
+fn read_id(map: &Map<String, Value>, path: &str, report: &mut Report) -> Option<String> {
+    let id = string_field(map, path, "id", report)?;
+    let length = chars(&id);
+    if length > MAX_ID_CHARS {
+        report.error(
+            field(path, "id"),
+            format!("an id is at most {MAX_ID_CHARS} characters, got {length}"),
+        );
+        return None;
+    }
+    Some(id)
+}
+
+/// Reads `type`; `Err`-like `None` return means the question is dropped.
+/// The inner `None` means no type was given.
+fn read_type(
+    map: &Map<String, Value>,
+    path: &str,
+    report: &mut Report,
+) -> Option<Option<QuestionKind>> {
+    let type_path = field(path, "type");
+    let name = match map.get("type") {
+        None | Some(Value::Null) => return Some(None),
+        Some(Value::String(name)) => name,
+        Some(other) => {
+            report.error(
+                type_path,
+                format!("expected a type name string, got {}", kind_of(other)),
+            );
+            return Some(None);
+        }
+    };
+    let squashed: String = name
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let kind = match squashed.as_str() {
+        "" => return Some(None),
+        "single" | "radio" | "select" | "singlechoice" | "singleselect" | "choice" | "dropdown" => {
+            QuestionKind::Single
+        }
+        "multi" | "multiple" | "checkbox" | "checkboxes" | "multichoice" | "multiselect" => {
+            QuestionKind::Multi
+        }
+        "text" | "input" | "string" | "shorttext" => QuestionKind::Text,
+        "textarea" | "longtext" | "paragraph" => QuestionKind::Textarea,
+        "confirm" | "boolean" | "bool" | "switch" | "yesno" | "toggle" => QuestionKind::Confirm,
+        _ => {
+            report.drop_question(
+                type_path,
+                format!("question dropped: unknown type \"{name}\"; expected single, multi, text, textarea or confirm"),
+            );
+            return None;
+        }
+    };
+    Some(Some(kind))
+}
+
+/// Reads `options` (or `choices`): objects or plain strings. Returns the
+/// key used, the options read, and how many could not be read (each with
+/// an error recorded). `None` options means the list itself was refused.
+fn read_raw_options(
+    map: &Map<String, Value>,
+    path: &str,
+    report: &mut Report,
+) -> (&'static str, Option<Vec<RawOption>>, usize) {
+    let (key, value) = match (map.get("options"), map.get("choices")) {
+        (Some(v), _) if !v.is_null() => ("options", v),
+        (_, Some(v)) if !v.is_null() => ("choices", v),
+        _ => return ("options", Some(Vec::new()), 0),
+    };
+    let options_path = field(path, key);
+    let items = match value {
+        Value::Array(items) => items,
+        other => {
+            report.error(
+                options_path,
+                format!("expected an array, got {}", kind_of(other)),
+            );
+            return (key, None, 0);
+        }
+    };
+    if items.len() > MAX_OPTIONS_READ {
+        report.error(
+            options_path,
+            format!(
+                "a question has at most {MAX_OPTIONS} options, got {}",
+                items.len()
+            ),
+        );
+        return (key, None, 0);
+    }
+    let mut raw = Vec::with_capacity(items.len());
+    let mut unreadable = 0;
+    for (index, value) in items.iter().enumerate() {
+        match read_option(value, &item(&options_path, index), report) {
+            Some(option) => raw.push(option),
+            None => unreadable += 1,
+        }
+    }
+    (key, Some(raw), unreadable)
+}
+
+/// Keys of an option object.
+const OPTION_KEYS: &[&str] = &[
+    "label",
+    "title",
+    "text",
+    "name",
+    "description",
+    "value",
+    "recommended",
+    "prompt",
+];
+
+fn read_option(value: &Value, path: &str, report: &mut Report) -> Option<RawOption> {
+    let raw = |label: String| RawOption {
+        path: path.to_owned(),
+        label,
+        description: None,
+        value: None,
+        recommended: false,
+        prompt: None,
+        derived: false,
+    };
+    let map = match value {
+        Value::String(label) => return Some(raw(label.trim().to_owned())),
+        Value::Number(number) => return Some(raw(number.to_string())),
+        Value::Object(map) => map,
+        other => {
+            report.error(
+                path,
+                format!(
+                    "expected an option object or a label string, got {}",
+                    kind_of(other)
+                ),
+            );
+            return None;
+        }
+    };
+    for key in map.keys() {
+        if !OPTION_KEYS.contains(&key.as_str()) {
+            report.warn(field(path, key), "unknown field ignored");
+        }
+    }
+    let label = ["label", "title", "text", "name"]
+        .iter()
+        .find(|k| map.get(**k).is_some_and(|v| !v.is_null()))
+        .and_then(|k| string_field(map, path, k, report));
+    let description = text_field(map, path, "description", MAX_TEXT_CHARS, report);
+    let value = string_field(map, path, "value", report);
+    let recommended = read_bool(map, path, "recommended", report).unwrap_or(false);
+    let prompt = text_field(map, path, "prompt", MAX_PROMPT_CHARS, report);
+    let label = match (label, &value) {
+        (Some(label), _) => label,
+        (None, Some(value)) => value.clone(),
+        (None, None) => String::new(),
+    };
+    if let Some(value) = &value
+        && chars(value) > MAX_TEXT_CHARS
+    {
+        report.error(
+            field(path, "value"),
+            format!(
+                "a value is at most {MAX_TEXT_CHARS} characters, got {}",
+                chars(value)
+            ),
+        );
+    }
+    Some(RawOption {
+        path: path.to_owned(),
+        label,
+        description,
+        value,
+        recommended,
+        prompt,
+        derived: false,
+    })
+}
+
+/// Reads `default` (or `defaultValue`) against the final options.
+/// Defaults that name no option are dropped with a warning.
+fn read_default(
+    map: &Map<String, Value>,
+    path: &str,
+    kind: QuestionKind,
+    choices: &[Choice],
+    report: &mut Report,
+) -> Option<Vec<String>> {
+    let (key, value) = ["default", "defaultValue", "default_value"]
+        .iter()
+        .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))?;
+    let default_path = field(path, key);
+    let items: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        single => vec![single],
+    };
+    let mut texts = Vec::with_capacity(items.len());
+    for value in &items {
+        match value {
+            Value::String(s) => texts.push(s.trim().to_owned()),
+            Value::Number(n) => texts.push(n.to_string()),
+            Value::Bool(b) if kind == QuestionKind::Confirm => {
+                texts.push(if *b { "yes" } else { "no" }.to_owned());
+            }
+            other => {
+                report.error(
+                    &default_path,
+                    format!(
+                        "expected a string or an array of strings, got {}",
+                        kind_of(other)
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    texts.retain(|t| !t.is_empty());
+    if texts.is_empty() {
+        return None;
+    }
+    match kind {
+        QuestionKind::Single | QuestionKind::Multi => {
+            if kind == QuestionKind::Single && texts.len() > 1 {
+                report.warn(
+                    default_path,
+                    format!(
+                        "dropped: a single-choice question has one default, got {}",
+                        texts.len()
+                    ),
+                );
+                return None;
+            }
+            let mut labels: Vec<String> = Vec::with_capacity(texts.len());
+            for text in &texts {
+                match options::find(choices, text) {
+                    Some(index) => {
+                        let label = &choices[index].label;
+                        if !labels.contains(label) {
+                            labels.push(label.clone());
+                        }
+                    }
+                    None => {
+                        report.warn(
+                            default_path,
+                            format!("dropped: \"{text}\" is not one of the options"),
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(labels)
+        }
+        QuestionKind::Confirm => {
+            let answer = match texts.as_slice() {
+                [one] => match one.to_lowercase().as_str() {
+                    "yes" | "y" | "true" => Some("yes"),
+                    "no" | "n" | "false" => Some("no"),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match answer {
+                Some(answer) => Some(vec![answer.to_owned()]),
+                None => {
+                    report.warn(default_path, "dropped: a confirm default is yes or no");
+                    None
+                }
+            }
+        }
+        QuestionKind::Text | QuestionKind::Textarea => match texts.as_slice() {
+            [one] if chars(one) <= MAX_TEXT_CHARS => Some(vec![one.clone()]),
+            [one] => {
+                report.error(
+                    default_path,
+                    format!(
+                        "a default text is at most {MAX_TEXT_CHARS} characters, got {}",
+                        chars(one)
+                    ),
+                );
+                None
+            }
+            _ => {
+                report.warn(
+                    default_path,
+                    format!(
+                        "dropped: a text question has one default, got {}",
+                        texts.len()
+                    ),
+                );
+                None
+            }
+        },
+    }
+}
+
+/// Reads `timeoutSeconds` (or `timeout_seconds`, `timeout`): default 900,
+/// clamped to 30–3600; numeric strings and fractions are read with a warning.
+fn read_timeout(map: &Map<String, Value>, base: &str, report: &mut Report) -> u32 {
+    let Some((key, value)) = ["timeoutSeconds", "timeout_seconds", "timeout"]
+        .iter()
+        .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))
+    else {
+        return DEFAULT_TIMEOUT_SECONDS;
+    };
+    let path = field(base, key);
+    let seconds: f64 = match value {
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i as f64,
+            (None, Some(f)) => f,
+            (None, None) => DEFAULT_TIMEOUT_SECONDS.into(),
+        },
+        Value::String(s) => {
+            let trimmed = s.trim();
+            let digits = trimmed
+                .strip_suffix("seconds")
+                .or_else(|| trimmed.strip_suffix('s'))
+                .unwrap_or(trimmed)
+                .trim();
+            match digits.parse::<f64>() {
+                Ok(f) if f.is_finite() => {
+                    report.warn(
+                        &path,
+                        format!("expected a number, read the string \"{s}\" as {f}"),
+                    );
+                    f
+                }
+                _ => {
+                    report.error(path, "expected a number of seconds, got a string");
+                    return DEFAULT_TIMEOUT_SECONDS;
+                }
+            }
+        }
+        other => {
+            report.error(
+                path,
+                format!("expected a number of seconds, got {}", kind_of(other)),
+            );
+            return DEFAULT_TIMEOUT_SECONDS;
+        }
+    };
+    let rounded = seconds.round();
+    if rounded != seconds {
+        report.warn(&path, format!("rounded {seconds} to {rounded}"));
+    }
+    let (min, max) = (
+        f64::from(MIN_TIMEOUT_SECONDS),
+        f64::from(MAX_TIMEOUT_SECONDS),
+    );
+    if rounded < min {
+        report.warn(
+            path,
+            format!("{rounded} is below the minimum; clamped to {MIN_TIMEOUT_SECONDS}"),
+        );
+        MIN_TIMEOUT_SECONDS
+    } else if rounded > max {
+        report.warn(
+            path,
+            format!("{rounded} is above the maximum; clamped to {MAX_TIMEOUT_SECONDS}"),
+        );
+        MAX_TIMEOUT_SECONDS
+    } else {
+        // Whole and within 30..=3600, so the conversion is exact.
+        rounded as u32
+    }
+}
+
+/// Reads `to` (or `target`): a target string or `{channel, chat, thread, user}`.
+fn read_target(map: &Map<String, Value>, base: &str, report: &mut Report) -> Option<Target> {
+    let (key, value) = ["to", "target"]
+        .iter()
+        .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))?;
+    let path = field(base, key);
+    let result = match value {
+        Value::String(s) if s.trim().is_empty() => return None,
+        Value::String(s) => Target::parse(s),
+        Value::Object(parts) => {
+            const PART_KEYS: &[&str] = &[
+                "channel",
+                "chat",
+                "chatId",
+                "chat_id",
+                "thread",
+                "threadId",
+                "thread_id",
+                "threadTs",
+                "thread_ts",
+                "user",
+                "userId",
+                "user_id",
+            ];
+            for key in parts.keys() {
+                if !PART_KEYS.contains(&key.as_str()) {
+                    report.warn(field(&path, key), "unknown field ignored");
+                }
+            }
+            let errors_before = report.error_count();
+            let mut part = |keys: &[&str]| {
+                keys.iter()
+                    .find(|k| parts.get(**k).is_some_and(|v| !v.is_null()))
+                    .and_then(|k| match parts.get(*k) {
+                        Some(Value::String(s)) => Some(s.trim().to_owned()),
+                        Some(Value::Number(n)) => Some(n.to_string()),
+                        Some(other) => {
+                            report.error(
+                                field(&path, k),
+                                format!("expected a string or a number, got {}", kind_of(other)),
+                            );
+                            None
+                        }
+                        None => None,
+                    })
+                    .filter(|s| !s.is_empty())
+            };
+            let channel = part(&["channel"]);
+            let chat = part(&["chat", "chatId", "chat_id"]);
+            let thread = part(&["thread", "threadId", "thread_id", "threadTs", "thread_ts"]);
+            let user = part(&["user", "userId", "user_id"]);
+            if report.error_count() > errors_before {
+                return None;
+            }
+            let Some(channel) = channel else {
+                report.error(
+                    field(&path, "channel"),
+                    "missing; expected telegram, discord, slack or web",
+                );
+                return None;
+            };
+            Target::from_parts(
+                &channel,
+                chat.as_deref(),
+                thread.as_deref(),
+                user.as_deref(),
+            )
+        }
+        other => {
+            report.error(
+                path,
+                format!("expected a target string or object, got {}", kind_of(other)),
+            );
+            return None;
+        }
+    };
+    match result {
+        Ok(target) => Some(target),
+        Err(error) => {
+            report.error(path, error.to_string());
+            None
+        }
+    }
+}
+
+/// Reads an optional string (numbers are written as strings), trimmed;
+/// empty means absent.
+fn string_field(
+    map: &Map<String, Value>,
+    base: &str,
+    key: &str,
+    report: &mut Report,
+) -> Option<String> {
+    match map.get(key)? {
+        Value::Null => None,
+        Value::String(s) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+        Value::Number(n) => Some(n.to_string()),
+        other => {
+            report.error(
+                field(base, key),
+                format!("expected a string, got {}", kind_of(other)),
+            );
+            None
+        }
+    }
+}
+
+/// Like [`string_field`], refusing text longer than `max` characters.
+fn text_field(
+    map: &Map<String, Value>,
+    base: &str,
+    key: &str,
+    max: usize,
+    report: &mut Report,
+) -> Option<String> {
+    let text = string_field(map, base, key, report)?;
+    let length = chars(&text);
+    if length > max {
+        report.error(
+            field(base, key),
+            format!("a {key} is at most {max} characters, got {length}"),
+        );
+        return None;
+    }
+    Some(text)
+}
+
+/// Reads an optional boolean; `"true"`/`"false"`/`"yes"`/`"no"` and `0`/`1`
+/// are read with a warning.
+fn read_bool(map: &Map<String, Value>, base: &str, key: &str, report: &mut Report) -> Option<bool> {
+    let value = map.get(key)?;
+    let path = field(base, key);
+    let read = match value {
+        Value::Null => return None,
+        Value::Bool(b) => return Some(*b),
+        Value::String(s) => match s.trim().to_lowercase().as_str() {
+            "true" | "yes" => Some(true),
+            "false" | "no" => Some(false),
+            _ => None,
+        },
+        Value::Number(n) => match n.as_u64() {
+            Some(1) => Some(true),
+            Some(0) => Some(false),
+            _ => None,
+        },
+        _ => None,
+    };
+    match read {
+        Some(b) => report.warn(path, format!("expected a boolean, read {value} as {b}")),
+        None => report.error(path, format!("expected a boolean, got {}", kind_of(value))),
+    }
+    read
+}
+
+/// "a string", "an array", … for error messages.
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
