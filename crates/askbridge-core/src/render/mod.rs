@@ -1,0 +1,27 @@
+//! Rendering (SPEC §4): the render decision and the platform-neutral view.
+//!
+//! Everything a channel is sent is decided here, once: [`decide`] picks
+//! native buttons, numbered text or rich steps for a channel's
+//! [`Capabilities`]; [`view`] builds the [`View`] an adapter only draws;
+//! [`text_prompt`] is the numbered plain-text prompt; [`split_message`]
+//! and [`cut`] keep texts within platform limits; [`status_line`] is the
+//! line added when an ask ends; [`callback_key`] is the opaque button
+//! payload. Every fixed phrase is in one table per [`Locale`].
+//!
+//! Pure: no I/O, no clock; the output depends only on the arguments.
+
+mod callback;
+mod decide;
+mod locale;
+mod split;
+mod text;
+mod view;
+
+pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, parse_callback_key};
+pub use decide::{Capabilities, Mode, decide};
+pub use locale::{Locale, Strings, fill};
+pub use split::{cut, split_message, text_len};
+pub use text::{EndState, status_line, text_prompt};
+pub use view::{
+    Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, TextView, View, rich_step, view,
+};

@@ -1,0 +1,395 @@
+//! The numbered plain-text prompt (SPEC §4) and the status line shown when
+//! an ask ends, plus the line formatting the other views share.
+//!
+//! Options are numbered `1.` `2.` (or lettered `A.` `B.`), questions are
+//! labelled `Q1` `Q2`, so question and option numbers never collide. Every
+//! fixed phrase comes from [`super::locale`]; the output depends on nothing
+//! but the ask and the locale.
+
+use crate::model::{
+    Ask, Choice, Question, QuestionKind, has_recommended_marker, strip_recommended_marker,
+};
+
+use super::locale::{Locale, Strings, fill};
+use super::split::{cut, text_len};
+
+/// The marker shown after a recommended option's label.
+pub(super) const RECOMMENDED_MARK: &str = "⭐";
+
+/// Longest default or placeholder shown in a hint.
+const MAX_HINT_VALUE_CHARS: usize = 60;
+/// Longest answer summary in a status line.
+const MAX_SUMMARY_CHARS: usize = 160;
+/// Longest name in a status line.
+const MAX_NAME_CHARS: usize = 48;
+/// Room a status line (plus the blank line before it) may need; views keep
+/// this much of a message free so the final edit always fits.
+pub(super) const STATUS_RESERVE: usize = 256;
+
+/// How an ask ended, for its status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndState<'a> {
+    /// Answered; `summary` is the short answer ("Staging"), `by` the name
+    /// of who answered, when known.
+    Answered {
+        /// Short answer text, one line.
+        summary: &'a str,
+        /// Display name of who answered.
+        by: Option<&'a str>,
+    },
+    /// The person skipped the ask.
+    Skipped,
+    /// Nobody answered in time.
+    Expired,
+    /// The agent cancelled the ask.
+    Cancelled,
+    /// The ask could not be delivered.
+    DeliveryFailed,
+}
+
+/// The one line added to the question message when the ask ends:
+/// `✅ Staging — answered by Alice`, `⏭ Skipped`, `⌛ Expired`,
+/// `✖ Cancelled`, `⚠ Not delivered`. The summary and name are put on one
+/// line and cut, so the line stays under 256 characters.
+pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
+    let s = locale.strings();
+    match end {
+        EndState::Answered { summary, by } => {
+            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            let by = by
+                .map(|name| cut(&one_line(name), MAX_NAME_CHARS))
+                .filter(|name| !name.is_empty());
+            match (summary.is_empty(), by) {
+                (false, Some(name)) => {
+                    format!("✅ {summary} — {}", fill(s.answered_by, &[("name", &name)]))
+                }
+                (false, None) => format!("✅ {summary}"),
+                (true, Some(name)) => {
+                    format!("✅ {}", fill(s.answered_by_alone, &[("name", &name)]))
+                }
+                (true, None) => format!("✅ {}", s.answered),
+            }
+        }
+        EndState::Skipped => format!("⏭ {}", s.skipped),
+        EndState::Expired => format!("⌛ {}", s.expired),
+        EndState::Cancelled => format!("✖ {}", s.cancelled),
+        EndState::DeliveryFailed => format!("⚠ {}", s.delivery_failed),
+    }
+}
+
+/// The numbered plain-text prompt for a whole ask (SPEC §4).
+///
+/// One question: the title (if any) on its own line, the question as
+/// `Header — text`, its options, then a footer. Several questions: an intro
+/// line (`Title — N questions. Answer each on its own line, like "Q1: 2".`),
+/// each question as `Q1 Header — text`, then a footer. Hints after a
+/// question say what else to know: optional, choose any, yes / no, write
+/// your answer (with the placeholder as an example), the default.
+pub fn text_prompt(ask: &Ask, locale: Locale) -> String {
+    let s = locale.strings();
+    let several = ask.questions.len() != 1;
+    let mut out = String::new();
+    let title = ask.title.as_deref().map(one_line).filter(|t| !t.is_empty());
+
+    if several {
+        let count = ask.questions.len().to_string();
+        let example = keyed_example(ask, s);
+        let intro = fill(s.intro_multi, &[("n", &count), ("eg", &example)]);
+        if let Some(title) = &title {
+            out.push_str(title);
+            out.push_str(" — ");
+        }
+        out.push_str(&intro);
+        out.push_str("\n\n");
+    } else if let Some(title) = &title {
+        out.push_str(title);
+        out.push_str("\n\n");
+    }
+
+    for (index, question) in ask.questions.iter().enumerate() {
+        let number = several.then_some(index + 1);
+        let hints = prompt_hints(question, s, several);
+        out.push_str(&question_line(question, number, &hints, s));
+        out.push('\n');
+        if question.kind.has_options() {
+            for (option, choice) in question.options.iter().enumerate() {
+                out.push_str(&option_line(question, option, choice));
+                out.push('\n');
+            }
+        }
+    }
+    if !ask.questions.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(footer(ask, s));
+    out.push_str(s.sentence_sep);
+    out.push_str(s.reply_skip);
+    out
+}
+
+/// The keyed example of the intro, for the first question: `Q1: 2` for a
+/// choice question (`Q1: B` when lettered), `Q1: yes` for a confirm
+/// question, `Q1: your answer` for a text question.
+fn keyed_example(ask: &Ask, s: &Strings) -> String {
+    let answer = match ask.questions.first() {
+        Some(q) if q.kind.has_options() && !q.options.is_empty() => {
+            option_marker(q, q.options.len().min(2) - 1)
+        }
+        Some(q) if q.kind == QuestionKind::Confirm => s.yes_word.to_owned(),
+        _ => s.eg_text_answer.to_owned(),
+    };
+    format!("Q1: {answer}")
+}
+
+/// The footer sentence before "Reply "skip" to skip.".
+fn footer(ask: &Ask, s: &'static Strings) -> &'static str {
+    let choices: Vec<&Question> = ask
+        .questions
+        .iter()
+        .filter(|q| q.kind.has_options() && !q.options.is_empty())
+        .collect();
+    let letters = !choices.is_empty() && choices.iter().all(|q| q.letters);
+    match ask.questions.as_slice() {
+        [only] => match only.kind {
+            QuestionKind::Single if only.letters => s.reply_letter,
+            QuestionKind::Single => s.reply_number,
+            QuestionKind::Multi if only.letters => s.reply_letters,
+            QuestionKind::Multi => s.reply_numbers,
+            QuestionKind::Confirm => s.reply_confirm,
+            QuestionKind::Text | QuestionKind::Textarea => s.reply_text,
+        },
+        _ if choices.is_empty() => s.reply_answers,
+        _ if letters => s.reply_letters,
+        _ => s.reply_numbers,
+    }
+}
+
+/// Hints of a question in the text prompt: optional, what to type, default.
+fn prompt_hints(question: &Question, s: &Strings, several: bool) -> Vec<String> {
+    let mut hints = Vec::new();
+    if !question.required {
+        hints.push(s.hint_optional.to_owned());
+    }
+    let placeholder = question
+        .placeholder
+        .as_deref()
+        .map(clean_placeholder)
+        .filter(|p| !p.is_empty());
+    match question.kind {
+        QuestionKind::Single => {}
+        QuestionKind::Multi => {
+            let count = question.options.len();
+            let picks: &[usize] = match count {
+                0 | 1 => &[0],
+                2 => &[0, 1],
+                _ => &[0, 2],
+            };
+            let example = picks
+                .iter()
+                .map(|&i| option_marker(question, i))
+                .collect::<Vec<_>>()
+                .join(", ");
+            hints.push(fill(s.hint_multi, &[("eg", &example)]));
+        }
+        QuestionKind::Confirm => hints.push(s.hint_confirm.to_owned()),
+        QuestionKind::Textarea if !several => {
+            hints.push(s.hint_textarea.to_owned());
+            if let Some(p) = &placeholder {
+                hints.push(fill(s.hint_eg, &[("eg", p)]));
+            }
+        }
+        QuestionKind::Text | QuestionKind::Textarea => match &placeholder {
+            Some(p) => hints.push(fill(s.hint_text_eg, &[("eg", p)])),
+            None => hints.push(s.hint_text.to_owned()),
+        },
+    }
+    hints.extend(default_hint(question, s));
+    hints
+}
+
+/// Hints of a question drawn with controls (buttons, steps): only what the
+/// controls cannot say — optional, and the default.
+pub(super) fn control_hints(question: &Question, s: &Strings) -> Vec<String> {
+    let mut hints = Vec::new();
+    if !question.required {
+        hints.push(s.hint_optional.to_owned());
+    }
+    hints.extend(default_hint(question, s));
+    hints
+}
+
+/// `default: …` for a question with a default, shown as the person sees
+/// the answer: option display labels, yes / no in the locale, or the text.
+fn default_hint(question: &Question, s: &Strings) -> Option<String> {
+    let values = question.default.as_ref()?;
+    let shown: Vec<String> = values
+        .iter()
+        .map(|value| value.trim())
+        .filter(|value| !value.is_empty())
+        .map(|value| match question.kind {
+            QuestionKind::Confirm => match value.to_lowercase().as_str() {
+                "yes" | "y" | "true" => s.yes_word.to_owned(),
+                "no" | "n" | "false" => s.no_word.to_owned(),
+                _ => cut(&one_line(value), MAX_HINT_VALUE_CHARS),
+            },
+            QuestionKind::Single | QuestionKind::Multi => {
+                let bare = strip_recommended_marker(value);
+                question
+                    .options
+                    .iter()
+                    .find(|choice| {
+                        choice.label.trim().eq_ignore_ascii_case(value)
+                            || choice.display_label().eq_ignore_ascii_case(bare)
+                    })
+                    .map_or_else(|| one_line(bare), |choice| one_line(choice.display_label()))
+            }
+            QuestionKind::Text | QuestionKind::Textarea => {
+                cut(&one_line(value), MAX_HINT_VALUE_CHARS)
+            }
+        })
+        .collect();
+    if shown.is_empty() {
+        return None;
+    }
+    Some(fill(s.hint_default, &[("d", &shown.join(s.list_sep))]))
+}
+
+/// A placeholder as an example: one line, without a leading "e.g.", cut.
+fn clean_placeholder(placeholder: &str) -> String {
+    let line = one_line(placeholder);
+    let mut rest = line.as_str();
+    for prefix in [
+        "e.g.",
+        "e.g",
+        "eg.",
+        "eg:",
+        "例如：",
+        "例如:",
+        "例如",
+        "如：",
+        "เช่น",
+    ] {
+        if rest.len() >= prefix.len()
+            && rest.is_char_boundary(prefix.len())
+            && rest[..prefix.len()].eq_ignore_ascii_case(prefix)
+        {
+            rest = rest[prefix.len()..].trim_start_matches([' ', ',', ':', '：', '，']);
+            break;
+        }
+    }
+    cut(rest, MAX_HINT_VALUE_CHARS)
+}
+
+/// `Q1 Header — text (hints)`, or `Header — text (hints)` without a number.
+pub(super) fn question_line(
+    question: &Question,
+    number: Option<usize>,
+    hints: &[String],
+    s: &Strings,
+) -> String {
+    let mut head = number.map(|n| format!("Q{n}")).unwrap_or_default();
+    let header = one_line(&question.header);
+    let text = question
+        .text
+        .trim()
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if !header.is_empty() && !header.eq_ignore_ascii_case(&text) {
+        if !head.is_empty() {
+            head.push(' ');
+        }
+        head.push_str(&header);
+    }
+    let mut line = match (head.is_empty(), text.is_empty()) {
+        (_, true) => head,
+        (true, false) => text,
+        (false, false) => format!("{head} — {text}"),
+    };
+    if !hints.is_empty() {
+        line.push_str(if line.is_empty() {
+            s.hint_open.trim_start()
+        } else {
+            s.hint_open
+        });
+        line.push_str(&hints.join(s.hint_sep));
+        line.push_str(s.hint_close);
+    }
+    line
+}
+
+/// `  1. Label ⭐ — description` (or `  A. …` for lettered questions).
+pub(super) fn option_line(question: &Question, index: usize, choice: &Choice) -> String {
+    let mut line = format!(
+        "  {}. {}",
+        option_marker(question, index),
+        option_label(choice)
+    );
+    line.truncate(line.trim_end().len());
+    if let Some(description) = choice.description.as_deref().map(one_line)
+        && !description.is_empty()
+    {
+        line.push_str(" — ");
+        line.push_str(&description);
+    }
+    line
+}
+
+/// An option's display label with one recommended marker, on one line.
+pub(super) fn option_label(choice: &Choice) -> String {
+    let mut label = one_line(choice.display_label());
+    if is_recommended(choice) {
+        label.push(' ');
+        label.push_str(RECOMMENDED_MARK);
+    }
+    label
+}
+
+/// An option's label on a button, at most `max` long, with an optional
+/// toggle `prefix` (☐/☑): the display label (or the option's number or
+/// letter when it is blank, since platforms refuse blank buttons), cut with
+/// "…" if needed, and the recommended marker kept after the cut. The flag
+/// says whether the label was cut.
+pub(super) fn button_label(
+    question: &Question,
+    index: usize,
+    choice: &Choice,
+    prefix: Option<&str>,
+    max: usize,
+) -> (String, bool) {
+    let mut core = one_line(choice.display_label());
+    if core.is_empty() {
+        core = option_marker(question, index);
+    }
+    let head = prefix.map(|p| format!("{p} ")).unwrap_or_default();
+    let tail = if is_recommended(choice) {
+        format!(" {RECOMMENDED_MARK}")
+    } else {
+        String::new()
+    };
+    let room = max.saturating_sub(text_len(&head) + text_len(&tail));
+    let was_cut = text_len(&core) > room;
+    if was_cut {
+        core = cut(&core, room);
+    }
+    (cut(&format!("{head}{core}{tail}"), max), was_cut)
+}
+
+/// Whether an option is recommended (flag or "(Recommended)" suffix).
+pub(super) fn is_recommended(choice: &Choice) -> bool {
+    choice.recommended || has_recommended_marker(&choice.label)
+}
+
+/// `1`, `2`, … or `A`, `B`, … for lettered questions (numbers past `Z`).
+fn option_marker(question: &Question, index: usize) -> String {
+    match u8::try_from(index) {
+        Ok(offset) if question.letters && offset < 26 => char::from(b'A' + offset).to_string(),
+        _ => (index + 1).to_string(),
+    }
+}
+
+/// Collapses every run of whitespace (newlines included) to one space.
+pub(super) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,1073 @@
+//! Rendering: the decision table, the text prompt in every locale, the
+//! neutral view, callback payloads, status lines and message splitting.
+
+use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::render::{
+    Button, ButtonStyle, ButtonsView, CallbackRef, Capabilities, EndState, Locale, Mode, OptionRef,
+    RichView, Step, StepInput, TextView, View, callback_key, decide, parse_callback_key, rich_step,
+    split_message, status_line, text_len, text_prompt, view,
+};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------
+// Builders
+
+fn opt(label: &str) -> Choice {
+    Choice {
+        label: label.to_owned(),
+        description: None,
+        value: None,
+        recommended: askbridge_core::model::has_recommended_marker(label),
+        prompt: None,
+    }
+}
+
+fn opt_desc(label: &str, description: &str) -> Choice {
+    Choice {
+        description: Some(description.to_owned()),
+        ..opt(label)
+    }
+}
+
+fn question(
+    id: &str,
+    header: &str,
+    text: &str,
+    kind: QuestionKind,
+    options: Vec<Choice>,
+) -> Question {
+    Question {
+        id: id.to_owned(),
+        header: header.to_owned(),
+        text: text.to_owned(),
+        kind,
+        options,
+        default: None,
+        placeholder: None,
+        required: true,
+        letters: false,
+    }
+}
+
+fn single(id: &str, header: &str, text: &str, options: Vec<Choice>) -> Question {
+    question(id, header, text, QuestionKind::Single, options)
+}
+
+fn multi(id: &str, header: &str, text: &str, options: Vec<Choice>) -> Question {
+    question(id, header, text, QuestionKind::Multi, options)
+}
+
+fn text_q(id: &str, header: &str, text: &str) -> Question {
+    question(id, header, text, QuestionKind::Text, Vec::new())
+}
+
+fn textarea(id: &str, header: &str, text: &str) -> Question {
+    question(id, header, text, QuestionKind::Textarea, Vec::new())
+}
+
+fn confirm(id: &str, header: &str, text: &str) -> Question {
+    question(id, header, text, QuestionKind::Confirm, Vec::new())
+}
+
+fn optional(q: Question) -> Question {
+    Question {
+        required: false,
+        ..q
+    }
+}
+
+fn with_default(q: Question, default: &[&str]) -> Question {
+    Question {
+        default: Some(default.iter().map(|d| (*d).to_owned()).collect()),
+        ..q
+    }
+}
+
+fn with_placeholder(q: Question, placeholder: &str) -> Question {
+    Question {
+        placeholder: Some(placeholder.to_owned()),
+        ..q
+    }
+}
+
+fn lettered(q: Question) -> Question {
+    Question { letters: true, ..q }
+}
+
+fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
+    Ask {
+        title: title.map(str::to_owned),
+        questions,
+        timeout_seconds: 900,
+        target: None,
+    }
+}
+
+fn numbered_options(count: usize) -> Vec<Choice> {
+    (1..=count).map(|i| opt(&format!("Option {i}"))).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Asks used across tests
+
+fn deploy_question() -> Question {
+    single(
+        "deploy_target",
+        "Deploy",
+        "Where should I deploy the build?",
+        vec![
+            opt_desc("Staging (Recommended)", "safe, reversible"),
+            opt("Production"),
+        ],
+    )
+}
+
+fn notify_question() -> Question {
+    multi(
+        "notify",
+        "Notify",
+        "Who should be told?",
+        vec![opt("Team channel"), opt("On-call"), opt("Nobody")],
+    )
+}
+
+/// The ask of SPEC §4's example.
+fn release() -> Ask {
+    ask(
+        Some("Release 2.4"),
+        vec![deploy_question(), notify_question()],
+    )
+}
+
+fn single_deploy() -> Ask {
+    ask(Some("Release 2.4"), vec![deploy_question()])
+}
+
+fn single_no_title() -> Ask {
+    let mut postgres = opt("Postgres");
+    postgres.recommended = true;
+    ask(
+        None,
+        vec![single(
+            "database",
+            "Database",
+            "Which database should the service use?",
+            vec![postgres, opt("SQLite"), opt("MySQL")],
+        )],
+    )
+}
+
+fn multi_only() -> Ask {
+    ask(Some("Release 2.4"), vec![notify_question()])
+}
+
+fn text_only() -> Ask {
+    ask(
+        Some("Release 2.4"),
+        vec![with_placeholder(
+            text_q(
+                "version",
+                "Version",
+                "Which version number should the release get?",
+            ),
+            "e.g. v2.4.1",
+        )],
+    )
+}
+
+fn textarea_only() -> Ask {
+    ask(
+        None,
+        vec![optional(textarea(
+            "notes",
+            "Notes",
+            "Anything the release notes should mention?",
+        ))],
+    )
+}
+
+fn confirm_only() -> Ask {
+    ask(
+        Some("Release 2.4"),
+        vec![with_default(
+            confirm("ship", "Ship", "Ship it now?"),
+            &["yes"],
+        )],
+    )
+}
+
+fn letters_only() -> Ask {
+    ask(
+        None,
+        vec![lettered(single(
+            "agent_choice",
+            "",
+            "The tests fail on the old parser. Which approach should I take?",
+            vec![
+                opt_desc("Refactor first", "cleaner, takes a day"),
+                opt("Patch now"),
+                opt("Rewrite the parser"),
+            ],
+        ))],
+    )
+}
+
+fn onboarding() -> Ask {
+    ask(
+        Some("Onboarding"),
+        vec![
+            with_placeholder(text_q("name", "Name", "What should I call you?"), "Alex"),
+            optional(with_default(
+                single(
+                    "editor",
+                    "Editor",
+                    "Which editor do you use?",
+                    vec![opt("VS Code (Recommended)"), opt("Vim"), opt("Emacs")],
+                ),
+                &["VS Code (Recommended)"],
+            )),
+            optional(with_default(
+                confirm("newsletter", "Newsletter", "Subscribe to the newsletter?"),
+                &["no"],
+            )),
+            lettered(with_default(
+                multi(
+                    "topics",
+                    "Topics",
+                    "Which topics interest you?",
+                    vec![opt("Rust"), opt("Go")],
+                ),
+                &["Rust", "Go"],
+            )),
+            textarea("bio", "Bio", "Tell me about yourself."),
+        ],
+    )
+}
+
+fn all_text() -> Ask {
+    ask(
+        None,
+        vec![
+            text_q("city", "City", "Which city are you in?"),
+            text_q("team", "", "Which team are you on?"),
+        ],
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Text prompt
+
+const SPEC_EXAMPLE: &str = r#"Release 2.4 — 2 questions. Answer each on its own line, like "Q1: 2".
+
+Q1 Deploy — Where should I deploy the build?
+  1. Staging ⭐ — safe, reversible
+  2. Production
+Q2 Notify — Who should be told? (choose any: e.g. 1, 3)
+  1. Team channel
+  2. On-call
+  3. Nobody
+
+Reply with numbers or option text, or write your own answer. Reply "skip" to skip."#;
+
+#[test]
+fn text_prompt_reproduces_spec_example() {
+    assert_eq!(text_prompt(&release(), Locale::En), SPEC_EXAMPLE);
+}
+
+#[test]
+fn recommended_flag_and_marker_show_one_star() {
+    let mut flagged = release();
+    flagged.questions[0].options[0].recommended = true;
+    assert_eq!(text_prompt(&flagged, Locale::En), SPEC_EXAMPLE);
+    let mut marker_only = release();
+    marker_only.questions[0].options[0].recommended = false;
+    assert_eq!(text_prompt(&marker_only, Locale::En), SPEC_EXAMPLE);
+}
+
+#[test]
+fn text_prompt_snapshots() {
+    let asks: [(&str, Ask); 10] = [
+        ("release", release()),
+        ("single_deploy", single_deploy()),
+        ("single_no_title", single_no_title()),
+        ("multi_only", multi_only()),
+        ("text_only", text_only()),
+        ("textarea_only", textarea_only()),
+        ("confirm_only", confirm_only()),
+        ("letters_only", letters_only()),
+        ("onboarding", onboarding()),
+        ("all_text", all_text()),
+    ];
+    for (name, ask) in &asks {
+        for locale in Locale::ALL {
+            let snapshot = format!("prompt_{name}_{}", locale.as_str());
+            insta::assert_snapshot!(snapshot, text_prompt(ask, locale));
+        }
+    }
+}
+
+#[test]
+fn skip_words_in_prompts_are_resolver_words() {
+    let table = [
+        (Locale::En, "\"skip\""),
+        (Locale::ZhCn, "“跳过”"),
+        (Locale::Th, "“ข้าม”"),
+    ];
+    for (locale, word) in table {
+        assert!(text_prompt(&release(), locale).contains(word), "{locale}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Decision table
+
+#[test]
+fn decide_table() {
+    let rich = |caps: Capabilities| caps.with_mode(Mode::Rich);
+    let one = |q: Question| ask(None, vec![q]);
+    let table: Vec<(&str, Ask, Capabilities, Mode)> = vec![
+        (
+            "single on telegram",
+            single_deploy(),
+            Capabilities::TELEGRAM,
+            Mode::Buttons,
+        ),
+        (
+            "single on discord",
+            single_deploy(),
+            Capabilities::DISCORD,
+            Mode::Buttons,
+        ),
+        (
+            "single on slack",
+            single_deploy(),
+            Capabilities::SLACK,
+            Mode::Buttons,
+        ),
+        (
+            "single on web",
+            single_deploy(),
+            Capabilities::WEB,
+            Mode::Buttons,
+        ),
+        (
+            "single on plain text",
+            single_deploy(),
+            Capabilities::TEXT,
+            Mode::Text,
+        ),
+        (
+            "single, render forced to text",
+            single_deploy(),
+            Capabilities::TELEGRAM.with_mode(Mode::Text),
+            Mode::Text,
+        ),
+        (
+            "single, rich on",
+            single_deploy(),
+            rich(Capabilities::TELEGRAM),
+            Mode::Buttons,
+        ),
+        (
+            "confirm on slack",
+            confirm_only(),
+            Capabilities::SLACK,
+            Mode::Buttons,
+        ),
+        (
+            "confirm on plain text",
+            confirm_only(),
+            Capabilities::TEXT,
+            Mode::Text,
+        ),
+        (
+            "multi-question",
+            release(),
+            Capabilities::TELEGRAM,
+            Mode::Text,
+        ),
+        (
+            "multi-question, rich",
+            release(),
+            rich(Capabilities::DISCORD),
+            Mode::Rich,
+        ),
+        (
+            "multi-question, rich then text",
+            release(),
+            rich(Capabilities::DISCORD).with_mode(Mode::Text),
+            Mode::Text,
+        ),
+        (
+            "one multi-select",
+            multi_only(),
+            Capabilities::TELEGRAM,
+            Mode::Text,
+        ),
+        (
+            "one multi-select, rich",
+            multi_only(),
+            rich(Capabilities::TELEGRAM),
+            Mode::Rich,
+        ),
+        (
+            "one text question",
+            text_only(),
+            Capabilities::TELEGRAM,
+            Mode::Text,
+        ),
+        (
+            "one text question, rich",
+            text_only(),
+            rich(Capabilities::SLACK),
+            Mode::Rich,
+        ),
+        (
+            "one textarea, rich",
+            textarea_only(),
+            rich(Capabilities::DISCORD),
+            Mode::Rich,
+        ),
+        (
+            "rich on plain text",
+            release(),
+            rich(Capabilities::TEXT),
+            Mode::Text,
+        ),
+        (
+            "five questions, rich",
+            onboarding(),
+            rich(Capabilities::TELEGRAM),
+            Mode::Rich,
+        ),
+        (
+            "no question",
+            ask(None, Vec::new()),
+            Capabilities::TELEGRAM,
+            Mode::Text,
+        ),
+        (
+            "no question, rich",
+            ask(None, Vec::new()),
+            rich(Capabilities::TELEGRAM),
+            Mode::Text,
+        ),
+        (
+            "single without options",
+            one(single("x", "X", "X?", Vec::new())),
+            Capabilities::TELEGRAM,
+            Mode::Text,
+        ),
+        (
+            "20 options fit discord (4 rows + controls)",
+            one(single("x", "X", "X?", numbered_options(20))),
+            Capabilities::DISCORD,
+            Mode::Buttons,
+        ),
+        (
+            "21 options do not fit discord's 5 rows",
+            one(single("x", "X", "X?", numbered_options(21))),
+            Capabilities::DISCORD,
+            Mode::Text,
+        ),
+        (
+            "21 options, rich discord: the step does not fit either",
+            one(single("x", "X", "X?", numbered_options(21))),
+            rich(Capabilities::DISCORD),
+            Mode::Text,
+        ),
+        (
+            "23 options fit slack's 25 buttons",
+            one(single("x", "X", "X?", numbered_options(23))),
+            Capabilities::SLACK,
+            Mode::Buttons,
+        ),
+        (
+            "24 options and Other and Skip exceed slack's 25",
+            one(single("x", "X", "X?", numbered_options(24))),
+            Capabilities::SLACK,
+            Mode::Text,
+        ),
+        (
+            "25 options fit telegram",
+            one(single("x", "X", "X?", numbered_options(25))),
+            Capabilities::TELEGRAM,
+            Mode::Buttons,
+        ),
+        (
+            "multi-select toggles + Done/Other/Skip exceed discord",
+            one(multi("x", "X", "X?", numbered_options(22))),
+            rich(Capabilities::DISCORD),
+            Mode::Text,
+        ),
+        (
+            "multi-select with 20 options fits rich discord",
+            one(multi("x", "X", "X?", numbered_options(20))),
+            rich(Capabilities::DISCORD),
+            Mode::Rich,
+        ),
+        (
+            "one question too big makes the whole stepper text",
+            ask(
+                None,
+                vec![
+                    deploy_question(),
+                    multi("x", "X", "X?", numbered_options(22)),
+                ],
+            ),
+            rich(Capabilities::DISCORD),
+            Mode::Text,
+        ),
+    ];
+    for (name, ask, caps, expect) in table {
+        assert_eq!(decide(&ask, &caps), expect, "{name}");
+        assert_eq!(
+            view(&ask, "k", &caps, Locale::En).mode(),
+            expect,
+            "{name}: view"
+        );
+    }
+}
+
+#[test]
+fn mode_settings() {
+    for mode in [Mode::Buttons, Mode::Text, Mode::Rich] {
+        assert_eq!(Mode::parse(mode.as_str()), Some(mode));
+    }
+    assert_eq!(Mode::parse(" Rich "), Some(Mode::Rich));
+    assert_eq!(Mode::parse("fancy"), None);
+}
+
+// ---------------------------------------------------------------------------
+// Views
+
+/// Draws a view as text, destructuring it exhaustively the way an adapter
+/// does, so a new field breaks this test's build too.
+fn show(view: &View) -> String {
+    let mut out = String::new();
+    match view {
+        View::Buttons(ButtonsView { parts, rows }) => {
+            out.push_str("mode: buttons\n");
+            show_parts(&mut out, parts);
+            show_rows(&mut out, rows);
+        }
+        View::Text(TextView { parts }) => {
+            out.push_str("mode: text\n");
+            show_parts(&mut out, parts);
+        }
+        View::Rich(RichView { steps }) => {
+            out.push_str("mode: rich\n");
+            for step in steps {
+                show_step(&mut out, step);
+            }
+        }
+    }
+    out
+}
+
+fn show_step(out: &mut String, step: &Step) {
+    let Step {
+        question,
+        position,
+        total,
+        text,
+        input,
+        rows,
+    } = step;
+    out.push_str(&format!(
+        "=== step {position}/{total} (question {question}) ===\n"
+    ));
+    let input = match input {
+        StepInput::Pick => "pick".to_owned(),
+        StepInput::Toggle { selected } => format!("toggle, selected {selected:?}"),
+        StepInput::Text {
+            multiline,
+            label,
+            placeholder,
+        } => format!("text, multiline {multiline}, label {label:?}, placeholder {placeholder:?}"),
+    };
+    out.push_str(&format!("input: {input}\n"));
+    out.push_str(text);
+    out.push('\n');
+    show_rows(out, rows);
+}
+
+fn show_parts(out: &mut String, parts: &[String]) {
+    for (index, part) in parts.iter().enumerate() {
+        out.push_str(&format!(
+            "--- part {} ({} chars) ---\n",
+            index + 1,
+            text_len(part)
+        ));
+        out.push_str(part);
+        out.push('\n');
+    }
+}
+
+fn show_rows(out: &mut String, rows: &[Vec<Button>]) {
+    out.push_str("--- buttons ---\n");
+    for row in rows {
+        let drawn: Vec<String> = row
+            .iter()
+            .map(
+                |Button {
+                     key,
+                     action,
+                     label,
+                     style,
+                 }| {
+                    let style = match style {
+                        ButtonStyle::Primary => "primary",
+                        ButtonStyle::Normal => "normal",
+                        ButtonStyle::Secondary => "secondary",
+                    };
+                    assert_eq!(
+                        parse_callback_key(key).map(|parsed| parsed.option),
+                        Some(*action),
+                        "{key}"
+                    );
+                    format!("[{label}] {style} {key}")
+                },
+            )
+            .collect();
+        out.push_str(&drawn.join(" | "));
+        out.push('\n');
+    }
+}
+
+#[test]
+fn view_snapshots() {
+    let rich = |caps: Capabilities| caps.with_mode(Mode::Rich);
+    let long_labels = ask(
+        Some("Migration"),
+        vec![single(
+            "plan",
+            "Plan",
+            "How should I migrate the orders table?",
+            vec![
+                opt("Copy the table in batches of ten thousand rows overnight"),
+                opt(
+                    "Lock the table and migrate it in one transaction during the maintenance window (Recommended)",
+                ),
+            ],
+        )],
+    );
+    let cases: Vec<(&str, Ask, Capabilities, Locale)> = vec![
+        (
+            "single_telegram_en",
+            single_deploy(),
+            Capabilities::TELEGRAM,
+            Locale::En,
+        ),
+        (
+            "single_discord_zh",
+            single_no_title(),
+            Capabilities::DISCORD,
+            Locale::ZhCn,
+        ),
+        (
+            "confirm_slack_th",
+            confirm_only(),
+            Capabilities::SLACK,
+            Locale::Th,
+        ),
+        (
+            "letters_telegram_en",
+            letters_only(),
+            Capabilities::TELEGRAM,
+            Locale::En,
+        ),
+        (
+            "long_labels_slack_en",
+            long_labels,
+            Capabilities::SLACK,
+            Locale::En,
+        ),
+        (
+            "release_telegram_en",
+            release(),
+            Capabilities::TELEGRAM,
+            Locale::En,
+        ),
+        (
+            "release_small_limit_en",
+            release(),
+            Capabilities {
+                max_text_chars: 160,
+                ..Capabilities::TEXT
+            },
+            Locale::En,
+        ),
+        (
+            "release_rich_discord_en",
+            release(),
+            rich(Capabilities::DISCORD),
+            Locale::En,
+        ),
+        (
+            "onboarding_rich_telegram_th",
+            onboarding(),
+            rich(Capabilities::TELEGRAM),
+            Locale::Th,
+        ),
+        (
+            "textarea_rich_slack_zh",
+            textarea_only(),
+            rich(Capabilities::SLACK),
+            Locale::ZhCn,
+        ),
+    ];
+    for (name, ask, caps, locale) in &cases {
+        insta::assert_snapshot!(
+            format!("view_{name}"),
+            show(&view(ask, "k7Qx2", caps, *locale))
+        );
+    }
+}
+
+#[test]
+fn rich_step_redraws_toggles() {
+    let caps = Capabilities::DISCORD.with_mode(Mode::Rich);
+    let step = rich_step(&release(), "k7Qx2", 1, &[2, 0, 0, 9], &caps, Locale::En);
+    let mut out = String::new();
+    if let Some(step) = &step {
+        show_step(&mut out, step);
+    }
+    insta::assert_snapshot!("rich_step_toggled_en", out);
+    assert_eq!(rich_step(&release(), "k", 2, &[], &caps, Locale::En), None);
+}
+
+// ---------------------------------------------------------------------------
+// Callback payloads
+
+#[test]
+fn callback_keys_round_trip_within_64_bytes() {
+    let alphabet: Vec<char> = ('a'..='z')
+        .chain('A'..='Z')
+        .chain('0'..='9')
+        .chain(['_', '-'])
+        .collect();
+    let mut options: Vec<OptionRef> = (0..25).map(OptionRef::Index).collect();
+    options.extend([
+        OptionRef::Other,
+        OptionRef::Skip,
+        OptionRef::Done,
+        OptionRef::Pass,
+    ]);
+    for length in (1..=22).chain([48]) {
+        let ask_key: String = (0..length)
+            .map(|i| alphabet[(i * 7 + length) % alphabet.len()])
+            .collect();
+        for question in 0..12 {
+            for &option in &options {
+                let key = callback_key(&ask_key, question, option);
+                assert!(key.len() <= 64, "{key} is {} bytes", key.len());
+                assert_eq!(
+                    parse_callback_key(&key),
+                    Some(CallbackRef {
+                        ask_key: ask_key.clone(),
+                        question,
+                        option
+                    }),
+                    "{key}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn callback_keys_table() {
+    let check = |payload: &str, expect: Option<(&str, usize, OptionRef)>| {
+        let expect = expect.map(|(ask_key, question, option)| CallbackRef {
+            ask_key: ask_key.to_owned(),
+            question,
+            option,
+        });
+        assert_eq!(parse_callback_key(payload), expect, "{payload:?}");
+    };
+    assert_eq!(
+        callback_key("k7Qx2", 0, OptionRef::Index(1)),
+        "ab1:k7Qx2:0:1"
+    );
+    assert_eq!(callback_key("k7Qx2", 3, OptionRef::Other), "ab1:k7Qx2:3:o");
+    check("ab1:k7Qx2:0:1", Some(("k7Qx2", 0, OptionRef::Index(1))));
+    check("ab1:k7Qx2:11:24", Some(("k7Qx2", 11, OptionRef::Index(24))));
+    check("ab1:k:0:o", Some(("k", 0, OptionRef::Other)));
+    check("ab1:k:0:s", Some(("k", 0, OptionRef::Skip)));
+    check("ab1:k:2:d", Some(("k", 2, OptionRef::Done)));
+    check("ab1:k:2:p", Some(("k", 2, OptionRef::Pass)));
+    check("ab1:a:b:1:2", Some(("a:b", 1, OptionRef::Index(2))));
+    check("", None);
+    check("ab1:", None);
+    check("ab1::0:0", None);
+    check("ab1:k:0", None);
+    check("ab1:k:0:x", None);
+    check("ab1:k:-1:0", None);
+    check("ab1:k:0:+1", None);
+    check("ab1:k:0:", None);
+    check("ab1:k:00000:0", None);
+    check("xx1:k:0:0", None);
+    check("AB1:k:0:0", None);
+}
+
+// ---------------------------------------------------------------------------
+// Status lines
+
+#[test]
+fn status_lines() {
+    let answered = EndState::Answered {
+        summary: "Staging",
+        by: Some("Alice"),
+    };
+    let anonymous = EndState::Answered {
+        summary: "Staging",
+        by: None,
+    };
+    let no_summary = EndState::Answered {
+        summary: " ",
+        by: Some("Alice"),
+    };
+    let table: [(EndState<'_>, [&str; 3]); 8] = [
+        (
+            answered,
+            [
+                "✅ Staging — answered by Alice",
+                "✅ Staging — 由 Alice 回答",
+                "✅ Staging — ตอบโดย Alice",
+            ],
+        ),
+        (anonymous, ["✅ Staging", "✅ Staging", "✅ Staging"]),
+        (
+            no_summary,
+            [
+                "✅ Answered by Alice",
+                "✅ 由 Alice 回答",
+                "✅ ตอบโดย Alice",
+            ],
+        ),
+        (
+            EndState::Answered {
+                summary: "",
+                by: Some(""),
+            },
+            ["✅ Answered", "✅ 已回答", "✅ ตอบแล้ว"],
+        ),
+        (EndState::Skipped, ["⏭ Skipped", "⏭ 已跳过", "⏭ ข้ามแล้ว"]),
+        (
+            EndState::Expired,
+            ["⌛ Expired", "⌛ 已过期", "⌛ หมดเวลาแล้ว"],
+        ),
+        (
+            EndState::Cancelled,
+            ["✖ Cancelled", "✖ 已取消", "✖ ยกเลิกแล้ว"],
+        ),
+        (
+            EndState::DeliveryFailed,
+            ["⚠ Not delivered", "⚠ 发送失败", "⚠ ส่งไม่สำเร็จ"],
+        ),
+    ];
+    for (end, expect) in table {
+        for (locale, expect) in Locale::ALL.into_iter().zip(expect) {
+            assert_eq!(status_line(&end, locale), expect, "{end:?} {locale}");
+        }
+    }
+}
+
+#[test]
+fn status_line_stays_one_short_line() {
+    let summary = "Deploy\nto staging ".repeat(100);
+    let name = "A very long display name ".repeat(10);
+    let line = status_line(
+        &EndState::Answered {
+            summary: &summary,
+            by: Some(&name),
+        },
+        Locale::En,
+    );
+    assert!(!line.contains('\n'), "{line}");
+    assert!(text_len(&line) < 254, "{}", text_len(&line));
+    assert!(line.ends_with('…'), "{line}");
+}
+
+// ---------------------------------------------------------------------------
+// Splitting
+
+fn ink(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn split_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-z]{1,12}",
+        Just(" ".to_owned()),
+        Just("\n".to_owned()),
+        Just("\n\n".to_owned()),
+        Just("\r\n".to_owned()),
+        Just("  ".to_owned()),
+        Just("\u{a0}".to_owned()),
+        "[一-龥]{1,8}",
+        Just("。".to_owned()),
+        Just("ที่นี่".to_owned()),
+        Just("เก็บ".to_owned()),
+        Just("น้ำ".to_owned()),
+        Just("😀".to_owned()),
+        Just("👍🏽".to_owned()),
+        Just("👨‍👩‍👧".to_owned()),
+        Just("🇹🇭".to_owned()),
+        Just("e\u{301}".to_owned()),
+        Just("1️⃣".to_owned()),
+        "\\PC{1,6}",
+    ];
+    prop::collection::vec(piece, 0..80).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    #[test]
+    fn split_message_parts_fit_and_keep_every_char(text in split_text(), max in 1usize..120) {
+        let parts = split_message(&text, max);
+        for part in &parts {
+            prop_assert!(!part.trim().is_empty(), "empty part in {:?}", parts);
+            prop_assert!(part.chars().count() <= max, "{:?} over {}", part, max);
+            if max >= 2 {
+                prop_assert!(text_len(part) <= max, "{:?} over {} UTF-16 units", part, max);
+            }
+        }
+        prop_assert_eq!(ink(&parts.concat()), ink(&text));
+        if text_len(&text) <= max && !text.trim().is_empty() {
+            prop_assert_eq!(parts, vec![text.clone()]);
+        }
+    }
+
+    #[test]
+    fn split_message_never_panics(text in "\\PC*", max in 0usize..10) {
+        let _ = split_message(&text, max);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Any ask: never panics, views respect every limit
+
+fn any_choice() -> impl Strategy<Value = Choice> {
+    (
+        "\\PC{0,70}",
+        proptest::option::of("[ -~\n]{0,40}"),
+        any::<bool>(),
+    )
+        .prop_map(|(label, description, recommended)| Choice {
+            label,
+            description,
+            value: None,
+            recommended,
+            prompt: None,
+        })
+}
+
+fn any_question() -> impl Strategy<Value = Question> {
+    let kind = prop_oneof![
+        Just(QuestionKind::Single),
+        Just(QuestionKind::Multi),
+        Just(QuestionKind::Text),
+        Just(QuestionKind::Textarea),
+        Just(QuestionKind::Confirm),
+    ];
+    (
+        (
+            "[a-z_]{1,10}",
+            "\\PC{0,14}",
+            "(\\PC|\n){0,300}",
+            kind,
+            prop::collection::vec(any_choice(), 0..27),
+        ),
+        (
+            proptest::option::of(prop::collection::vec("\\PC{0,20}", 0..4)),
+            proptest::option::of("\\PC{0,80}"),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |((id, header, text, kind, options), (default, placeholder, required, letters))| {
+                Question {
+                    id,
+                    header,
+                    text,
+                    kind,
+                    options,
+                    default,
+                    placeholder,
+                    required,
+                    letters,
+                }
+            },
+        )
+}
+
+fn any_ask() -> impl Strategy<Value = Ask> {
+    (
+        proptest::option::of("\\PC{0,40}"),
+        prop::collection::vec(any_question(), 0..13),
+    )
+        .prop_map(|(title, questions)| ask(title.as_deref(), questions))
+}
+
+fn check_rows(rows: &[Vec<Button>], caps: &Capabilities) -> Result<(), TestCaseError> {
+    prop_assert!(rows.len() <= caps.max_rows);
+    prop_assert!(rows.iter().map(Vec::len).sum::<usize>() <= caps.max_buttons);
+    for row in rows {
+        prop_assert!(!row.is_empty() && row.len() <= caps.max_buttons_per_row);
+        for button in row {
+            prop_assert!(button.key.len() <= 64);
+            prop_assert!(text_len(&button.label) <= caps.max_button_label_chars);
+            prop_assert!(!button.label.trim().is_empty());
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn any_ask_renders_within_limits(ask in any_ask()) {
+        let all_caps = [
+            Capabilities::TELEGRAM,
+            Capabilities::DISCORD,
+            Capabilities::SLACK,
+            Capabilities::WEB,
+            Capabilities::TEXT,
+            Capabilities::TELEGRAM.with_mode(Mode::Rich),
+            Capabilities::DISCORD.with_mode(Mode::Rich),
+            Capabilities::SLACK.with_mode(Mode::Rich),
+        ];
+        for locale in Locale::ALL {
+            let prompt = text_prompt(&ask, locale);
+            prop_assert!(!prompt.trim().is_empty());
+            prop_assert_eq!(&prompt, &text_prompt(&ask, locale), "deterministic");
+            for caps in &all_caps {
+                match view(&ask, "01JF8ZQK3M4N5P6R7S8T9V", caps, locale) {
+                    View::Text(TextView { parts }) => {
+                        prop_assert!(!parts.is_empty());
+                        for part in &parts {
+                            prop_assert!(text_len(part) <= caps.max_text_chars);
+                        }
+                    }
+                    View::Buttons(ButtonsView { parts, rows }) => {
+                        prop_assert!(!parts.is_empty());
+                        for part in &parts {
+                            prop_assert!(text_len(part) <= caps.max_text_chars);
+                        }
+                        check_rows(&rows, caps)?;
+                    }
+                    View::Rich(RichView { steps }) => {
+                        prop_assert_eq!(steps.len(), ask.questions.len());
+                        for step in &steps {
+                            prop_assert!(text_len(&step.text) <= caps.max_text_chars);
+                            check_rows(&step.rows, caps)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
