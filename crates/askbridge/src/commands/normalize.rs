@@ -1,0 +1,60 @@
+//! `askbridge normalize`: any dialect in, the canonical ask (or path-named
+//! errors) out.
+
+use askbridge_core::normalize::{self, Problem};
+use serde::Serialize;
+
+use crate::wire::ask::CanonicalAsk;
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Report {
+    Ok {
+        ok: bool,
+        ask: CanonicalAsk,
+        warnings: Vec<ProblemJson>,
+    },
+    Err {
+        ok: bool,
+        errors: Vec<ProblemJson>,
+    },
+}
+
+/// One warning or error: where and what.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProblemJson {
+    /// JSON path in the input (`questions[1].options`).
+    pub path: String,
+    /// What was wrong, or what was fixed.
+    pub message: String,
+}
+
+impl From<&Problem> for ProblemJson {
+    fn from(problem: &Problem) -> ProblemJson {
+        ProblemJson {
+            path: problem.path.clone(),
+            message: problem.message.clone(),
+        }
+    }
+}
+
+/// Normalises `input` (JSON of any dialect, or assistant text) and returns
+/// the report as JSON and whether the ask was valid.
+pub fn run(input: &str) -> (serde_json::Value, bool) {
+    let report = match normalize::normalize_input(input) {
+        Ok(normalized) => Report::Ok {
+            ok: true,
+            ask: CanonicalAsk::from(&normalized.ask),
+            warnings: normalized.warnings.iter().map(ProblemJson::from).collect(),
+        },
+        Err(errors) => Report::Err {
+            ok: false,
+            errors: errors.iter().map(ProblemJson::from).collect(),
+        },
+    };
+    let valid = matches!(report, Report::Ok { .. });
+    let json = serde_json::to_value(&report).unwrap_or_else(
+        |e| serde_json::json!({"ok": false, "errors": [{"path": "", "message": e.to_string()}]}),
+    );
+    (json, valid)
+}

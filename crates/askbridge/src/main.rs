@@ -1,0 +1,171 @@
+//! `askbridge`: the command line. Parses arguments, reads files, prints
+//! results and sets the exit code; the work happens in the library.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use askbridge::commands::{self, render::RenderChannel};
+use askbridge_core::render::Locale;
+use clap::{Parser, Subcommand};
+
+/// askbridge — ask a person a few structured questions from an AI agent.
+#[derive(Debug, Parser)]
+#[command(name = "askbridge", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check an ask in any dialect and print the canonical ask (exit 1 when invalid).
+    Normalize {
+        /// JSON of any dialect, or assistant text with an agent-choice block
+        /// or an A/B/C list; `-` for standard input.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+    },
+    /// Show how a typed reply resolves.
+    Resolve(ResolveArgs),
+    /// Print what a channel would be sent for an ask.
+    Render {
+        /// The channel to draw for.
+        #[arg(long, value_enum, default_value = "text")]
+        channel: RenderChannel,
+        /// Language of askbridge's own words: en, zh-CN or th.
+        #[arg(long, default_value = "en", value_parser = parse_locale)]
+        locale: Locale,
+        /// The ask, in any dialect; `-` for standard input.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["jsonl", "options", "option", "ask"])))]
+struct ResolveArgs {
+    /// Read JSON lines `{"options", "multi", "letters", "reply"}` from the
+    /// file (or standard input) and write one resolution per line.
+    #[arg(long)]
+    jsonl: bool,
+    /// Comma-separated option labels.
+    #[arg(long, value_delimiter = ',')]
+    options: Vec<String>,
+    /// One option label (repeat it; for labels that contain commas).
+    #[arg(long)]
+    option: Vec<String>,
+    /// Options may be chosen together.
+    #[arg(long)]
+    multi: bool,
+    /// Options were shown as letters (A. B. C.).
+    #[arg(long)]
+    letters: bool,
+    /// An ask file (any dialect): resolve a reply to all its questions.
+    #[arg(long)]
+    ask: Option<PathBuf>,
+    /// The reply, or with --jsonl the input file (`-` or absent: standard input).
+    reply: Option<String>,
+}
+
+fn parse_locale(text: &str) -> Result<Locale, String> {
+    Locale::parse(text).ok_or_else(|| format!("unknown locale {text:?}; expected en, zh-CN or th"))
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("askbridge: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match cli.command {
+        Command::Normalize { file } => {
+            let input = read(&file)?;
+            let (report, valid) = commands::normalize::run(&input);
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+            Ok(exit(valid))
+        }
+        Command::Resolve(args) => resolve(args, &mut out),
+        Command::Render {
+            channel,
+            locale,
+            file,
+        } => {
+            let input = read(&file)?;
+            match commands::render::run(&input, channel, locale) {
+                Ok(text) => {
+                    writeln!(out, "{text}")?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(report) => {
+                    writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+fn resolve(args: ResolveArgs, out: &mut impl Write) -> anyhow::Result<ExitCode> {
+    if args.jsonl {
+        let path = PathBuf::from(args.reply.as_deref().unwrap_or("-"));
+        let input = read(&path)?;
+        let (lines, all_ok) = commands::resolve::jsonl(&input);
+        for line in lines {
+            writeln!(out, "{line}")?;
+        }
+        return Ok(exit(all_ok));
+    }
+    let Some(reply) = args.reply else {
+        bail!("give the reply to resolve as the last argument");
+    };
+    if let Some(ask_path) = args.ask {
+        let input = read(&ask_path)?;
+        let ask = match askbridge_core::normalize::normalize_input(&input) {
+            Ok(normalized) => normalized.ask,
+            Err(errors) => {
+                let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                bail!(
+                    "{} is not a valid ask:\n  {}",
+                    ask_path.display(),
+                    listed.join("\n  ")
+                );
+            }
+        };
+        let resolved = commands::resolve::against_ask(&ask, &reply);
+        writeln!(out, "{}", serde_json::to_string(&resolved)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let labels: Vec<&str> = args
+        .options
+        .iter()
+        .chain(&args.option)
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if labels.is_empty() {
+        bail!("--options needs at least one label");
+    }
+    let resolved = commands::resolve::one(&labels, args.multi, args.letters, &reply);
+    writeln!(out, "{}", serde_json::to_string(&resolved)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read(path: &std::path::Path) -> anyhow::Result<String> {
+    commands::read_input(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn exit(success: bool) -> ExitCode {
+    if success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,219 @@
+//! The `askbridge` executable as people and scripts call it: arguments,
+//! standard input and output, exit codes.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn askbridge(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askbridge"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start askbridge");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for askbridge")
+}
+
+fn stdout_json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+#[test]
+fn normalize_prints_the_canonical_ask() {
+    let output = askbridge(
+        &["normalize", "-"],
+        r#"{"questions":[{"header":"Deploy","question":"Where?","options":[{"label":"Staging (Recommended)"},{"label":"Production"},{"label":"Other"}]}]}"#,
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let json = stdout_json(&output);
+    assert_eq!(json["ok"], true);
+    let question = &json["ask"]["questions"][0];
+    assert_eq!(question["id"], "deploy");
+    assert_eq!(question["type"], "single");
+    assert_eq!(question["options"].as_array().map(Vec::len), Some(2));
+    assert_eq!(json["ask"]["timeoutSeconds"], 900);
+    assert!(!json["warnings"].as_array().expect("warnings").is_empty());
+}
+
+#[test]
+fn normalize_refuses_with_path_named_errors_and_exit_1() {
+    let output = askbridge(
+        &["normalize"],
+        r#"{"questions":[{"id":"a","header":"A","question":"One?","options":[{"label":"Only"}]}]}"#,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let json = stdout_json(&output);
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["errors"][0]["path"], "questions[0].options");
+    let message = json["errors"][0]["message"].as_str().expect("message");
+    assert!(message.contains("at least 2 options"), "{message}");
+}
+
+#[test]
+fn normalize_reads_assistant_text() {
+    let output = askbridge(&["normalize"], "Which way?\n\nA. Online\nB. Offline\n");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let json = stdout_json(&output);
+    assert_eq!(
+        json["ask"]["questions"][0]["options"][1]["label"],
+        "Offline"
+    );
+}
+
+#[test]
+fn normalize_of_unreadable_file_is_a_clear_error() {
+    let output = askbridge(&["normalize", "/no/such/ask.json"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot read /no/such/ask.json"), "{stderr}");
+}
+
+#[test]
+fn resolve_jsonl_writes_one_line_per_input_in_order() {
+    let input = concat!(
+        r#"{"options":["Red","Green","Blue"],"multi":false,"letters":false,"reply":"the second one"}"#,
+        "\n",
+        r#"{"options":["Red","Green","Blue"],"multi":true,"letters":false,"reply":"1, 3"}"#,
+        "\n",
+        "\n",
+        r#"{"options":["Python 3","Python 2","Go"],"multi":false,"letters":false,"reply":"3"}"#,
+        "\n",
+        r#"{"options":["Red","Green"],"multi":false,"letters":true,"reply":"b"}"#,
+        "\n",
+        r#"{"options":["Red","Green"],"reply":"can you explain 2?"}"#,
+        "\n",
+        r#"{"options":["Red","Green"],"reply":"skip"}"#,
+        "\n",
+    );
+    let output = askbridge(&["resolve", "--jsonl"], input);
+    assert_eq!(output.status.code(), Some(0));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let kinds: Vec<&str> = lines
+        .iter()
+        .map(|l| l["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "choice",
+            "choices",
+            "ambiguous",
+            "choice",
+            "free_text",
+            "skip"
+        ]
+    );
+    assert_eq!(lines[0]["values"], serde_json::json!(["Green"]));
+    assert_eq!(lines[1]["values"], serde_json::json!(["Red", "Blue"]));
+    assert_eq!(
+        lines[2]["candidates"],
+        serde_json::json!(["Python 3", "Go"])
+    );
+    assert_eq!(lines[3]["values"], serde_json::json!(["Green"]));
+    assert_eq!(lines[4]["text"], "can you explain 2?");
+}
+
+#[test]
+fn resolve_jsonl_reports_a_bad_line_in_place() {
+    let input = "{\"options\":[\"A\",\"B\"],\"reply\":\"1\"}\nnot json\n{\"options\":[\"A\",\"B\"],\"reply\":\"2\"}\n";
+    let output = askbridge(&["resolve", "--jsonl", "-"], input);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[1].contains("\"line\":2"), "{}", lines[1]);
+    assert!(lines[2].contains("\"B\""), "{}", lines[2]);
+}
+
+#[test]
+fn resolve_with_options_on_the_command_line() {
+    let output = askbridge(
+        &[
+            "resolve",
+            "--options",
+            "Red,Green,Blue",
+            "--multi",
+            "all but blue",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let json = stdout_json(&output);
+    assert_eq!(json["kind"], "choices");
+    assert_eq!(json["values"], serde_json::json!(["Red", "Green"]));
+}
+
+#[test]
+fn resolve_against_an_ask_file() {
+    let ask = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/release.json");
+    let output = askbridge(&["resolve", "--ask", ask, "Q1: 2"], "");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    assert_eq!(json["answers"][0]["id"], "deploy_target");
+    assert_eq!(json["answers"][0]["kind"], "choice");
+    assert_eq!(
+        json["answers"][0]["values"],
+        serde_json::json!(["Production"])
+    );
+    assert_eq!(json["unanswered"], serde_json::json!(["notify"]));
+}
+
+#[test]
+fn resolve_without_a_source_says_what_is_missing() {
+    let output = askbridge(&["resolve", "2"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--jsonl") && stderr.contains("--options"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn render_prints_the_text_prompt_in_each_locale() {
+    let ask = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/release.json");
+    let en = askbridge(&["render", "--channel", "text", ask], "");
+    assert_eq!(en.status.code(), Some(0));
+    let en = String::from_utf8_lossy(&en.stdout);
+    assert!(en.starts_with("Release 2.4 — 2 questions."), "{en}");
+    assert!(en.contains("  1. Staging ⭐ — safe, reversible"), "{en}");
+    let zh = askbridge(&["render", "--locale", "zh-CN", ask], "");
+    assert!(String::from_utf8_lossy(&zh.stdout).contains("跳过"));
+    let th = askbridge(
+        &["render", "--locale", "th", "-"],
+        &std::fs::read_to_string(ask).expect("read"),
+    );
+    assert!(String::from_utf8_lossy(&th.stdout).contains("ข้าม"));
+}
+
+#[test]
+fn render_rejects_an_unknown_locale() {
+    let output = askbridge(&["render", "--locale", "xx", "-"], "{}");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown locale"));
+}
