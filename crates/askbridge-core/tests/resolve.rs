@@ -352,7 +352,8 @@ fn several_picks_for_single_select_are_ambiguous() {
             (COLORS, "red or green", "ambiguous Red|Green"),
             (COLORS, "2, option 2", "choice Green"),
             (COLORS, "1 3", "ambiguous Red|Blue"),
-            (COLORS, "both", "free"),
+            (COLORS, "both", "ambiguous Red|Green|Blue"),
+            ("Red, Green", "both", "ambiguous Red|Green"),
             (
                 "Rock and roll, Metal",
                 "rock and roll please",
@@ -682,6 +683,16 @@ fn multi_question_replies() {
         "deploy_target=choice Production; notify=choices Team channel|Nobody; notes=free looks good",
     );
     check_ask("2", &all, "deploy_target=choice Production");
+    check_ask(
+        "1) 2\n2) 1, 3",
+        &all,
+        "deploy_target=choice Production; notify=choices Team channel|Nobody",
+    );
+    check_ask(
+        "1. staging\n2. on-call\n3. none",
+        &all,
+        "deploy_target=choice Staging (Recommended); notify=choices On-call; notes=free none",
+    );
     check_ask(
         "2; 1,3; fine",
         &all,

@@ -119,12 +119,33 @@ impl AskMatcher {
             }
         }
         if !any {
-            return None;
+            return self.numbered(lines, open);
         }
         if !unkeyed_before.is_empty()
             && let Some(&first_free) = open.iter().find(|q| parts.iter().all(|(p, _)| p != *q))
         {
             parts.push((first_free, unkeyed_before.join("\n")));
+        }
+        Some(parts)
+    }
+
+    /// Lines numbered `1)` `2)` or `1.` `2.` in order, one per question:
+    /// the numbers name questions, not options.
+    fn numbered(&self, lines: &[&str], open: &[usize]) -> Option<Vec<(usize, String)>> {
+        if lines.len() < 2 || lines.len() > self.questions.len() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for (expected, line) in (1..).zip(lines) {
+            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+            let number: usize = line[..digits].parse().ok()?;
+            let rest = line[digits..].strip_prefix([')', '.'])?;
+            if number != expected || rest.trim().is_empty() {
+                return None;
+            }
+            if open.contains(&(number - 1)) {
+                parts.push((number - 1, rest.trim().to_owned()));
+            }
         }
         Some(parts)
     }

@@ -3,6 +3,10 @@
 //!
 //! Every list is folded (lower case, NFKC) so it compares with folded text.
 
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::LazyLock;
+
 /// Words that carry no choice of their own ("I'll go with the second one,
 /// please"). Removed before looking for an index or counting leftovers.
 #[rustfmt::skip]
@@ -154,32 +158,78 @@ pub(crate) const LIST_WORDS: &[&str] = &[
 /// A word that offers alternatives: "1 or 2" for a single question is ambiguous.
 pub(crate) const OR_WORDS: &[&str] = &["or", "或", "或者", "还是", "หรือ"];
 
-fn contains(list: &[&str], word: &str) -> bool {
-    list.contains(&word)
+/// Word lists as sets, built on first use: lookups happen per token, so
+/// they must not scan the lists.
+macro_rules! word_set {
+    ($name:ident = $list:ident) => {
+        static $name: LazyLock<WordSet> = LazyLock::new(|| $list.iter().copied().collect());
+    };
+}
+
+/// A set of words hashed with FNV-1a: the words are short and trusted, so
+/// SipHash's protection against crafted collisions is not needed here.
+type WordSet = HashSet<&'static str, BuildHasherDefault<Fnv>>;
+
+/// The FNV-1a hash.
+#[derive(Debug)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+word_set!(FILLER_SET = FILLERS);
+word_set!(SCRIPT_PREFIX_SET = SCRIPT_PREFIXES);
+word_set!(SCRIPT_SUFFIX_SET = SCRIPT_SUFFIXES);
+word_set!(SKIP_SET = SKIP_WORDS);
+word_set!(ALL_SET = ALL_WORDS);
+word_set!(YES_SET = YES_WORDS);
+word_set!(NO_SET = NO_WORDS);
+word_set!(QUESTION_START_SET = QUESTION_STARTS);
+word_set!(NEGATION_SET = NEGATIONS);
+word_set!(CONDITION_SET = CONDITIONS);
+word_set!(JUSTIFICATION_SET = JUSTIFICATIONS);
+
+fn contains(set: &LazyLock<WordSet>, word: &str) -> bool {
+    set.contains(word)
 }
 
 pub(crate) fn is_filler(word: &str) -> bool {
-    contains(FILLERS, word)
+    contains(&FILLER_SET, word)
 }
 
 pub(crate) fn is_skip(norm: &str) -> bool {
-    contains(SKIP_WORDS, norm)
+    contains(&SKIP_SET, norm)
 }
 
 pub(crate) fn is_all(norm: &str) -> bool {
-    contains(ALL_WORDS, norm)
+    contains(&ALL_SET, norm)
 }
 
 pub(crate) fn is_yes(norm: &str) -> bool {
-    contains(YES_WORDS, norm)
+    contains(&YES_SET, norm)
 }
 
 pub(crate) fn is_no(norm: &str) -> bool {
-    contains(NO_WORDS, norm)
+    contains(&NO_SET, norm)
 }
 
 pub(crate) fn is_question_start(word: &str) -> bool {
-    contains(QUESTION_STARTS, word)
+    contains(&QUESTION_START_SET, word)
 }
 
 pub(crate) fn has_question_marker(norm: &str) -> bool {
@@ -187,7 +237,7 @@ pub(crate) fn has_question_marker(norm: &str) -> bool {
 }
 
 pub(crate) fn is_negation(word: &str) -> bool {
-    contains(NEGATIONS, word)
+    contains(&NEGATION_SET, word)
 }
 
 pub(crate) fn starts_with_script_negation(run: &str) -> bool {
@@ -195,11 +245,11 @@ pub(crate) fn starts_with_script_negation(run: &str) -> bool {
 }
 
 pub(crate) fn is_condition(word: &str) -> bool {
-    contains(CONDITIONS, word)
+    contains(&CONDITION_SET, word)
 }
 
 pub(crate) fn is_justification(word: &str) -> bool {
-    contains(JUSTIFICATIONS, word)
+    contains(&JUSTIFICATION_SET, word)
 }
 
 pub(crate) fn script_justification_at(run: &str) -> Option<usize> {
@@ -214,19 +264,22 @@ pub(crate) fn script_justification_at(run: &str) -> Option<usize> {
 pub(crate) fn strip_script_affixes(mut run: &str) -> &str {
     loop {
         let before = run.len();
-        for prefix in SCRIPT_PREFIXES {
-            if let Some(rest) = run.strip_prefix(prefix)
-                && !rest.is_empty()
-            {
-                run = rest;
-            }
+        // Longest affix first, at most six characters.
+        let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).skip(1).take(6).collect();
+        if let Some(&cut) = starts
+            .iter()
+            .rev()
+            .find(|&&i| SCRIPT_PREFIX_SET.contains(&run[..i]))
+        {
+            run = &run[cut..];
         }
-        for suffix in SCRIPT_SUFFIXES {
-            if let Some(rest) = run.strip_suffix(suffix)
-                && !rest.is_empty()
-            {
-                run = rest;
-            }
+        let ends: Vec<usize> = run.char_indices().rev().map(|(i, _)| i).take(6).collect();
+        if let Some(&cut) = ends
+            .iter()
+            .rev()
+            .find(|&&i| i > 0 && SCRIPT_SUFFIX_SET.contains(&run[i..]))
+        {
+            run = &run[..cut];
         }
         if run.len() == before {
             return run;
@@ -236,7 +289,7 @@ pub(crate) fn strip_script_affixes(mut run: &str) -> &str {
 
 /// Whether a Chinese or Thai run is nothing but filler.
 pub(crate) fn is_script_filler(run: &str) -> bool {
-    SCRIPT_PREFIXES.contains(&run) || SCRIPT_SUFFIXES.contains(&run)
+    SCRIPT_PREFIX_SET.contains(run) || SCRIPT_SUFFIX_SET.contains(run)
 }
 
 /// A position in the option list named by a reply.

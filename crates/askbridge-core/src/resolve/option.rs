@@ -3,6 +3,8 @@
 //! The labels are folded and tokenised once in [`OptionMatcher::new`];
 //! [`OptionMatcher::resolve`] then only works on the reply.
 
+use std::collections::HashSet;
+
 use super::Resolution;
 use super::lexicon::{self, Position};
 use super::text::{self, Cleaned, Kind, Token};
@@ -22,6 +24,11 @@ pub struct OptionMatcher {
     /// The option marked as recommended, which "recommended" or "the
     /// default" names.
     recommended: Option<usize>,
+    /// Every word of every label.
+    label_words: HashSet<String>,
+    /// Some label has a number among its words ("Python 3"), so a number
+    /// in a reply may be a label reading as well as an index.
+    numeric_labels: bool,
     /// Folded words of the question text and header: a reply may repeat them
     /// ("deploy to prod") without them counting against a match.
     context_words: Vec<String>,
@@ -116,15 +123,15 @@ enum Pick {
 impl OptionMatcher {
     /// Prepares a plain option list (the `resolve --jsonl` form).
     pub fn new(labels: &[&str], multi: bool, letters: bool) -> OptionMatcher {
-        OptionMatcher {
-            mode: if multi { Mode::Multi } else { Mode::Single },
+        OptionMatcher::prepared(
+            if multi { Mode::Multi } else { Mode::Single },
             letters,
-            options: labels.iter().map(|l| Prepared::new(l, None)).collect(),
-            recommended: labels
+            labels.iter().map(|l| Prepared::new(l, None)).collect(),
+            labels
                 .iter()
                 .position(|l| crate::model::has_recommended_marker(l)),
-            context_words: Vec::new(),
-        }
+            Vec::new(),
+        )
     }
 
     /// Prepares a question: choice questions by their labels, confirm as
@@ -155,11 +162,30 @@ impl OptionMatcher {
             Mode::Single | Mode::Multi => question.options.iter().position(|o| o.recommended),
             Mode::Confirm | Mode::FreeText => None,
         };
+        OptionMatcher::prepared(mode, question.letters, options, recommended, context_words)
+    }
+
+    fn prepared(
+        mode: Mode,
+        letters: bool,
+        options: Vec<Prepared>,
+        recommended: Option<usize>,
+        context_words: Vec<String>,
+    ) -> OptionMatcher {
+        let label_words: HashSet<String> = options
+            .iter()
+            .flat_map(|o| o.words.iter().cloned())
+            .collect();
+        let numeric_labels = label_words
+            .iter()
+            .any(|w| w.bytes().any(|b| b.is_ascii_digit()));
         OptionMatcher {
             mode,
-            letters: question.letters,
+            letters,
             options,
             recommended,
+            label_words,
+            numeric_labels,
             context_words,
         }
     }
@@ -245,31 +271,59 @@ impl OptionMatcher {
     fn resolve_choice(&self, reply: &Cleaned) -> Resolution {
         let norm = reply.norm.as_str();
         let multi = self.mode == Mode::Multi;
-        if let Some(i) = self.exact(norm) {
-            return if multi {
+        let one = |i: usize| {
+            if multi {
                 Resolution::Choices(vec![i])
             } else {
                 Resolution::Choice(i)
+            }
+        };
+        // The most common reply, a bare number, when no label has numbers.
+        if !self.numeric_labels
+            && !norm.is_empty()
+            && norm.len() <= 3
+            && norm.bytes().all(|b| b.is_ascii_digit())
+        {
+            return match lexicon::position(norm, false).and_then(|p| p.index(self.options.len())) {
+                Some(i) => one(i),
+                None => Self::free_text(reply),
             };
+        }
+        let tokens = text::tokenize(norm);
+        if let Some(i) = self.exact_with(norm, &tokens) {
+            return one(i);
         }
         if lexicon::is_skip(norm) {
             return Resolution::Skip;
         }
-        let tokens = text::tokenize(norm);
-        if multi && let Some(all) = self.all_of(norm, &tokens) {
-            return all;
+        if let Some(all) = self.all_of(norm, &tokens) {
+            // "both" picks every option: a list for multi-select, several
+            // picks (so ambiguous) for single-select (SPEC §5.8).
+            return match all {
+                Resolution::Choices(v) if !multi => Resolution::Ambiguous(v),
+                other => other,
+            };
         }
         if self.is_question(reply, &tokens) || self.is_negated(&tokens) {
             return Self::free_text(reply);
         }
         let head = cut_justification(norm, &tokens);
-        if text::tokenize(head)
+        if tokens
             .iter()
+            .take_while(|t| text::before(norm, t, 0).len() < head.len())
             .any(|t| lexicon::is_condition(t.text) && !self.is_label_word(t.text))
         {
             return Self::free_text(reply);
         }
-        match self.pick_list(head) {
+        // A single word is no list.
+        let list = if tokens.len() < 2 {
+            None
+        } else if head.len() == norm.len() {
+            self.pick_list_with(norm, &tokens)
+        } else {
+            self.pick_list(head)
+        };
+        match list {
             Some(picks) if multi => {
                 let mut picks = picks;
                 picks.sort_unstable();
@@ -286,7 +340,12 @@ impl OptionMatcher {
             }
             None => {}
         }
-        match self.pick(head) {
+        let picked = if head.len() == norm.len() {
+            self.pick_with(norm, &tokens)
+        } else {
+            self.pick(head)
+        };
+        match picked {
             Pick::One(i) if multi => Resolution::Choices(vec![i]),
             Pick::One(i) => Resolution::Choice(i),
             Pick::Several(v) if multi => Resolution::Choices(v),
@@ -306,6 +365,12 @@ impl OptionMatcher {
                 && tokens.iter().any(|t| lexicon::is_all(t.text)))
         {
             return Some(Resolution::Choices(everything()));
+        }
+        let starts_with_all = tokens
+            .first()
+            .is_some_and(|t| lexicon::is_all(t.text) || t.text == "select");
+        if !starts_with_all && !norm.starts_with(['全', '都', 'ท']) {
+            return None;
         }
         for marker in [
             " except ",
@@ -394,25 +459,25 @@ impl OptionMatcher {
     }
 
     fn is_label_word(&self, word: &str) -> bool {
-        self.options
-            .iter()
-            .any(|o| o.words.iter().any(|w| w == word))
+        self.label_words.contains(word)
     }
 
-    /// The option whose label the reply is, exactly.
-    fn exact(&self, norm: &str) -> Option<usize> {
+    /// The option whose label the (tokenised) reply is, exactly.
+    fn exact_with(&self, norm: &str, tokens: &[Token<'_>]) -> Option<usize> {
         if let Some(i) = self.options.iter().position(|o| o.folded == norm) {
             return Some(i);
         }
-        let tokens = text::tokenize(norm);
-        let key = text::key_of(&tokens);
-        if key.is_empty() {
+        if tokens.is_empty() {
             return None;
         }
-        let compact: String = tokens.iter().map(|t| t.text).collect();
-        let by_key = self.unique(|o| o.key == key || o.alias.as_deref() == Some(key.as_str()));
+        let by_key = self.unique(|o| {
+            text::is_key_of(&o.key, tokens, " ")
+                || o.alias
+                    .as_deref()
+                    .is_some_and(|a| text::is_key_of(a, tokens, " "))
+        });
         by_key
-            .or_else(|| self.unique(|o| o.compact == compact))
+            .or_else(|| self.unique(|o| text::is_key_of(&o.compact, tokens, "")))
             .or_else(|| {
                 // "y" / "nope" for options that start with Yes / No.
                 let first_word = |o: &Prepared, yes: bool| {
@@ -446,7 +511,12 @@ impl OptionMatcher {
     /// Splits a reply into list items and picks each; `None` when it is not
     /// a list of picks (one item, or an item that names nothing).
     fn pick_list(&self, norm: &str) -> Option<Vec<usize>> {
-        if let Some(span) = self.first_or_last(norm) {
+        self.pick_list_with(norm, &text::tokenize(norm))
+    }
+
+    /// [`Self::pick_list`] for an already tokenised reply.
+    fn pick_list_with(&self, norm: &str, tokens: &[Token<'_>]) -> Option<Vec<usize>> {
+        if let Some(span) = self.first_or_last(tokens) {
             return Some(span);
         }
         let items = split_list(norm);
@@ -454,7 +524,6 @@ impl OptionMatcher {
             items
         } else {
             // "1 3", "a c", "team nobody": a list without separators.
-            let tokens = text::tokenize(norm);
             let content: Vec<&Token<'_>> = tokens
                 .iter()
                 .filter(|t| {
@@ -489,8 +558,10 @@ impl OptionMatcher {
     }
 
     /// "the first two", "last 3": a run of options at one end.
-    fn first_or_last(&self, norm: &str) -> Option<Vec<usize>> {
-        let tokens = text::tokenize(norm);
+    fn first_or_last(&self, tokens: &[Token<'_>]) -> Option<Vec<usize>> {
+        if tokens.len() < 2 {
+            return None;
+        }
         let content: Vec<&str> = tokens
             .iter()
             .filter(|t| !self.is_filler_token(t) || t.text == "one")
@@ -513,6 +584,9 @@ impl OptionMatcher {
 
     /// "1-3", "2 to 4", "1~3" over numbers in range.
     fn range(&self, item: &str) -> Option<std::ops::RangeInclusive<usize>> {
+        if !item.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
         let (from, to) = item
             .split_once(['-', '–', '~', '到', '至'])
             .or_else(|| item.split_once(" to "))?;
@@ -539,10 +613,14 @@ impl OptionMatcher {
 
     /// What one item (a whole reply, or one element of a list) names.
     fn pick(&self, item: &str) -> Pick {
-        if let Some(i) = self.exact(item) {
+        self.pick_with(item, &text::tokenize(item))
+    }
+
+    /// [`Self::pick`] for an already tokenised item.
+    fn pick_with(&self, item: &str, tokens: &[Token<'_>]) -> Pick {
+        if let Some(i) = self.exact_with(item, tokens) {
             return Pick::One(i);
         }
-        let tokens = text::tokenize(item);
         let content: Vec<Token<'_>> = tokens
             .iter()
             .filter(|t| !self.is_filler_token(t))
@@ -581,7 +659,7 @@ impl OptionMatcher {
         };
         if let Some(index) = index {
             let label = match content[0].kind {
-                Kind::Number | Kind::Word | Kind::Script => self.label_pick(&tokens, &content),
+                Kind::Number | Kind::Word | Kind::Script => self.label_pick(tokens, &content),
                 _ => Pick::Nothing,
             };
             return combine(index, label);
@@ -611,7 +689,7 @@ impl OptionMatcher {
                 }
             }
         }
-        self.label_pick(&tokens, &content)
+        self.label_pick(tokens, &content)
     }
 
     fn position_pick(&self, position: Position) -> Pick {
@@ -649,13 +727,14 @@ impl OptionMatcher {
     fn label_pick(&self, tokens: &[Token<'_>], content: &[Token<'_>]) -> Pick {
         let mentioned = self.mentioned(tokens);
         if !mentioned.is_empty() {
-            let covered: Vec<&str> = mentioned
-                .iter()
-                .flat_map(|&i| self.options[i].words.iter().map(String::as_str))
-                .collect();
+            let covered = |word: &str| {
+                mentioned
+                    .iter()
+                    .any(|&i| self.options[i].words.iter().any(|w| w == word))
+            };
             let leftover = content
                 .iter()
-                .filter(|t| !covered.contains(&t.text) && !self.is_context_word(t.text))
+                .filter(|t| !covered(t.text) && !self.is_context_word(t.text))
                 .filter(|t| {
                     t.kind != Kind::Script
                         || !mentioned
@@ -704,8 +783,11 @@ impl OptionMatcher {
     /// Options whose whole label appears in the reply, minus labels inside
     /// a longer named label and filler-only labels when others are named.
     fn mentioned(&self, tokens: &[Token<'_>]) -> Vec<usize> {
-        let words: Vec<&str> = tokens.iter().map(|t| t.text).collect();
-        let compact: String = words.concat();
+        let compact: String = if self.options.iter().any(|o| o.script) {
+            tokens.iter().map(|t| t.text).collect()
+        } else {
+            String::new()
+        };
         let mut found: Vec<usize> = (0..self.options.len())
             .filter(|&i| {
                 let option = &self.options[i];
@@ -715,11 +797,14 @@ impl OptionMatcher {
                 if option.script {
                     return compact.contains(&option.compact);
                 }
-                words
+                tokens
                     .windows(option.words.len())
-                    .any(|window| window.iter().zip(&option.words).all(|(a, b)| a == b))
+                    .any(|window| window.iter().zip(&option.words).all(|(a, b)| a.text == b))
             })
             .collect();
+        if found.len() < 2 {
+            return found;
+        }
         let snapshot = found.clone();
         found.retain(|&i| {
             !snapshot.iter().any(|&j| {

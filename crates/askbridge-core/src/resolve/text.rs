@@ -32,6 +32,13 @@ pub(crate) fn clean(reply: &str) -> Cleaned {
 /// and stars from an already folded string. Returns whether a question mark
 /// was at the end.
 pub(crate) fn clean_folded(folded: &str) -> (String, bool) {
+    // Most replies are plain words and numbers: nothing to strip.
+    if folded
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b' ')
+    {
+        return (folded.to_owned(), false);
+    }
     let mut s = folded.trim();
     let mut question_mark = false;
     loop {
@@ -56,7 +63,12 @@ pub(crate) fn clean_folded(folded: &str) -> (String, bool) {
         s.to_owned()
     };
     // "no. 2" and "nr. 2" are numbers, not a "no".
-    for abbreviation in ["no.", "nr.", "№"] {
+    let abbreviations: &[&str] = if out.contains(['.', '№']) {
+        &["no.", "nr.", "№"]
+    } else {
+        &[]
+    };
+    for abbreviation in abbreviations {
         while let Some(at) = out.find(abbreviation) {
             let before_ok = out[..at]
                 .chars()
@@ -153,6 +165,9 @@ fn collapse_whitespace(s: &str) -> String {
 /// (`<url|text>` keeps `text`), Slack's `&amp;` `&lt;` `&gt;` escapes, and a
 /// leading `@botname`.
 pub(crate) fn strip_artefacts(reply: &str) -> String {
+    if !reply.contains(['<', '&', '@']) {
+        return reply.trim().to_owned();
+    }
     let mut out = String::with_capacity(reply.len());
     let mut rest = reply;
     while let Some(open) = rest.find('<') {
@@ -269,7 +284,10 @@ pub(crate) fn is_spaceless_script(c: char) -> bool {
 }
 
 fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || is_spaceless_script(c) || is_mark(c)
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    is_spaceless_script(c) || is_mark(c) || c.is_alphanumeric()
 }
 
 fn is_mark(c: char) -> bool {
@@ -379,6 +397,25 @@ pub(crate) fn after<'a>(s: &'a str, token: &Token<'_>) -> &'a str {
 pub(crate) fn before<'a>(s: &'a str, token: &Token<'_>, extra: usize) -> &'a str {
     let start = (token.text.as_ptr() as usize).saturating_sub(s.as_ptr() as usize);
     s.get(..start + extra).unwrap_or(s)
+}
+
+/// Whether `key` is the tokens joined by `separator`, without building the
+/// joined string.
+pub(crate) fn is_key_of(key: &str, tokens: &[Token<'_>], separator: &str) -> bool {
+    let mut rest = key;
+    for (i, token) in tokens.iter().enumerate() {
+        if i > 0 {
+            match rest.strip_prefix(separator) {
+                Some(after) => rest = after,
+                None => return false,
+            }
+        }
+        match rest.strip_prefix(token.text) {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// The tokens of a folded string joined by single spaces: the form in which
