@@ -785,6 +785,26 @@ fn everyday_phrasings() {
             ),
             ("方案1, 方案2, 方案3", "第二个", "choice 方案2"),
             ("方案1, 方案2, 方案3", "2", "choice 方案2"),
+            ("東京, 大阪, 名古屋", "2番", "choice 大阪"),
+            ("東京, 大阪, 名古屋", "大阪で", "choice 大阪"),
+            (
+                "Fix now, Fix later, Won't fix",
+                "wont fix",
+                "choice Won't fix",
+            ),
+            (
+                "Fix now, Fix later, Won't fix",
+                "won’t fix",
+                "choice Won't fix",
+            ),
+            ("Fix now, Fix later, Won't fix", "don't fix", "free"),
+            ("👍 Approve, 👎 Reject", "👎", "choice 👎 Reject"),
+            ("👍 Approve, 👎 Reject", "yes", "choice 👍 Approve"),
+            (
+                "Q&A session, Demo, Workshop",
+                "q&amp;a",
+                "choice Q&A session",
+            ),
         ],
     );
     check(
@@ -820,6 +840,22 @@ fn everyday_phrasings() {
             ("红色, 绿色, 蓝色", "1和3", "choices 红色|蓝色"),
             ("红色, 绿色, 蓝色", "红色和蓝色", "choices 红色|蓝色"),
             ("红色, 绿色, 蓝色", "都要", "choices 红色|绿色|蓝色"),
+            ("红色, 绿色, 蓝色", "第一和第三", "choices 红色|蓝色"),
+            (
+                "Team channel, On-call, Nobody",
+                "1 และ 3",
+                "choices Team channel|Nobody",
+            ),
+            (
+                "Team channel, On-call, Nobody",
+                "２，３",
+                "choices On-call|Nobody",
+            ),
+            (
+                "Team channel, On-call, Nobody",
+                "1 &amp; 2",
+                "choices Team channel|On-call",
+            ),
         ],
     );
 }

@@ -13,16 +13,16 @@ use std::sync::LazyLock;
 const FILLERS: &[&str] = &[
     "a", "ahead", "alright", "an", "answer", "are", "as", "be", "best", "choice", "choose",
     "choosing", "chose", "definitely", "do", "does", "fine", "for", "go", "going", "good",
-    "great", "guess", "hmm", "i", "i'd", "i'll", "i'm", "ill", "im", "is", "it", "it's", "its",
-    "just", "k", "let", "let's", "lets", "like", "looks", "maybe", "me", "mine", "my", "need",
+    "great", "guess", "hmm", "i", "id", "ill", "im", "ill", "im", "is", "it", "its", "its",
+    "just", "k", "let", "lets", "lets", "like", "looks", "maybe", "me", "mine", "my", "need",
     "num", "number", "of", "ok", "okay", "on", "one", "opt", "option", "options", "our",
     "perhaps", "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
     "select", "selecting", "settle", "should", "sounds", "sure", "take", "taking", "thank",
-    "thanks", "that", "that's", "the", "then", "think", "this", "thx", "to", "ty", "uh", "um",
-    "us", "use", "using", "vote", "wanna", "want", "we", "we'll", "well", "will", "with",
+    "thanks", "that", "thats", "the", "then", "think", "this", "thx", "to", "ty", "uh", "um",
+    "us", "use", "using", "vote", "wanna", "want", "we", "well", "well", "will", "with",
     "works", "would", "ya", "yeah", "yep", "yes", "you", "choice", "selection", "reply",
     "going", "gonna", "hm", "so", "whatever", "anyway", "give", "gimme", "try", "get", "have",
-    "make", "either", "here", "there", "now", "can", "could", "you're",
+    "make", "either", "here", "there", "now", "can", "could", "youre",
 ];
 
 /// Affixes without a choice of their own in Chinese and Thai, which write
@@ -37,7 +37,7 @@ const SCRIPT_PREFIXES: &[&str] = &[
 
 #[rustfmt::skip]
 const SCRIPT_SUFFIXES: &[&str] = &[
-    "吧", "个选项", "选项", "个", "項", "项", "号", "條", "条", "种", "的", "啦", "呀", "了", "好了", "就好", "就行",
+    "吧", "番目", "番", "个选项", "选项", "个", "項", "项", "号", "條", "条", "种", "的", "啦", "呀", "了", "好了", "就好", "就行",
     "谢谢", "嗯", "哦", "ครับผม", "ครับ", "ค่ะ", "คะ", "คับ", "นะ", "จ้า", "จ้ะ", "ละกัน",
     "แล้วกัน", "เลย", "ก็ได้", "ดีกว่า", "นะครับ", "นะคะ", "จ๊ะ",
 ];
@@ -64,7 +64,7 @@ const YES_WORDS: &[&str] = &[
 /// Replies that mean no to a confirm question.
 #[rustfmt::skip]
 const NO_WORDS: &[&str] = &[
-    "no", "n", "nope", "nah", "no thanks", "no thank you", "don't", "dont", "do not", "false",
+    "no", "n", "nope", "nah", "no thanks", "no thank you", "dont", "dont", "do not", "false",
     "negative", "reject", "rejected", "deny", "denied", "decline", "declined", "stop", "abort",
     "cancel", "not now", "no way", "never", "👎", "❌", "✖", "🚫", "不", "不是", "不要", "否", "不行",
     "不可以", "不用", "取消", "拒绝", "不同意", "算了", "ไม่", "ไม่ใช่", "ไม่เอา", "ไม่ได้", "ไม่ครับ",
@@ -83,7 +83,7 @@ const ALL_WORDS: &[&str] = &[
 
 /// Words that turn a reply into a question (at its start).
 const QUESTION_STARTS: &[&str] = &[
-    "what", "what's", "whats", "why", "how", "can", "could", "explain", "tell", "wdym", "huh",
+    "what", "whats", "whats", "why", "how", "can", "could", "explain", "tell", "wdym", "huh",
     "wait", "which", "does", "is", "are", "will", "who", "where", "when", "do you",
 ];
 
@@ -97,8 +97,8 @@ const QUESTION_MARKERS: &[&str] = &[
 /// Negations: a reply with one is the person's own words (SPEC §5.9).
 #[rustfmt::skip]
 const NEGATIONS: &[&str] = &[
-    "not", "don't", "dont", "never", "neither", "nor", "no", "without", "except", "doesn't",
-    "isn't", "won't", "shouldn't", "avoid", "none", "nothing", "nobody",
+    "not", "dont", "dont", "never", "neither", "nor", "no", "without", "except", "doesnt",
+    "isnt", "wont", "shouldnt", "avoid", "none", "nothing", "nobody",
 ];
 
 const SCRIPT_NEGATIONS: &[&str] = &["不", "别", "没", "ไม่", "อย่า", "ห้าม"];
@@ -113,7 +113,7 @@ const CONDITIONS: &[&str] = &[
 /// Words that start a justification, cut off before matching
 /// ("production because staging is down").
 const JUSTIFICATIONS: &[&str] = &[
-    "because", "since", "cause", "'cause", "cuz", "coz", "as", "over", "rather", "instead",
+    "because", "since", "cause", "cause", "cuz", "coz", "as", "over", "rather", "instead",
 ];
 const SCRIPT_JUSTIFICATIONS: &[&str] = &["因为", "由于", "เพราะ"];
 

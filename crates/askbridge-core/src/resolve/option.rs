@@ -316,7 +316,12 @@ impl OptionMatcher {
             return Self::free_text(reply);
         }
         // A single word is no list.
-        let list = if tokens.len() < 2 {
+        let one_word = match tokens.as_slice() {
+            [] => true,
+            [only] => !(only.kind == Kind::Script && only.text.contains(['和', '跟', '与', '及'])),
+            _ => false,
+        };
+        let list = if one_word {
             None
         } else if head.len() == norm.len() {
             self.pick_list_with(norm, &tokens)
@@ -961,6 +966,18 @@ pub(crate) fn split_list(norm: &str) -> Vec<&str> {
         items.push(part[start..].trim());
     }
     items.retain(|item| !item.is_empty());
+    // Chinese joins list items without spaces: "第一和第三".
+    if items.len() == 1 && items[0].chars().any(text::is_spaceless_script) {
+        let item = items[0];
+        let parts: Vec<&str> = item
+            .split(['和', '跟', '与', '及'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.len() > 1 {
+            return parts;
+        }
+    }
     items
 }
 
