@@ -1,8 +1,15 @@
-//! The askbridge executable's library half: wire formats (the JSON that
-//! crosses process boundaries) and the command-line tools.
+//! The askbridge executable's library half: the daemon (storage, the
+//! lifecycle driver, HTTP, MCP, the web channel), wire formats (the JSON
+//! that crosses process boundaries) and the command-line tools.
 //!
 //! Core types never derive `Serialize`; everything that leaves the process
-//! goes through [`wire`]. This crate may do I/O; `askbridge-core` may not.
+//! goes through [`wire`]. This crate does the I/O; `askbridge-core` decides.
 
+pub mod bridge;
 pub mod commands;
+pub mod config;
+pub mod http;
+pub mod mcp;
+pub mod store;
+pub mod web;
 pub mod wire;

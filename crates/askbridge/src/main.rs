@@ -20,6 +20,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the daemon: HTTP API, MCP at /mcp, the web page at /.
+    Serve(commands::serve::ServeArgs),
+    /// Serve MCP on stdio, for agent hosts (Claude Code, Codex, Cursor).
+    Mcp(commands::mcp::McpArgs),
+    /// Ask from the shell and print the outcome JSON (exit 0 answered, 2 no answer).
+    Ask(commands::ask::AskArgs),
     /// Check an ask in any dialect and print the canonical ask (exit 1 when invalid).
     Normalize {
         /// JSON of any dialect, or assistant text with an agent-choice block
@@ -74,7 +80,19 @@ fn parse_locale(text: &str) -> Result<Locale, String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let result = match Cli::parse().command {
+        Command::Serve(args) => block_on(commands::serve::run(args)).map(|()| ExitCode::SUCCESS),
+        Command::Mcp(args) => block_on(commands::mcp::run(args)).map(|()| ExitCode::SUCCESS),
+        Command::Ask(args) => block_on(commands::ask::run(args)).map(ExitCode::from),
+        Command::Normalize { file } => normalize(&file),
+        Command::Resolve(args) => resolve(args, &mut std::io::stdout().lock()),
+        Command::Render {
+            channel,
+            locale,
+            file,
+        } => render(channel, locale, &file),
+    };
+    match result {
         Ok(code) => code,
         Err(error) => {
             eprintln!("askbridge: {error:#}");
@@ -83,32 +101,36 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    match cli.command {
-        Command::Normalize { file } => {
-            let input = read(&file)?;
-            let (report, valid) = commands::normalize::run(&input);
-            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-            Ok(exit(valid))
+/// Runs an async command on a multi-threaded runtime.
+fn block_on<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(future)
+}
+
+fn normalize(file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let input = read(file)?;
+    let (report, valid) = commands::normalize::run(&input);
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(exit(valid))
+}
+
+fn render(
+    channel: RenderChannel,
+    locale: Locale,
+    file: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let input = read(file)?;
+    match commands::render::run(&input, channel, locale) {
+        Ok(text) => {
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Resolve(args) => resolve(args, &mut out),
-        Command::Render {
-            channel,
-            locale,
-            file,
-        } => {
-            let input = read(&file)?;
-            match commands::render::run(&input, channel, locale) {
-                Ok(text) => {
-                    writeln!(out, "{text}")?;
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(report) => {
-                    writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-                    Ok(ExitCode::FAILURE)
-                }
-            }
+        Err(report) => {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(ExitCode::FAILURE)
         }
     }
 }

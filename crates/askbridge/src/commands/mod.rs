@@ -1,11 +1,16 @@
-//! The core as command-line tools: `normalize`, `resolve`, `render`.
+//! The commands: the daemon (`serve`), MCP on stdio (`mcp`), asking from
+//! the shell (`ask`), and the core as tools (`normalize`, `resolve`,
+//! `render`).
 //!
 //! Each command reads its input as a string and writes to a writer, so the
 //! tests run them in-process; `main.rs` only wires files and exit codes.
 
+pub mod ask;
+pub mod mcp;
 pub mod normalize;
 pub mod render;
 pub mod resolve;
+pub mod serve;
 
 use std::io::{self, Read};
 use std::path::Path;

@@ -1,9 +1,10 @@
 //! `askbridge normalize`: any dialect in, the canonical ask (or path-named
 //! errors) out.
 
-use askbridge_core::normalize::{self, Problem};
+use askbridge_core::normalize;
 use serde::Serialize;
 
+use crate::wire::api::ProblemJson;
 use crate::wire::ask::CanonicalAsk;
 
 #[derive(Serialize)]
@@ -18,24 +19,6 @@ enum Report {
         ok: bool,
         errors: Vec<ProblemJson>,
     },
-}
-
-/// One warning or error: where and what.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProblemJson {
-    /// JSON path in the input (`questions[1].options`).
-    pub path: String,
-    /// What was wrong, or what was fixed.
-    pub message: String,
-}
-
-impl From<&Problem> for ProblemJson {
-    fn from(problem: &Problem) -> ProblemJson {
-        ProblemJson {
-            path: problem.path.clone(),
-            message: problem.message.clone(),
-        }
-    }
 }
 
 /// Normalises `input` (JSON of any dialect, or assistant text) and returns

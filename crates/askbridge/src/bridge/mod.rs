@@ -1,0 +1,1085 @@
+//! The lifecycle driver: runs each ask's core state machine
+//! ([`askbridge_core::lifecycle::AskLifecycle`]) against real time, storage
+//! and channels.
+//!
+//! - Every ask is persisted before it is delivered; every state change is
+//!   persisted with a compare-and-set on the ask's version, so the first
+//!   valid answer wins even across processes sharing one database. A
+//!   change is committed in memory, and waiters, subscribers and the
+//!   channel are told, only after it is stored.
+//! - Each pending ask has one small entry in memory (id, deadline,
+//!   version, a lock that serialises this process's changes to it, a
+//!   notification for waiters). Its lifecycle — the ask with its prepared
+//!   reply matcher, several kilobytes — is kept for a bounded number of
+//!   asks and otherwise rebuilt from its row when an input arrives, so
+//!   100,000 pending asks fit in tens of megabytes and reload from one
+//!   query without parsing a single ask.
+//! - Deadlines are persisted and re-armed on start by one timer task;
+//!   asks whose deadline passed while the daemon was down end as
+//!   `timed_out` in one statement.
+//! - Waiters (`wait`) and subscribers (`subscribe`) are told of changes
+//!   without polling. A change made by another process sharing the
+//!   database is noticed when this process next touches the ask (any
+//!   input, `get`, or the end of a `wait`).
+//! - Channels deliver, update and close asks through a per-ask outbox
+//!   (the `outbox` module), with retries; an ask that cannot be delivered
+//!   ends as `delivery_failed`.
+//!
+//! Interfaces (HTTP, MCP, the web page, chat channels) talk only to
+//! [`Bridge`]; the bridge talks to [`crate::store`] and to [`Channel`]s.
+
+pub mod channel;
+pub mod clock;
+mod outbox;
+mod record;
+mod timer;
+
+use std::collections::HashMap;
+use std::collections::hash_map;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::Duration;
+
+use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step, Timestamp};
+use askbridge_core::model::{Ask, ChannelKind, Target};
+use askbridge_core::outcome::Outcome;
+use futures_util::TryStreamExt;
+use tokio::sync::{Notify, broadcast};
+
+use crate::store::{Inserted, ListQuery, StateChange, Store, StoreError};
+use crate::wire::stored::StoredChannel;
+
+pub use crate::store::MessageRef;
+pub use channel::{Channel, DeliveryError};
+pub use clock::Clock;
+pub use outbox::RetryPolicy;
+use outbox::{DELIVERED, FOREIGN, Op, Outbox, QUEUED, UNDELIVERED};
+
+/// How to open a bridge.
+#[derive(Debug, Clone)]
+pub struct BridgeOptions {
+    /// `sqlite://…` (or, later, `postgres://…`).
+    pub database_url: String,
+    /// Where asks without a `to` go.
+    pub default_target: Target,
+}
+
+impl BridgeOptions {
+    /// Options for a database and a default target.
+    pub fn new(database_url: impl Into<String>, default_target: Target) -> BridgeOptions {
+        BridgeOptions {
+            database_url: database_url.into(),
+            default_target,
+        }
+    }
+}
+
+/// What [`Bridge::open`] takes by default and [`Bridge::open_with`] lets
+/// a caller (a test, a benchmark) choose.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// The bridge's time: [`Clock::system`] unless a test controls it.
+    pub clock: Clock,
+    /// How channel calls are retried.
+    pub retry: RetryPolicy,
+    /// Pending asks whose lifecycle (the ask and its prepared reply
+    /// matcher, several kilobytes) stays in memory between inputs; past
+    /// this many, a lifecycle is rebuilt from its row when needed (tens of
+    /// microseconds) and dropped again. Default 4,096.
+    pub cached_lifecycles: usize,
+}
+
+impl Default for Tuning {
+    /// The system clock, [`RetryPolicy::default`], 4,096 cached lifecycles.
+    fn default() -> Tuning {
+        Tuning {
+            clock: Clock::system(),
+            retry: RetryPolicy::default(),
+            cached_lifecycles: 4_096,
+        }
+    }
+}
+
+/// A request to create an ask.
+#[derive(Debug, Clone)]
+pub struct NewAsk {
+    /// The normalised ask. Its own `target`, if any, wins over the default.
+    pub ask: Ask,
+    /// A caller's key: creating again with the same key returns the same ask.
+    pub idempotency_key: Option<String>,
+}
+
+/// Everything known about one ask at one moment.
+#[derive(Debug, Clone)]
+pub struct AskView {
+    /// `ask_…`.
+    pub id: String,
+    /// The normalised ask.
+    pub ask: Ask,
+    /// Where it was posted (the ask's own target or the default).
+    pub target: Target,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it times out.
+    pub deadline: Timestamp,
+    /// Its lifecycle state.
+    pub state: State,
+    /// Answers given so far, one slot per question.
+    pub answers: Vec<Option<Answer>>,
+    /// The outcome, once the ask has ended.
+    pub outcome: Option<Outcome>,
+}
+
+/// What subscribers hear.
+#[derive(Debug, Clone)]
+pub enum BridgeEvent {
+    /// A new ask was created.
+    Created(Arc<AskView>),
+    /// A pending ask took answers (partial progress).
+    Updated(Arc<AskView>),
+    /// An ask ended.
+    Ended(Arc<AskView>),
+}
+
+/// Which asks [`Bridge::list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only pending asks.
+    pub pending_only: bool,
+    /// Only asks posted to this channel.
+    pub channel: Option<askbridge_core::model::ChannelKind>,
+    /// At most this many, newest first.
+    pub limit: Option<usize>,
+}
+
+/// Why a bridge call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// No ask has this id.
+    #[error("no ask with id {0:?}")]
+    NotFound(String),
+    /// The idempotency key was used before for a different ask.
+    #[error("idempotency key {0:?} was used for a different ask")]
+    IdempotencyConflict(String),
+    /// The database failed.
+    #[error("storage failed")]
+    Storage(#[source] anyhow::Error),
+}
+
+impl From<StoreError> for BridgeError {
+    fn from(error: StoreError) -> BridgeError {
+        BridgeError::Storage(anyhow::Error::new(error))
+    }
+}
+
+/// Counters for `/metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    /// Asks created since start.
+    pub created: u64,
+    /// Asks that ended, by final status (`answered`, `skipped`, `timed_out`, `cancelled`, `delivery_failed`).
+    pub ended: Vec<(&'static str, u64)>,
+    /// Asks pending now.
+    pub pending: u64,
+}
+
+/// The final states, in [`Metrics::ended`] order.
+const ENDED: [&str; 5] = [
+    "answered",
+    "skipped",
+    "timed_out",
+    "cancelled",
+    "delivery_failed",
+];
+
+/// Events kept for slow subscribers before they lag (and miss some).
+const EVENT_CAPACITY: usize = 4_096;
+
+/// Compare-and-set attempts before an input gives up on a busy ask.
+const CAS_ATTEMPTS: u32 = 16;
+
+/// The handle every interface uses. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Bridge {
+    inner: Arc<Inner>,
+}
+
+/// The bridge's state, shared by every handle, the timer task and the
+/// channel tasks.
+struct Inner {
+    store: Store,
+    default_target: Target,
+    clock: Clock,
+    retry: RetryPolicy,
+    runtime: tokio::runtime::Handle,
+    /// Pending asks, one entry each. Never held across an `.await`.
+    asks: Mutex<HashMap<Arc<str>, Arc<Entry>>>,
+    /// Pending deadlines, for the timer task.
+    deadlines: Mutex<timer::Deadlines>,
+    /// Wakes the timer task: an earlier deadline, or the bridge dropped.
+    timer_wake: Arc<Notify>,
+    /// Pending entries holding their lifecycle.
+    cached: AtomicUsize,
+    /// At most this many, give or take the ones in use.
+    cache_limit: usize,
+    channels: RwLock<HashMap<ChannelKind, Arc<dyn Channel>>>,
+    /// Asks delivered but not yet recorded as such.
+    delivered: Mutex<Vec<Arc<str>>>,
+    /// Wakes the task that records deliveries.
+    delivered_wake: Arc<Notify>,
+    /// Delivered asks that timed out while the bridge was down, whose
+    /// messages are closed once their channel is registered.
+    expired_on_open: Mutex<Vec<(Arc<str>, ChannelKind)>>,
+    events: broadcast::Sender<BridgeEvent>,
+    created: AtomicU64,
+    ended: [AtomicU64; ENDED.len()],
+}
+
+/// One pending ask in memory: small, because there may be 100,000.
+#[derive(Debug)]
+struct Entry {
+    id: Arc<str>,
+    kind: ChannelKind,
+    deadline: Timestamp,
+    /// Its lock serialises this process's changes to the ask.
+    slot: tokio::sync::Mutex<Slot>,
+    /// Woken (all waiters) when the ask ends.
+    ended: Notify,
+    /// Delivery progress: one of the `outbox` constants.
+    delivery: AtomicU8,
+    outbox: Mutex<Outbox>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    /// The lifecycle, when in memory; always there once ended.
+    lifecycle: Option<Box<AskLifecycle>>,
+    /// The stored row's version this entry last saw.
+    version: i64,
+    /// The ask has ended and left the map; `lifecycle` is final.
+    ended: bool,
+}
+
+/// A change to apply to an ask.
+#[derive(Debug)]
+enum Change {
+    Input(Input),
+    /// The timer: time out if the deadline has passed.
+    Tick,
+}
+
+/// Where [`Inner::find`] found an ask.
+enum Found {
+    Pending(Arc<Entry>),
+    Ended(Box<AskLifecycle>),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Bridge {
+    /// Opens the database (creating and migrating it), reloads pending
+    /// asks, re-arms their deadlines and ends those already past. Uses the
+    /// system clock and the default retry policy.
+    pub async fn open(options: BridgeOptions) -> Result<Bridge, BridgeError> {
+        Bridge::open_with(options, Tuning::default()).await
+    }
+
+    /// [`Bridge::open`] with a chosen clock, retry policy and cache size.
+    pub async fn open_with(options: BridgeOptions, tuning: Tuning) -> Result<Bridge, BridgeError> {
+        let BridgeOptions {
+            database_url,
+            default_target,
+        } = options;
+        let Tuning {
+            clock,
+            retry,
+            cached_lifecycles,
+        } = tuning;
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|e| BridgeError::Storage(anyhow::Error::new(e)))?;
+        let store = Store::open(&database_url).await?;
+        let now = clock.now();
+        let timed_out = record::state_json("", &State::TimedOut)?;
+        let expired = store
+            .time_out_expired(record::millis(now), &timed_out)
+            .await?;
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let inner = Arc::new(Inner {
+            store,
+            default_target,
+            clock,
+            retry,
+            runtime,
+            asks: Mutex::new(HashMap::new()),
+            deadlines: Mutex::new(timer::Deadlines::new()),
+            timer_wake: Arc::new(Notify::new()),
+            cached: AtomicUsize::new(0),
+            cache_limit: cached_lifecycles,
+            channels: RwLock::new(HashMap::new()),
+            delivered: Mutex::new(Vec::new()),
+            delivered_wake: Arc::new(Notify::new()),
+            expired_on_open: Mutex::new(Vec::new()),
+            events,
+            created: AtomicU64::new(0),
+            ended: Default::default(),
+        });
+        if !expired.is_empty() {
+            let mut to_close = Vec::new();
+            for ask in &expired {
+                tracing::debug!(ask_id = %ask.id, "ask timed out while the bridge was down");
+                let kind = StoredChannel::parse(&ask.channel).map(ChannelKind::from);
+                if let (Some(kind), Some(_)) = (kind, ask.delivered_at) {
+                    to_close.push((Arc::from(ask.id.as_str()), kind));
+                }
+            }
+            inner.count_end(&State::TimedOut, expired.len() as u64);
+            tracing::info!(
+                count = expired.len(),
+                "asks timed out while the bridge was down"
+            );
+            *lock(&inner.expired_on_open) = to_close;
+        }
+        inner.reload().await?;
+        inner.runtime.spawn(timer::run(
+            Arc::downgrade(&inner),
+            Arc::clone(&inner.timer_wake),
+            inner.clock.clone(),
+        ));
+        inner.runtime.spawn(outbox::record_deliveries(
+            Arc::downgrade(&inner),
+            Arc::clone(&inner.delivered_wake),
+        ));
+        Ok(Bridge { inner })
+    }
+
+    /// Registers a channel that delivers asks posted to its kind (it
+    /// replaces an earlier one of the same kind). Asks reloaded on start
+    /// that were never delivered are delivered now, and the messages of
+    /// asks that timed out while the bridge was down are closed.
+    pub fn add_channel(&self, channel: Arc<dyn Channel>) {
+        let inner = &self.inner;
+        let kind = channel.kind();
+        inner
+            .channels
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(kind, Arc::clone(&channel));
+        tracing::info!(channel = kind.as_str(), "channel registered");
+        let waiting: Vec<Arc<Entry>> = lock(&inner.asks)
+            .values()
+            .filter(|entry| {
+                entry.kind == kind
+                    && entry
+                        .delivery
+                        .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+            })
+            .cloned()
+            .collect();
+        for entry in &waiting {
+            outbox::enqueue(inner, entry, Op::Deliver(None));
+        }
+        let expired: Vec<Arc<str>> = {
+            let mut list = lock(&inner.expired_on_open);
+            let (mine, rest) = std::mem::take(&mut *list)
+                .into_iter()
+                .partition(|(_, k)| *k == kind);
+            *list = rest;
+            mine.into_iter().map(|(id, _)| id).collect()
+        };
+        if !expired.is_empty() {
+            let task = Arc::clone(inner);
+            inner.runtime.spawn(async move {
+                for id in expired {
+                    match task.load_view(&id).await {
+                        Ok(view) => outbox::end_detached(&task, &*channel, &view).await,
+                        Err(error) => {
+                            tracing::warn!(ask_id = %id, error = %error, "could not close an expired ask");
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /// Creates (persists, arms, delivers) an ask. With an idempotency key
+    /// seen before, returns the earlier ask and `false`.
+    pub async fn create(&self, new: NewAsk) -> Result<(AskView, bool), BridgeError> {
+        let inner = &self.inner;
+        let NewAsk {
+            mut ask,
+            idempotency_key,
+        } = new;
+        if ask.target.is_none() {
+            ask.target = Some(inner.default_target.clone());
+        }
+        let id = format!("ask_{}", uuid::Uuid::now_v7().simple());
+        let lifecycle = AskLifecycle::new(id, ask, inner.clock.now());
+        let row = record::new_row(&lifecycle, idempotency_key)?;
+        if let Inserted::Existing(existing) = inner.store.insert_ask(&row).await? {
+            if existing.ask_json != row.ask_json {
+                return Err(BridgeError::IdempotencyConflict(
+                    existing.idempotency_key.unwrap_or_default(),
+                ));
+            }
+            tracing::debug!(ask_id = %existing.id, "same idempotency key: the earlier ask");
+            return Ok((self.get(&existing.id).await?, false));
+        }
+        let view = inner.view(&lifecycle);
+        let keep = inner.cached.load(Ordering::Relaxed) < inner.cache_limit;
+        let entry = inner.adopt(Entry::new(
+            Arc::from(lifecycle.id()),
+            view.target.place.channel(),
+            lifecycle.deadline(),
+            row.version,
+            QUEUED,
+            keep.then(|| Box::new(lifecycle)),
+        ));
+        inner.created.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            ask_id = %view.id,
+            target = %row.target,
+            deadline = %view.deadline,
+            questions = view.ask.questions.len(),
+            "ask created"
+        );
+        let shared = Arc::new(view);
+        inner.emit(|| BridgeEvent::Created(Arc::clone(&shared)));
+        outbox::enqueue(inner, &entry, Op::Deliver(Some(Arc::clone(&shared))));
+        let view = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
+        Ok((view, true))
+    }
+
+    /// The ask as it is now.
+    pub async fn get(&self, id: &str) -> Result<AskView, BridgeError> {
+        let inner = &self.inner;
+        match inner.find(id).await? {
+            Found::Ended(lifecycle) => Ok(inner.view(&lifecycle)),
+            Found::Pending(entry) => {
+                let mut slot = entry.slot.lock().await;
+                inner.fresh(&entry, &mut slot).await?;
+                let view = inner.slot_view(&slot)?;
+                inner.evict_if_full(&mut slot);
+                Ok(view)
+            }
+        }
+    }
+
+    /// The ask once it has ended, or as it is when `wait` has passed (on
+    /// the bridge's clock). Woken by the change itself, not by polling; a
+    /// change made by another process sharing the database is seen when
+    /// the wait ends.
+    pub async fn wait(&self, id: &str, wait: Duration) -> Result<AskView, BridgeError> {
+        let inner = &self.inner;
+        let until = inner.clock.after(wait);
+        let entry = match inner.find(id).await? {
+            Found::Ended(lifecycle) => return Ok(inner.view(&lifecycle)),
+            Found::Pending(entry) => entry,
+        };
+        let timeout = inner.clock.sleep_until(until);
+        tokio::pin!(timeout);
+        let mut refreshed = false;
+        loop {
+            let ended = entry.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            {
+                let mut slot = entry.slot.lock().await;
+                if !refreshed {
+                    inner.refresh(&entry, &mut slot).await?;
+                    refreshed = true;
+                }
+                if slot.ended {
+                    return inner.slot_view(&slot);
+                }
+            }
+            tokio::select! {
+                () = &mut ended => {}
+                () = &mut timeout => {
+                    let mut slot = entry.slot.lock().await;
+                    inner.fresh(&entry, &mut slot).await?;
+                    let view = inner.slot_view(&slot)?;
+                    inner.evict_if_full(&mut slot);
+                    return Ok(view);
+                }
+            }
+        }
+    }
+
+    /// Applies one input (a reply, a pick, structured answers, skip,
+    /// cancel) now. Rejections are values in the [`Step`], not errors.
+    pub async fn handle(&self, id: &str, input: Input) -> Result<(Step, AskView), BridgeError> {
+        let inner = &self.inner;
+        match inner.find(id).await? {
+            Found::Ended(mut lifecycle) => {
+                // Ended asks only reject; nothing to store.
+                let step = lifecycle.handle(input, inner.clock.now());
+                Ok((step, inner.view(&lifecycle)))
+            }
+            Found::Pending(entry) => {
+                let (step, view) = inner.apply(&entry, Change::Input(input)).await?;
+                let step = step
+                    .unwrap_or_else(|| Step::Rejected(Rejection::AlreadyEnded(view.state.clone())));
+                Ok((step, view))
+            }
+        }
+    }
+
+    /// Cancels a pending ask (the agent gave up); an ended ask is returned as is.
+    pub async fn cancel(&self, id: &str) -> Result<AskView, BridgeError> {
+        self.handle(id, Input::Cancel).await.map(|(_, view)| view)
+    }
+
+    /// Asks matching the filter, newest first. Rows that no longer read
+    /// back are logged and left out.
+    pub async fn list(&self, filter: ListFilter) -> Result<Vec<AskView>, BridgeError> {
+        let inner = &self.inner;
+        let rows = inner
+            .store
+            .list(ListQuery {
+                pending_only: filter.pending_only,
+                channel: filter.channel.map(ChannelKind::as_str),
+                limit: filter
+                    .limit
+                    .map(|limit| i64::try_from(limit).unwrap_or(i64::MAX)),
+            })
+            .await?;
+        let mut views = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Some(entry) = inner.lookup(&row.id) {
+                let slot = entry.slot.lock().await;
+                if let Some(lifecycle) = slot.lifecycle.as_deref()
+                    && slot.version >= row.version
+                {
+                    views.push(inner.view(lifecycle));
+                    continue;
+                }
+            }
+            match record::rebuild(&row) {
+                Ok(lifecycle) => views.push(inner.view(&lifecycle)),
+                Err(error) => {
+                    tracing::error!(ask_id = %row.id, error = %error, "unreadable ask left out");
+                }
+            }
+        }
+        Ok(views)
+    }
+
+    /// Live events: created, updated, ended. A receiver that falls more
+    /// than a few thousand events behind lags (and should re-read with
+    /// [`Bridge::list`]); it never slows the bridge.
+    pub fn subscribe(&self) -> broadcast::Receiver<BridgeEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Counters for `/metrics`.
+    pub fn metrics(&self) -> Metrics {
+        let inner = &self.inner;
+        Metrics {
+            created: inner.created.load(Ordering::Relaxed),
+            ended: ENDED
+                .iter()
+                .zip(&inner.ended)
+                .map(|(name, count)| (*name, count.load(Ordering::Relaxed)))
+                .collect(),
+            pending: lock(&inner.asks).len() as u64,
+        }
+    }
+
+    /// Writes what is only in memory (which asks were delivered, which
+    /// is otherwise written in batches). Call it before a graceful exit;
+    /// after a crash, at worst an ask is delivered again.
+    pub async fn flush(&self) -> Result<(), BridgeError> {
+        Ok(outbox::flush_deliveries(&self.inner).await?)
+    }
+
+    /// The bridge's time now.
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// The bridge's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
+    /// Where asks without a `to` go.
+    pub fn default_target(&self) -> &Target {
+        &self.inner.default_target
+    }
+
+    /// Records a platform message an ask was posted as (a channel calls
+    /// this from `deliver`), so clicks and replies after a restart find it.
+    pub async fn save_message_ref(&self, message: &MessageRef) -> Result<(), BridgeError> {
+        let at = record::millis(self.inner.clock.now());
+        Ok(self.inner.store.save_message_ref(message, at).await?)
+    }
+
+    /// The messages an ask was posted as, oldest first.
+    pub async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, BridgeError> {
+        Ok(self.inner.store.message_refs(ask_id).await?)
+    }
+
+    /// The ask a platform message belongs to, if askbridge posted it.
+    pub async fn find_message_ref(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        message_id: &str,
+    ) -> Result<Option<MessageRef>, BridgeError> {
+        Ok(self
+            .inner
+            .store
+            .find_message_ref(channel, conversation, message_id)
+            .await?)
+    }
+}
+
+impl Inner {
+    /// The view of a lifecycle.
+    fn view(&self, lifecycle: &AskLifecycle) -> AskView {
+        AskView {
+            id: lifecycle.id().to_owned(),
+            ask: lifecycle.ask().clone(),
+            target: lifecycle
+                .ask()
+                .target
+                .clone()
+                .unwrap_or_else(|| self.default_target.clone()),
+            created_at: lifecycle.created_at(),
+            deadline: lifecycle.deadline(),
+            state: lifecycle.state().clone(),
+            answers: lifecycle.answers().to_vec(),
+            outcome: lifecycle.outcome(),
+        }
+    }
+
+    /// The view of a slot whose lifecycle is loaded.
+    fn slot_view(&self, slot: &Slot) -> Result<AskView, BridgeError> {
+        slot.lifecycle
+            .as_deref()
+            .map(|lifecycle| self.view(lifecycle))
+            .ok_or_else(not_loaded)
+    }
+
+    /// Sends an event if anyone listens (building it only then).
+    fn emit(&self, event: impl FnOnce() -> BridgeEvent) {
+        if self.events.receiver_count() > 0 {
+            // An error means every receiver went away meanwhile.
+            let _ = self.events.send(event());
+        }
+    }
+
+    fn count_end(&self, state: &State, by: u64) {
+        if let Some(index) = ENDED.iter().position(|name| *name == state.as_str()) {
+            self.ended[index].fetch_add(by, Ordering::Relaxed);
+        }
+    }
+
+    fn channel(&self, kind: ChannelKind) -> Option<Arc<dyn Channel>> {
+        self.channels
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&kind)
+            .cloned()
+    }
+
+    /// The pending ask's entry, if it is in memory.
+    fn lookup(&self, id: &str) -> Option<Arc<Entry>> {
+        lock(&self.asks).get(id).cloned()
+    }
+
+    /// The ask from memory, or else from the database; a pending ask
+    /// found only in the database (another process created it) is taken
+    /// into memory and its deadline armed.
+    async fn find(&self, id: &str) -> Result<Found, BridgeError> {
+        if let Some(entry) = self.lookup(id) {
+            return Ok(Found::Pending(entry));
+        }
+        let Some(row) = self.store.load_ask(id).await? else {
+            return Err(BridgeError::NotFound(id.to_owned()));
+        };
+        if row.state != "pending" {
+            return Ok(Found::Ended(Box::new(record::rebuild(&row)?)));
+        }
+        let kind = StoredChannel::parse(&row.channel)
+            .map(ChannelKind::from)
+            .ok_or_else(|| BridgeError::from(record::unknown_channel(&row.id, &row.channel)))?;
+        let delivery = if row.delivered_at.is_some() {
+            DELIVERED
+        } else {
+            FOREIGN
+        };
+        Ok(Found::Pending(self.adopt(Entry::new(
+            Arc::from(row.id.as_str()),
+            kind,
+            record::timestamp(row.deadline),
+            row.version,
+            delivery,
+            None,
+        ))))
+    }
+
+    /// The view of any ask, read from the database.
+    async fn load_view(&self, id: &str) -> Result<AskView, BridgeError> {
+        let row = self
+            .store
+            .load_ask(id)
+            .await?
+            .ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        Ok(self.view(&record::rebuild(&row)?))
+    }
+
+    /// Puts a pending ask in memory and arms its deadline; if it is there
+    /// already, returns that entry instead.
+    fn adopt(&self, mut entry: Entry) -> Arc<Entry> {
+        let cached = entry.slot.get_mut().lifecycle.is_some();
+        let entry = Arc::new(entry);
+        match lock(&self.asks).entry(Arc::clone(&entry.id)) {
+            hash_map::Entry::Occupied(existing) => return Arc::clone(existing.get()),
+            hash_map::Entry::Vacant(slot) => {
+                slot.insert(Arc::clone(&entry));
+            }
+        }
+        if cached {
+            self.cached.fetch_add(1, Ordering::Relaxed);
+        }
+        self.arm(entry.deadline, Arc::clone(&entry.id));
+        entry
+    }
+
+    /// Adds a deadline, waking the timer if it is the earliest.
+    fn arm(&self, deadline: Timestamp, id: Arc<str>) {
+        let earliest = {
+            let mut deadlines = lock(&self.deadlines);
+            let earliest = deadlines.first().is_none_or(|(at, _)| deadline < *at);
+            deadlines.insert((deadline, id));
+            earliest
+        };
+        if earliest {
+            self.timer_wake.notify_one();
+        }
+    }
+
+    /// Takes an ended ask out of memory and disarms its deadline.
+    fn forget(&self, entry: &Arc<Entry>) {
+        {
+            let mut asks = lock(&self.asks);
+            if asks
+                .get(&*entry.id)
+                .is_some_and(|current| Arc::ptr_eq(current, entry))
+            {
+                asks.remove(&*entry.id);
+            }
+        }
+        lock(&self.deadlines).remove(&(entry.deadline, Arc::clone(&entry.id)));
+    }
+
+    /// Marks a slot ended: out of memory, waiters woken.
+    fn end_slot(&self, entry: &Arc<Entry>, slot: &mut Slot, was_cached: bool) {
+        slot.ended = true;
+        if was_cached {
+            self.cached.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.forget(entry);
+        entry.ended.notify_waiters();
+    }
+
+    /// Drops a pending slot's lifecycle when too many are in memory.
+    fn evict_if_full(&self, slot: &mut Slot) {
+        if !slot.ended
+            && slot.lifecycle.is_some()
+            && self.cached.load(Ordering::Relaxed) > self.cache_limit
+        {
+            slot.lifecycle = None;
+            self.cached.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Applies a change under the ask's lock: decide with the core, store
+    /// with a compare-and-set, and only then commit in memory and tell
+    /// waiters, subscribers and the channel. When another process changed
+    /// the ask first, reload it and decide again.
+    async fn apply(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        change: Change,
+    ) -> Result<(Option<Step>, AskView), BridgeError> {
+        let id = &*entry.id;
+        let mut slot = entry.slot.lock().await;
+        if slot.lifecycle.is_none() {
+            self.reload_entry(entry, &mut slot).await?;
+        }
+        let mut attempts = 0;
+        loop {
+            let current = slot.lifecycle.as_deref().ok_or_else(not_loaded)?;
+            let now = self.clock.now();
+            let mut next = current.clone();
+            let step = match &change {
+                Change::Input(input) => Some(next.handle(input.clone(), now)),
+                Change::Tick => next.tick(now).map(Step::Finished),
+            };
+            let changed = !slot.ended
+                && (next.state() != current.state() || next.answers() != current.answers());
+            if !changed {
+                if let Some(Step::Rejected(rejection)) = &step {
+                    tracing::debug!(ask_id = %id, rejection = ?rejection, "input rejected");
+                }
+                let view = self.view(&next);
+                self.evict_if_full(&mut slot);
+                return Ok((step, view));
+            }
+            let state_json = record::state_json(id, next.state())?;
+            let answers_json = record::answers_json(id, next.answers())?;
+            let stored = self
+                .store
+                .compare_and_set(&StateChange {
+                    id,
+                    expected_version: slot.version,
+                    state: next.state().as_str(),
+                    state_json: &state_json,
+                    answers_json: &answers_json,
+                    updated_at: record::millis(now),
+                })
+                .await?;
+            if stored {
+                let view = self.committed(entry, &mut slot, next, step.as_ref());
+                return Ok((step, view));
+            }
+            attempts += 1;
+            if attempts >= CAS_ATTEMPTS {
+                return Err(BridgeError::Storage(anyhow::anyhow!(
+                    "ask {id} kept changing under this process"
+                )));
+            }
+            tracing::debug!(ask_id = %id, "another process changed the ask first; reloading");
+            self.reload_entry(entry, &mut slot).await?;
+        }
+    }
+
+    /// After a stored change: puts the new lifecycle in the slot, ends or
+    /// progresses in memory, then tells waiters, subscribers and the
+    /// channel.
+    fn committed(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        slot: &mut Slot,
+        lifecycle: AskLifecycle,
+        step: Option<&Step>,
+    ) -> AskView {
+        let id = &*entry.id;
+        let view = self.view(&lifecycle);
+        let state = lifecycle.state().clone();
+        slot.lifecycle = Some(Box::new(lifecycle));
+        slot.version += 1;
+        match step {
+            Some(Step::Finished(_)) => {
+                self.end_slot(entry, slot, true);
+                self.count_end(&state, 1);
+                log_end(id, &state);
+                self.emit(|| BridgeEvent::Ended(Arc::new(view.clone())));
+                if !matches!(state, State::DeliveryFailed { .. }) {
+                    outbox::enqueue(self, entry, Op::End(Arc::new(view.clone())));
+                }
+            }
+            Some(Step::Progress(progress)) => {
+                tracing::debug!(
+                    ask_id = %id,
+                    answered = ?progress.answered,
+                    still_open = ?progress.still_open,
+                    "ask took answers"
+                );
+                self.emit(|| BridgeEvent::Updated(Arc::new(view.clone())));
+                outbox::enqueue(self, entry, Op::Update(Arc::new(view.clone())));
+                self.evict_if_full(slot);
+            }
+            Some(Step::Rejected(_)) | None => self.evict_if_full(slot),
+        }
+        view
+    }
+
+    /// Makes sure the slot holds the stored state: loads the lifecycle if
+    /// it is not in memory, else checks the version.
+    async fn fresh(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+        if slot.lifecycle.is_none() {
+            self.reload_entry(entry, slot).await
+        } else {
+            self.refresh(entry, slot).await
+        }
+    }
+
+    /// Checks the stored version; reloads the ask if another process
+    /// changed it.
+    async fn refresh(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+        if slot.ended {
+            return Ok(());
+        }
+        match self.store.load_version(&entry.id).await? {
+            Some(version) if version == slot.version => Ok(()),
+            Some(_) => {
+                self.reload_entry(entry, slot).await?;
+                self.evict_if_full(slot);
+                Ok(())
+            }
+            None => Err(BridgeError::NotFound(entry.id.to_string())),
+        }
+    }
+
+    /// Rebuilds the entry's lifecycle from the stored row; if another
+    /// process ended the ask, ends it here too (waiters, subscribers; the
+    /// process that ended it closes the message).
+    async fn reload_entry(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+        let row = self
+            .store
+            .load_ask(&entry.id)
+            .await?
+            .ok_or_else(|| BridgeError::NotFound(entry.id.to_string()))?;
+        let lifecycle = record::rebuild(&row)?;
+        let was_cached = slot.lifecycle.is_some();
+        let pending = lifecycle.state().is_pending();
+        slot.lifecycle = Some(Box::new(lifecycle));
+        slot.version = row.version;
+        if slot.ended {
+            return Ok(());
+        }
+        if pending {
+            if !was_cached {
+                self.cached.fetch_add(1, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        self.end_slot(entry, slot, was_cached);
+        if let Some(lifecycle) = slot.lifecycle.as_deref() {
+            tracing::info!(
+                ask_id = %entry.id,
+                state = lifecycle.state().as_str(),
+                "ask ended by another process"
+            );
+            self.emit(|| BridgeEvent::Ended(Arc::new(self.view(lifecycle))));
+        }
+        Ok(())
+    }
+
+    /// Reloads every pending ask from one query, keeping only what the
+    /// timer and the map need; lifecycles are rebuilt when first used.
+    async fn reload(&self) -> Result<(), BridgeError> {
+        let started = std::time::Instant::now();
+        let mut loaded = 0usize;
+        let mut rows = self.store.pending();
+        let mut batch = Vec::with_capacity(1_024);
+        while let Some(row) = rows.try_next().await? {
+            let Some(kind) = StoredChannel::parse(&row.channel).map(ChannelKind::from) else {
+                let error = record::unknown_channel(&row.id, &row.channel);
+                tracing::error!(ask_id = %row.id, error = %error, "unreadable pending ask left out");
+                continue;
+            };
+            let delivery = if row.delivered_at.is_some() {
+                DELIVERED
+            } else {
+                UNDELIVERED
+            };
+            batch.push(Arc::new(Entry::new(
+                Arc::from(row.id.as_str()),
+                kind,
+                record::timestamp(row.deadline),
+                row.version,
+                delivery,
+                None,
+            )));
+            if batch.len() == batch.capacity() {
+                loaded += self.install(&mut batch);
+            }
+        }
+        loaded += self.install(&mut batch);
+        self.timer_wake.notify_one();
+        tracing::info!(
+            pending = loaded,
+            elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "pending asks reloaded"
+        );
+        Ok(())
+    }
+
+    /// Puts a batch of reloaded entries in memory; returns how many.
+    fn install(&self, batch: &mut Vec<Arc<Entry>>) -> usize {
+        let count = batch.len();
+        let mut asks = lock(&self.asks);
+        let mut deadlines = lock(&self.deadlines);
+        asks.reserve(count);
+        for entry in batch.drain(..) {
+            deadlines.insert((entry.deadline, Arc::clone(&entry.id)));
+            asks.insert(Arc::clone(&entry.id), entry);
+        }
+        count
+    }
+}
+
+fn not_loaded() -> BridgeError {
+    BridgeError::Storage(anyhow::anyhow!("the ask's lifecycle is not loaded"))
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Lets the background tasks see that the bridge is gone.
+        self.timer_wake.notify_one();
+        self.delivered_wake.notify_one();
+    }
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("store", &self.store)
+            .field("default_target", &self.default_target)
+            .field("clock", &self.clock)
+            .field("pending", &lock(&self.asks).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Entry {
+    fn new(
+        id: Arc<str>,
+        kind: ChannelKind,
+        deadline: Timestamp,
+        version: i64,
+        delivery: u8,
+        lifecycle: Option<Box<AskLifecycle>>,
+    ) -> Entry {
+        Entry {
+            id,
+            kind,
+            deadline,
+            slot: tokio::sync::Mutex::new(Slot {
+                lifecycle,
+                version,
+                ended: false,
+            }),
+            ended: Notify::new(),
+            delivery: AtomicU8::new(delivery),
+            outbox: Mutex::new(Outbox::default()),
+        }
+    }
+}
+
+fn log_end(id: &str, state: &State) {
+    match state {
+        State::Answered { by, .. } => tracing::info!(
+            ask_id = %id,
+            state = state.as_str(),
+            channel = by.channel.as_str(),
+            user_id = %by.user_id,
+            "ask answered"
+        ),
+        State::TimedOut => tracing::info!(ask_id = %id, state = state.as_str(), "ask timed out"),
+        State::DeliveryFailed { reason, .. } => tracing::warn!(
+            ask_id = %id,
+            state = state.as_str(),
+            reason = %reason,
+            "ask ended: delivery failed"
+        ),
+        _ => tracing::info!(ask_id = %id, state = state.as_str(), "ask ended"),
+    }
+}

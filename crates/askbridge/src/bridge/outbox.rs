@@ -1,0 +1,288 @@
+//! Talking to channels: delivering an ask, showing progress, closing it.
+//!
+//! Each ask has an outbox of channel operations run in order by a task
+//! that exists only while the outbox is not empty, so one slow platform
+//! never holds up another ask, and an ask's progress edit never overtakes
+//! its delivery or its closing edit. Delivery retries what the channel
+//! says can be retried ([`DeliveryError::RetryAfter`] after the time the
+//! platform asked for, [`DeliveryError::Transient`] with exponential
+//! backoff), a bounded number of times, and stops as soon as the ask ends;
+//! what cannot be delivered ends the ask as `delivery_failed`.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use askbridge_core::lifecycle::Input;
+use tokio::sync::Notify;
+
+use super::channel::{Channel, DeliveryError};
+use super::{AskView, Change, Entry, Inner, lock};
+
+/// Not delivered, and no delivery queued (reloaded before its channel
+/// was registered).
+pub(super) const UNDELIVERED: u8 = 0;
+/// A delivery is queued or running in this process.
+pub(super) const QUEUED: u8 = 1;
+/// A channel took the ask.
+pub(super) const DELIVERED: u8 = 2;
+/// Delivery failed or was abandoned because the ask ended first.
+pub(super) const NOT_DELIVERED: u8 = 3;
+/// Another process created the ask and delivers it.
+pub(super) const FOREIGN: u8 = 4;
+
+/// How channel calls are retried.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Attempts per operation, the first included (at least 1).
+    pub attempts: u32,
+    /// The wait after the first transient failure; doubled each time.
+    pub first_backoff: Duration,
+    /// The longest wait between transient failures.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Six attempts, backing off from 500 ms to at most 30 s.
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            attempts: 6,
+            first_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after failed attempt `attempt` (1-based), or `None` when no
+    /// attempt is left.
+    fn wait(&self, attempt: u32, error: &DeliveryError) -> Option<Duration> {
+        if attempt >= self.attempts.max(1) {
+            return None;
+        }
+        match error {
+            DeliveryError::RetryAfter(secs) => Some(Duration::from_secs(*secs)),
+            DeliveryError::Transient(_) => {
+                let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+                Some(
+                    self.first_backoff
+                        .saturating_mul(factor)
+                        .min(self.max_backoff),
+                )
+            }
+            DeliveryError::Permanent(_) => None,
+        }
+    }
+}
+
+/// One channel operation.
+#[derive(Debug)]
+pub(super) enum Op {
+    /// Post the ask: as created, or (`None`) as stored.
+    Deliver(Option<Arc<AskView>>),
+    /// Show progress.
+    Update(Arc<AskView>),
+    /// Close the question.
+    End(Arc<AskView>),
+}
+
+/// An ask's queued operations.
+#[derive(Debug, Default)]
+pub(super) struct Outbox {
+    ops: VecDeque<Op>,
+    running: bool,
+}
+
+/// Queues `op` for the entry's ask, starting its runner if idle.
+pub(super) fn enqueue(inner: &Arc<Inner>, entry: &Arc<Entry>, op: Op) {
+    let mut outbox = lock(&entry.outbox);
+    outbox.ops.push_back(op);
+    if !outbox.running {
+        outbox.running = true;
+        inner
+            .runtime
+            .spawn(drain(Arc::clone(inner), Arc::clone(entry)));
+    }
+}
+
+async fn drain(inner: Arc<Inner>, entry: Arc<Entry>) {
+    loop {
+        let op = {
+            let mut outbox = lock(&entry.outbox);
+            match outbox.ops.pop_front() {
+                Some(op) => op,
+                None => {
+                    outbox.running = false;
+                    return;
+                }
+            }
+        };
+        match op {
+            Op::Deliver(view) => deliver(&inner, &entry, view).await,
+            Op::Update(view) => {
+                if shown(&entry)
+                    && let Some(channel) = inner.channel(entry.kind)
+                {
+                    call(&inner, &*channel, &view, Call::Update).await;
+                }
+            }
+            Op::End(view) => {
+                if shown(&entry)
+                    && let Some(channel) = inner.channel(entry.kind)
+                {
+                    call(&inner, &*channel, &view, Call::End).await;
+                }
+            }
+        }
+    }
+}
+
+/// Whether there is a posted message to update or close.
+fn shown(entry: &Entry) -> bool {
+    matches!(entry.delivery.load(Ordering::Acquire), DELIVERED | FOREIGN)
+}
+
+/// Delivers the ask, retrying as the channel allows; ends it as
+/// `delivery_failed` when that fails for good.
+async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskView>>) {
+    let id = &*entry.id;
+    let Some(channel) = inner.channel(entry.kind) else {
+        let reason = format!("no {} channel is configured", entry.kind.as_str());
+        fail(inner, entry, reason).await;
+        return;
+    };
+    let view = match view {
+        Some(view) => view,
+        None => match inner.load_view(id).await {
+            Ok(view) => Arc::new(view),
+            Err(error) => {
+                tracing::error!(ask_id = %id, error = %error, "cannot read the ask to deliver it");
+                entry.delivery.store(UNDELIVERED, Ordering::Release);
+                return;
+            }
+        },
+    };
+    let mut attempt = 0u32;
+    loop {
+        if entry.slot.lock().await.ended {
+            entry.delivery.store(NOT_DELIVERED, Ordering::Release);
+            return;
+        }
+        attempt += 1;
+        let error = match channel.deliver(&view).await {
+            Ok(()) => {
+                entry.delivery.store(DELIVERED, Ordering::Release);
+                tracing::debug!(ask_id = %id, channel = entry.kind.as_str(), attempt, "ask delivered");
+                lock(&inner.delivered).push(Arc::clone(&entry.id));
+                inner.delivered_wake.notify_one();
+                return;
+            }
+            Err(error) => error,
+        };
+        let Some(wait) = inner.retry.wait(attempt, &error) else {
+            fail(inner, entry, error.to_string()).await;
+            return;
+        };
+        tracing::info!(
+            ask_id = %id,
+            channel = entry.kind.as_str(),
+            attempt,
+            error = %error,
+            retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+            "delivery failed; retrying"
+        );
+        if sleep_unless_ended(inner, entry, wait).await {
+            entry.delivery.store(NOT_DELIVERED, Ordering::Release);
+            return;
+        }
+    }
+}
+
+/// Sleeps `wait` on the bridge's clock; returns early, with `true`, if the
+/// ask ends meanwhile.
+async fn sleep_unless_ended(inner: &Inner, entry: &Entry, wait: Duration) -> bool {
+    let ended = entry.ended.notified();
+    tokio::pin!(ended);
+    ended.as_mut().enable();
+    if entry.slot.lock().await.ended {
+        return true;
+    }
+    tokio::select! {
+        () = &mut ended => true,
+        () = inner.clock.sleep(wait) => false,
+    }
+}
+
+async fn fail(inner: &Arc<Inner>, entry: &Arc<Entry>, reason: String) {
+    entry.delivery.store(NOT_DELIVERED, Ordering::Release);
+    tracing::warn!(ask_id = %entry.id, channel = entry.kind.as_str(), reason = %reason, "delivery failed");
+    if let Err(error) = inner
+        .apply(entry, Change::Input(Input::DeliveryFailed { reason }))
+        .await
+    {
+        tracing::error!(ask_id = %entry.id, error = %error, "could not record the failed delivery");
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Update,
+    End,
+}
+
+/// Updates or closes a posted ask, retrying as the channel allows; a
+/// failure is logged, never fatal.
+async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) {
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let result = match call {
+            Call::Update => channel.update(view).await,
+            Call::End => channel.end(view).await,
+        };
+        let error = match result {
+            Ok(()) => return,
+            Err(error) => error,
+        };
+        match inner.retry.wait(attempt, &error) {
+            Some(wait) => inner.clock.sleep(wait).await,
+            None => {
+                tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), call = ?call, error = %error, "channel call failed");
+                return;
+            }
+        }
+    }
+}
+
+/// Closes an ask that is no longer in memory (it timed out while the
+/// daemon was down).
+pub(super) async fn end_detached(inner: &Inner, channel: &dyn Channel, view: &AskView) {
+    call(inner, channel, view, Call::End).await;
+}
+
+/// Records deliveries in the database, many per statement: runs until the
+/// bridge is dropped. A delivery not yet recorded when the process dies is
+/// delivered again after the restart (at least once, never lost).
+pub(super) async fn record_deliveries(bridge: Weak<Inner>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let Some(inner) = bridge.upgrade() else {
+            return;
+        };
+        if let Err(error) = flush_deliveries(&inner).await {
+            tracing::warn!(error = %error, "could not record deliveries");
+        }
+    }
+}
+
+/// Records the deliveries noted so far.
+pub(super) async fn flush_deliveries(inner: &Inner) -> Result<(), crate::store::StoreError> {
+    let batch = std::mem::take(&mut *lock(&inner.delivered));
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = batch.iter().map(|id| &**id).collect();
+    let at = super::record::millis(inner.clock.now());
+    inner.store.mark_delivered(&ids, at).await
+}

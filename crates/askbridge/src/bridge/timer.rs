@@ -1,0 +1,98 @@
+//! Deadlines: one task for all asks, sleeping until the earliest one.
+//!
+//! Pending asks sit in a set ordered by deadline. The task sleeps on the
+//! bridge's clock until the first deadline and is woken early (a
+//! [`Notify`]) when an earlier one is armed or the bridge is dropped. At a
+//! deadline it applies the core's `tick`, which persists the timeout like
+//! any other change. The task holds the bridge only weakly, so dropping
+//! every [`super::Bridge`] handle stops it.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use askbridge_core::lifecycle::Timestamp;
+use tokio::sync::Notify;
+
+use super::clock::Clock;
+use super::{BridgeError, Change, Inner, lock};
+use crate::store::StoreError;
+
+/// Pending deadlines, earliest first; ids are shared with the ask map.
+pub(super) type Deadlines = BTreeSet<(Timestamp, Arc<str>)>;
+
+/// How long to wait before retrying a timeout the database refused.
+const RETRY_FAILED_EXPIRY: Duration = Duration::from_secs(1);
+
+/// Runs until the bridge is dropped.
+pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
+    loop {
+        let next = {
+            let Some(inner) = bridge.upgrade() else {
+                return;
+            };
+            let now = clock.now();
+            let due = take_due(&inner, now);
+            if !due.is_empty() {
+                for id in due {
+                    expire(&inner, &id).await;
+                }
+                continue;
+            }
+            lock(&inner.deadlines).first().map(|(at, _)| *at)
+        };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    () = clock.sleep_until(at) => {}
+                    () = wake.notified() => {}
+                }
+            }
+            None => wake.notified().await,
+        }
+    }
+}
+
+/// Removes and returns the asks whose deadline is at or before `now`.
+fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, Arc<str>)> {
+    let mut deadlines = lock(&inner.deadlines);
+    let mut due = Vec::new();
+    while deadlines.first().is_some_and(|(at, _)| *at <= now) {
+        if let Some(first) = deadlines.pop_first() {
+            due.push(first);
+        }
+    }
+    due
+}
+
+async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, Arc<str>)) {
+    let Some(entry) = inner.lookup(id) else {
+        return;
+    };
+    if let Err(error) = inner.apply(&entry, Change::Tick).await {
+        if is_corrupt(&error) {
+            tracing::error!(ask_id = %id, error = %error, "cannot time out an unreadable ask");
+            return;
+        }
+        tracing::error!(ask_id = %id, error = %error, "could not time the ask out; retrying");
+        let retry_at =
+            Timestamp(
+                inner.clock.now().0.max(deadline.0).saturating_add(
+                    u64::try_from(RETRY_FAILED_EXPIRY.as_millis()).unwrap_or(1_000),
+                ),
+            );
+        inner.arm(retry_at, Arc::clone(id));
+    }
+}
+
+/// Whether the error is a stored row that does not read back (retrying
+/// will not help).
+fn is_corrupt(error: &BridgeError) -> bool {
+    match error {
+        BridgeError::Storage(source) => matches!(
+            source.downcast_ref::<StoreError>(),
+            Some(StoreError::Corrupt { .. })
+        ),
+        _ => false,
+    }
+}
