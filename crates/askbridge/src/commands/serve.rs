@@ -1,0 +1,238 @@
+//! `askbridge serve`: the daemon.
+//!
+//! Reads the configuration (file, `ASKBRIDGE_*`, flags), refuses to listen
+//! beyond loopback without an API token, sets up logging to standard error,
+//! opens the bridge, mounts the web page and MCP next to the HTTP API, and
+//! serves until Ctrl-C or SIGTERM. Once bound it prints exactly one line to
+//! standard output, `listening on http://ADDR`, which scripts and tests
+//! wait for.
+
+use std::future::IntoFuture;
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use tracing_subscriber::EnvFilter;
+
+use crate::bridge::{Bridge, BridgeOptions};
+use crate::config::{self, Config, Flags};
+use crate::http::{self, HttpOptions, Mounts, ShutdownSignal};
+use crate::mcp::McpOptions;
+
+/// How long open connections (event streams, MCP sessions) may take to
+/// finish after a shutdown signal before the daemon exits anyway.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Arguments of `askbridge serve`; they override the config file and the
+/// environment.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Config file (default: `config/askbridge.toml` when it exists, or
+    /// `ASKBRIDGE_CONFIG`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1:8790; port 0 picks a free
+    /// port, printed on the `listening on` line).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Directory for the SQLite database (default `.askbridge`).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Runs the daemon until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging();
+    let flags = Flags {
+        listen: args.listen,
+        data_dir: args.data_dir.clone(),
+    };
+    let config = config::load(args.config.as_deref(), &flags, |name| {
+        std::env::var(name).ok()
+    })?;
+    config.check_exposure()?;
+    serve(config).await
+}
+
+/// Logging: `ASKBRIDGE_LOG`, else `RUST_LOG`, else `info`; to standard
+/// error, so standard output carries only the `listening on` line.
+fn init_logging() {
+    let filter = ["ASKBRIDGE_LOG", "RUST_LOG"]
+        .iter()
+        .find_map(|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .and_then(|v| EnvFilter::try_new(v).ok())
+        })
+        .unwrap_or_else(|| EnvFilter::new("info"));
+    // A subscriber may already be set when serve runs inside another
+    // command; keep that one.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Serves a validated configuration until a shutdown signal.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    if let Some(file) = &config.file {
+        tracing::info!(file = %file.display(), "config read");
+    }
+    std::fs::create_dir_all(&config.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            config.data_dir.display()
+        )
+    })?;
+    let bridge = Bridge::open(BridgeOptions::new(
+        config.database_url.clone(),
+        config.default_target.clone(),
+    ))
+    .await
+    .with_context(|| {
+        format!(
+            "cannot open the database {}",
+            redact_url(&config.database_url)
+        )
+    })?;
+
+    let mounts = Mounts {
+        web: config.web.enabled.then(|| {
+            bridge.add_channel(crate::web::channel());
+            crate::web::router(bridge.clone())
+        }),
+        mcp: Some(crate::mcp::router_with(
+            bridge.clone(),
+            McpOptions {
+                // rmcp reads an empty list as "any host".
+                allowed_hosts: if config.mcp.any_host() {
+                    Vec::new()
+                } else {
+                    config.mcp.allowed_hosts.clone()
+                },
+                ..McpOptions::default()
+            },
+        )),
+    };
+    let (stop, shutdown) = ShutdownSignal::new();
+    let app = http::app(
+        bridge,
+        HttpOptions {
+            api_token: config.api_token.clone(),
+            max_body_bytes: config.http.max_body_bytes,
+            cancel_on_disconnect: config.cancel_on_disconnect,
+        },
+        mounts,
+        shutdown.clone(),
+    );
+
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    announce(addr)?;
+    tracing::info!(
+        %addr,
+        data_dir = %config.data_dir.display(),
+        web = config.web.enabled,
+        token = config.api_token.is_some(),
+        "askbridge is serving"
+    );
+
+    let graceful = shutdown.clone();
+    let mut server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { graceful.triggered().await })
+            .into_future(),
+    );
+    tokio::select! {
+        result = &mut server => {
+            return result.context("the server task failed")?.context("the server failed");
+        }
+        signal = shutdown_signal() => {
+            tracing::info!(signal, "shutting down");
+        }
+    }
+    // Waits return their current state, idle connections close, requests in
+    // flight finish; long-lived streams get a short grace period.
+    let _ = stop.send(true);
+    match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
+        Ok(result) => result
+            .context("the server task failed")?
+            .context("the server failed")?,
+        Err(_) => {
+            tracing::warn!(
+                grace_seconds = SHUTDOWN_GRACE.as_secs(),
+                "connections still open; closing them"
+            );
+            server.abort();
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Prints the one line scripts wait for, and flushes it.
+fn announce(addr: SocketAddr) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}")
+        .and_then(|()| stdout.flush())
+        .context("cannot write to standard output")
+}
+
+/// Resolves on Ctrl-C or SIGTERM, naming which.
+async fn shutdown_signal() -> &'static str {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => "SIGINT",
+        () = terminate => "SIGTERM",
+    }
+}
+
+/// A database URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://[redacted]@{}", &url[..scheme_end], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_redacts_database_passwords() {
+        assert_eq!(
+            redact_url("postgres://user:pw@db:5432/ask"),
+            "postgres://[redacted]@db:5432/ask"
+        );
+        assert_eq!(
+            redact_url("sqlite://.askbridge/askbridge.db"),
+            "sqlite://.askbridge/askbridge.db"
+        );
+    }
+}

@@ -1,0 +1,853 @@
+//! Configuration: `askbridge.toml` plus `ASKBRIDGE_*` overrides plus
+//! command-line flags, validated into a typed [`Config`].
+//!
+//! Two stages, as ripgrep does with its flags:
+//!
+//! 1. [`RawConfig`]: plain serde structs read from TOML (unknown keys are
+//!    errors), then [`RawConfig::apply_env`] and [`RawConfig::apply_flags`]
+//!    lay the environment and the flags over it. Each value remembers where
+//!    it came from, so an error names the file or the variable.
+//! 2. [`RawConfig::validate`] turns it into a [`Config`] of typed values
+//!    (`SocketAddr`, [`Target`], [`Secret`]) with every default filled in.
+//!
+//! Nothing here reads a file or the environment by itself except [`load`],
+//! which the commands call; everything else takes text and values, so tests
+//! run it in-process. Other crates never see this module: they take the
+//! typed parts they need.
+//!
+//! With no config at all: listen on `127.0.0.1:8790`, the web page on,
+//! SQLite at `.askbridge/askbridge.db` under the working directory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use askbridge_core::model::Target;
+use serde::Deserialize;
+
+/// The address used when none is configured.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
+/// The data directory used when none is configured (relative to the
+/// working directory).
+pub const DEFAULT_DATA_DIR: &str = ".askbridge";
+/// The config file read when it exists and no other is named.
+pub const DEFAULT_CONFIG_FILE: &str = "config/askbridge.toml";
+/// The default request body limit: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The smallest request body limit accepted.
+pub const MIN_MAX_BODY_BYTES: usize = 1024;
+/// The file name of the default SQLite database inside the data directory.
+pub const DATABASE_FILE: &str = "askbridge.db";
+
+/// A secret (an API token): compared and sent, never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The secret itself, for comparing or sending; never log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// The validated configuration of the daemon.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the HTTP server listens.
+    pub listen: SocketAddr,
+    /// Directory for the SQLite database (created on start).
+    pub data_dir: PathBuf,
+    /// `sqlite://…` (default `sqlite://<data_dir>/askbridge.db`) or, later,
+    /// `postgres://…`.
+    pub database_url: String,
+    /// When set, every `/v1`, `/mcp` and `/metrics` request needs
+    /// `Authorization: Bearer <token>`. Required to listen beyond loopback.
+    pub api_token: Option<Secret>,
+    /// Where asks without a `to` go (default `web`).
+    pub default_target: Target,
+    /// Cancel an ask when the agent's waiting `POST /v1/asks?wait=`
+    /// connection closes before the outcome (default true).
+    pub cancel_on_disconnect: bool,
+    /// The built-in web channel.
+    pub web: WebConfig,
+    /// MCP over streamable HTTP at `/mcp`.
+    pub mcp: McpConfig,
+    /// HTTP limits.
+    pub http: HttpConfig,
+    /// The config file that was read, if any.
+    pub file: Option<PathBuf>,
+}
+
+/// `[web]`: the built-in web channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    /// Serve the page at `/` and deliver `web` asks to it (default true).
+    pub enabled: bool,
+}
+
+/// `[mcp]`: the streamable-HTTP MCP endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpConfig {
+    /// `Host` header values accepted at `/mcp` (DNS-rebinding protection):
+    /// `localhost`, `127.0.0.1`, `::1` by default, plus the listen address
+    /// when it is a specific non-loopback IP. `"*"` accepts any host.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl McpConfig {
+    /// Whether any host is accepted (`allowed_hosts = ["*"]`).
+    pub fn any_host(&self) -> bool {
+        self.allowed_hosts.iter().any(|host| host == "*")
+    }
+}
+
+/// `[http]`: limits of the HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Largest request body accepted, in bytes (default 1 MiB); larger
+    /// bodies get `413 body_too_large`.
+    pub max_body_bytes: usize,
+}
+
+impl Config {
+    /// Whether the listen address is a loopback address (no token needed).
+    pub fn is_loopback(&self) -> bool {
+        self.listen.ip().is_loopback()
+    }
+
+    /// Refuses a listen address beyond loopback without an API token.
+    pub fn check_exposure(&self) -> Result<(), ConfigError> {
+        if self.is_loopback() || self.api_token.is_some() {
+            return Ok(());
+        }
+        Err(ConfigError::Exposed {
+            listen: self.listen,
+        })
+    }
+}
+
+/// Where a configured value came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The config file at this path.
+    File(PathBuf),
+    /// This environment variable.
+    Env(&'static str),
+    /// This command-line flag.
+    Flag(&'static str),
+}
+
+/// Why the configuration was refused. Each message names the file or the
+/// variable and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, has an unknown key or a value of
+    /// the wrong type.
+    #[error("{}: {}{message}{}", file.display(), key.as_ref().map(|k| format!("{k}: ")).unwrap_or_default(), location.as_ref().map(|l| format!(" ({l})")).unwrap_or_default())]
+    Parse {
+        /// The file.
+        file: PathBuf,
+        /// The dotted key the error is about, when it can be told.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+        /// `line L, column C`, when known.
+        location: Option<String>,
+    },
+    /// A value has the right type but is not acceptable.
+    #[error("{}", invalid_message(origin, key, message))]
+    Invalid {
+        /// Where the value came from.
+        origin: Origin,
+        /// The key (`listen`, `http.max_body_bytes`).
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// Listening beyond loopback without a token.
+    #[error(
+        "refusing to listen on {listen} without an API token: anyone who can reach it could read and answer asks; \
+         set api_token in the config file or ASKBRIDGE_API_TOKEN in the environment, or listen on 127.0.0.1"
+    )]
+    Exposed {
+        /// The listen address.
+        listen: SocketAddr,
+    },
+}
+
+fn invalid_message(origin: &Origin, key: &str, message: &str) -> String {
+    match origin {
+        Origin::File(path) => format!("{}: {key}: {message}", path.display()),
+        Origin::Env(var) => format!("{var}: {message}"),
+        Origin::Flag(flag) => format!("{flag}: {message}"),
+    }
+}
+
+/// The config file as written: every key optional, unknown keys refused.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// `listen = "127.0.0.1:8790"`.
+    pub listen: Option<String>,
+    /// `data_dir = ".askbridge"`.
+    pub data_dir: Option<String>,
+    /// `database_url = "sqlite://.askbridge/askbridge.db"`.
+    pub database_url: Option<String>,
+    /// `api_token = "…"` (better: `ASKBRIDGE_API_TOKEN`).
+    pub api_token: Option<String>,
+    /// `default_target = "web"`.
+    pub default_target: Option<String>,
+    /// `cancel_on_disconnect = true`.
+    pub cancel_on_disconnect: Option<bool>,
+    /// `[web]`.
+    #[serde(default)]
+    pub web: RawWeb,
+    /// `[mcp]`.
+    #[serde(default)]
+    pub mcp: RawMcp,
+    /// `[http]`.
+    #[serde(default)]
+    pub http: RawHttp,
+    /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
+    #[serde(skip)]
+    origins: BTreeMap<&'static str, Origin>,
+}
+
+/// `[web]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeb {
+    /// `enabled = true`.
+    pub enabled: Option<bool>,
+}
+
+/// `[mcp]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    /// `allowed_hosts = ["localhost", "127.0.0.1", "::1"]`.
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+/// `[http]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// `max_body_bytes = 1048576`.
+    pub max_body_bytes: Option<u64>,
+}
+
+/// Command-line flags that override the file and the environment.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    /// `--listen`.
+    pub listen: Option<SocketAddr>,
+    /// `--data-dir`.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// The environment variables read, with the key each overrides.
+pub const ENV_KEYS: &[(&str, &str)] = &[
+    ("ASKBRIDGE_LISTEN", "listen"),
+    ("ASKBRIDGE_DATA_DIR", "data_dir"),
+    ("ASKBRIDGE_DATABASE_URL", "database_url"),
+    ("ASKBRIDGE_API_TOKEN", "api_token"),
+    ("ASKBRIDGE_DEFAULT_TARGET", "default_target"),
+    ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "cancel_on_disconnect"),
+    ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
+    ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
+    ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
+];
+
+/// The environment variable naming the config file.
+pub const ENV_CONFIG: &str = "ASKBRIDGE_CONFIG";
+
+/// The config keys, as `origins` stores them.
+const KEYS: &[&str] = &[
+    "listen",
+    "data_dir",
+    "database_url",
+    "api_token",
+    "default_target",
+    "cancel_on_disconnect",
+    "web.enabled",
+    "mcp.allowed_hosts",
+    "http.max_body_bytes",
+];
+
+impl RawConfig {
+    /// Reads a config file's text; `file` is only used in messages.
+    pub fn from_toml(text: &str, file: &Path) -> Result<RawConfig, ConfigError> {
+        let mut raw: RawConfig = toml::from_str(text).map_err(|error| {
+            let span = error.span();
+            ConfigError::Parse {
+                file: file.to_path_buf(),
+                key: span.as_ref().and_then(|s| key_at(text, s.start)),
+                message: error.message().trim().to_owned(),
+                location: span.map(|s| line_column(text, s.start)),
+            }
+        })?;
+        for &key in KEYS {
+            if raw.is_set(key) {
+                raw.origins.insert(key, Origin::File(file.to_path_buf()));
+            }
+        }
+        Ok(raw)
+    }
+
+    fn is_set(&self, key: &str) -> bool {
+        match key {
+            "listen" => self.listen.is_some(),
+            "data_dir" => self.data_dir.is_some(),
+            "database_url" => self.database_url.is_some(),
+            "api_token" => self.api_token.is_some(),
+            "default_target" => self.default_target.is_some(),
+            "cancel_on_disconnect" => self.cancel_on_disconnect.is_some(),
+            "web.enabled" => self.web.enabled.is_some(),
+            "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
+            "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Lays `ASKBRIDGE_*` variables over the file; `lookup` returns a
+    /// variable's value (the real environment in [`load`], a map in tests).
+    /// Empty values count as unset.
+    pub fn apply_env(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<RawConfig, ConfigError> {
+        for &(var, key) in ENV_KEYS {
+            let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            let invalid = |message: String| ConfigError::Invalid {
+                origin: Origin::Env(var),
+                key,
+                message,
+            };
+            match key {
+                "listen" => self.listen = Some(value),
+                "data_dir" => self.data_dir = Some(value),
+                "database_url" => self.database_url = Some(value),
+                "api_token" => self.api_token = Some(value),
+                "default_target" => self.default_target = Some(value),
+                "cancel_on_disconnect" => {
+                    self.cancel_on_disconnect = Some(parse_bool(&value).map_err(invalid)?);
+                }
+                "web.enabled" => self.web.enabled = Some(parse_bool(&value).map_err(invalid)?),
+                "mcp.allowed_hosts" => {
+                    self.mcp.allowed_hosts = Some(
+                        value
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|h| !h.is_empty())
+                            .map(str::to_owned)
+                            .collect(),
+                    );
+                }
+                "http.max_body_bytes" => {
+                    let bytes = value.trim().parse::<u64>().map_err(|_| {
+                        invalid(format!("expected a number of bytes, got {value:?}"))
+                    })?;
+                    self.http.max_body_bytes = Some(bytes);
+                }
+                _ => continue,
+            }
+            self.origins.insert(key, Origin::Env(var));
+        }
+        Ok(self)
+    }
+
+    /// Lays the command-line flags over everything else.
+    pub fn apply_flags(mut self, flags: &Flags) -> RawConfig {
+        if let Some(listen) = flags.listen {
+            self.listen = Some(listen.to_string());
+            self.origins.insert("listen", Origin::Flag("--listen"));
+        }
+        if let Some(dir) = &flags.data_dir {
+            self.data_dir = Some(dir.to_string_lossy().into_owned());
+            self.origins.insert("data_dir", Origin::Flag("--data-dir"));
+        }
+        self
+    }
+
+    /// Where `key`'s value came from (the file when nothing else set it).
+    fn origin(&self, key: &'static str, file: Option<&Path>) -> Origin {
+        self.origins.get(key).cloned().unwrap_or_else(|| {
+            Origin::File(file.map_or_else(|| PathBuf::from("defaults"), Path::to_path_buf))
+        })
+    }
+
+    /// Checks every value and fills in the defaults. `file` is the config
+    /// file that was read, if any.
+    pub fn validate(self, file: Option<&Path>) -> Result<Config, ConfigError> {
+        let invalid = |key: &'static str, message: String| ConfigError::Invalid {
+            origin: self.origin(key, file),
+            key,
+            message,
+        };
+
+        let listen_text = self.listen.as_deref().unwrap_or(DEFAULT_LISTEN).trim();
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "listen",
+                format!("invalid socket address {listen_text:?}; expected IP:PORT such as 127.0.0.1:8790"),
+            )
+        })?;
+
+        let data_dir = match self.data_dir.as_deref().map(str::trim) {
+            Some("") => return Err(invalid("data_dir", "must not be empty".to_owned())),
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(DEFAULT_DATA_DIR),
+        };
+
+        let database_url = match self.database_url.as_deref().map(str::trim) {
+            Some(url) => {
+                let known = ["sqlite:", "postgres://", "postgresql://"];
+                if !known.iter().any(|scheme| url.starts_with(scheme)) {
+                    return Err(invalid(
+                        "database_url",
+                        format!(
+                            "unsupported database URL {url:?}; expected sqlite://FILE or postgres://…"
+                        ),
+                    ));
+                }
+                url.to_owned()
+            }
+            None => {
+                let path = data_dir.join(DATABASE_FILE);
+                let Some(path) = path.to_str() else {
+                    return Err(invalid(
+                        "data_dir",
+                        "is not valid UTF-8; set database_url instead".to_owned(),
+                    ));
+                };
+                format!("sqlite://{path}")
+            }
+        };
+
+        let api_token = match self.api_token.as_deref() {
+            Some(token) if token.trim().is_empty() => None,
+            Some(token) if token.trim() != token || token.chars().any(char::is_control) => {
+                return Err(invalid(
+                    "api_token",
+                    "must not contain spaces at either end or control characters".to_owned(),
+                ));
+            }
+            Some(token) => Some(Secret::new(token)),
+            None => None,
+        };
+
+        let target_text = self.default_target.as_deref().unwrap_or("web");
+        let default_target = Target::parse(target_text)
+            .map_err(|error| invalid("default_target", format!("{error}")))?;
+
+        let max_body = self
+            .http
+            .max_body_bytes
+            .unwrap_or(DEFAULT_MAX_BODY_BYTES as u64);
+        let max_body_bytes = usize::try_from(max_body)
+            .ok()
+            .filter(|&bytes| bytes >= MIN_MAX_BODY_BYTES)
+            .ok_or_else(|| {
+                invalid(
+                    "http.max_body_bytes",
+                    format!("must be at least {MIN_MAX_BODY_BYTES}, got {max_body}"),
+                )
+            })?;
+
+        let allowed_hosts = match &self.mcp.allowed_hosts {
+            Some(hosts) => {
+                if let Some(bad) = hosts.iter().find(|h| {
+                    h.trim().is_empty() || h.contains(char::is_whitespace) || h.contains('/')
+                }) {
+                    return Err(invalid(
+                        "mcp.allowed_hosts",
+                        format!(
+                            "invalid host {bad:?}; expected a host name, an IP, HOST:PORT or \"*\""
+                        ),
+                    ));
+                }
+                hosts.clone()
+            }
+            None => default_allowed_hosts(listen),
+        };
+
+        Ok(Config {
+            listen,
+            data_dir,
+            database_url,
+            api_token,
+            default_target,
+            cancel_on_disconnect: self.cancel_on_disconnect.unwrap_or(true),
+            web: WebConfig {
+                enabled: self.web.enabled.unwrap_or(true),
+            },
+            mcp: McpConfig { allowed_hosts },
+            http: HttpConfig { max_body_bytes },
+            file: file.map(Path::to_path_buf),
+        })
+    }
+}
+
+/// Loopback names, plus the listen IP when it is a specific address.
+fn default_allowed_hosts(listen: SocketAddr) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    let ip = listen.ip();
+    if !ip.is_loopback() && !ip.is_unspecified() {
+        hosts.push(ip.to_string());
+    }
+    hosts
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("expected true or false, got {value:?}")),
+    }
+}
+
+/// `line L, column C` (1-based) of a byte offset.
+fn line_column(text: &str, offset: usize) -> String {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}")
+}
+
+/// The dotted key at a byte offset of a TOML text: the table header above
+/// the line and the key before its `=` (`web.enabled`), or the header
+/// itself when the offset is in one (`[telegram]` → `telegram`). Good
+/// enough for messages; `None` when it cannot be told.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text.get(..offset)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(line_start..)?.lines().next().unwrap_or("");
+    let unquote = |s: &str| s.trim().trim_matches(|c| c == '"' || c == '\'').to_owned();
+    let header = |line: &str| -> Option<String> {
+        let line = line.trim();
+        let inner = line
+            .strip_prefix("[[")
+            .and_then(|l| l.split("]]").next())
+            .or_else(|| line.strip_prefix('[').and_then(|l| l.split(']').next()))?;
+        if inner.trim().is_empty() || inner.contains(['[', ']']) {
+            return None;
+        }
+        Some(inner.split('.').map(unquote).collect::<Vec<_>>().join("."))
+    };
+    if let Some(table) = header(line) {
+        return Some(table);
+    }
+    let key = line
+        .split_once('=')
+        .map(|(key, _)| key.split('.').map(unquote).collect::<Vec<_>>().join("."))?;
+    if key.is_empty() {
+        return None;
+    }
+    let table = text.get(..line_start)?.lines().rev().find_map(header);
+    Some(match table {
+        Some(table) if !table.is_empty() => format!("{table}.{key}"),
+        _ => key,
+    })
+}
+
+/// Reads the configuration the way the commands do: the config file named
+/// by `--config` (which must exist), else by `ASKBRIDGE_CONFIG`, else
+/// `config/askbridge.toml` when it exists; then `ASKBRIDGE_*` variables
+/// through `env`; then the flags.
+pub fn load(
+    config_file: Option<&Path>,
+    flags: &Flags,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let named = config_file.map(Path::to_path_buf).or_else(|| {
+        env(ENV_CONFIG)
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+    });
+    let file = match named {
+        Some(path) => Some(path),
+        None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+    };
+    let raw = match &file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            RawConfig::from_toml(&text, path)?
+        }
+        None => RawConfig::default(),
+    };
+    raw.apply_env(env)?
+        .apply_flags(flags)
+        .validate(file.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn from(text: &str, env: &[(&str, &str)]) -> Result<Config, String> {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let file = Path::new("config/askbridge.toml");
+        RawConfig::from_toml(text, file)
+            .and_then(|raw| raw.apply_env(|k| env.get(k).cloned()))
+            .and_then(|raw| raw.validate(Some(file)))
+            .map_err(|e| e.to_string())
+    }
+
+    #[track_caller]
+    fn check_error(text: &str, env: &[(&str, &str)], expect: &str) {
+        match from(text, env) {
+            Ok(config) => panic!("{text:?} was accepted: {config:?}"),
+            Err(message) => assert_eq!(message, expect, "{text:?}"),
+        }
+    }
+
+    #[test]
+    fn config_defaults() {
+        let config = from("", &[]).expect("valid");
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8790");
+        assert_eq!(config.data_dir, PathBuf::from(".askbridge"));
+        assert_eq!(config.database_url, "sqlite://.askbridge/askbridge.db");
+        assert!(config.api_token.is_none());
+        assert_eq!(config.default_target.to_string(), "web");
+        assert!(config.web.enabled);
+        assert!(config.cancel_on_disconnect);
+        assert_eq!(config.http.max_body_bytes, 1024 * 1024);
+        assert_eq!(config.mcp.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
+        assert!(config.check_exposure().is_ok());
+    }
+
+    #[test]
+    fn config_every_key() {
+        let config = from(
+            r#"
+listen = "0.0.0.0:9000"
+data_dir = "/var/lib/askbridge"
+api_token = "s3cret"
+default_target = "telegram:-100123/7"
+cancel_on_disconnect = false
+
+[web]
+enabled = false
+
+[mcp]
+allowed_hosts = ["ask.example.com"]
+
+[http]
+max_body_bytes = 4096
+"#,
+            &[],
+        )
+        .expect("valid");
+        assert_eq!(config.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(
+            config.database_url,
+            "sqlite:///var/lib/askbridge/askbridge.db"
+        );
+        assert_eq!(
+            config.api_token.as_ref().map(Secret::expose),
+            Some("s3cret")
+        );
+        assert_eq!(format!("{:?}", config.api_token), "Some([redacted])");
+        assert!(!format!("{config:?}").contains("s3cret"));
+        assert_eq!(config.default_target.to_string(), "telegram:-100123/7");
+        assert!(!config.cancel_on_disconnect);
+        assert!(!config.web.enabled);
+        assert_eq!(config.mcp.allowed_hosts, ["ask.example.com"]);
+        assert_eq!(config.http.max_body_bytes, 4096);
+        assert!(config.check_exposure().is_ok());
+    }
+
+    #[test]
+    fn config_env_overrides_the_file() {
+        let config = from(
+            "listen = \"x\"\ndefault_target = \"web\"\n",
+            &[
+                ("ASKBRIDGE_LISTEN", "127.0.0.1:1234"),
+                ("ASKBRIDGE_DATA_DIR", "/tmp/ab"),
+                ("ASKBRIDGE_API_TOKEN", "tok"),
+                ("ASKBRIDGE_DEFAULT_TARGET", "slack:C1"),
+                ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "a.example, b.example:8790"),
+                ("ASKBRIDGE_WEB_ENABLED", "off"),
+                ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "0"),
+                ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "2048"),
+                ("ASKBRIDGE_DATABASE_URL", "sqlite::memory:"),
+            ],
+        )
+        .expect("valid");
+        assert_eq!(config.listen.to_string(), "127.0.0.1:1234");
+        assert_eq!(config.data_dir, PathBuf::from("/tmp/ab"));
+        assert_eq!(config.database_url, "sqlite::memory:");
+        assert_eq!(config.api_token.as_ref().map(Secret::expose), Some("tok"));
+        assert_eq!(config.default_target.to_string(), "slack:C1");
+        assert_eq!(config.mcp.allowed_hosts, ["a.example", "b.example:8790"]);
+        assert!(!config.web.enabled);
+        assert!(!config.cancel_on_disconnect);
+        assert_eq!(config.http.max_body_bytes, 2048);
+    }
+
+    #[test]
+    fn config_flags_override_env() {
+        let raw = RawConfig::default()
+            .apply_env(|k| (k == "ASKBRIDGE_LISTEN").then(|| "127.0.0.1:1".to_owned()))
+            .expect("env");
+        let flags = Flags {
+            listen: Some("127.0.0.1:2".parse().expect("addr")),
+            data_dir: Some(PathBuf::from("d")),
+        };
+        let config = raw.apply_flags(&flags).validate(None).expect("valid");
+        assert_eq!(config.listen.to_string(), "127.0.0.1:2");
+        assert_eq!(config.database_url, "sqlite://d/askbridge.db");
+    }
+
+    #[test]
+    fn config_errors_name_the_file_and_key() {
+        check_error(
+            "listen = \"x\"",
+            &[],
+            "config/askbridge.toml: listen: invalid socket address \"x\"; expected IP:PORT such as 127.0.0.1:8790",
+        );
+        check_error(
+            "",
+            &[("ASKBRIDGE_LISTEN", "nope")],
+            "ASKBRIDGE_LISTEN: invalid socket address \"nope\"; expected IP:PORT such as 127.0.0.1:8790",
+        );
+        check_error(
+            "default_target = \"irc:#x\"",
+            &[],
+            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack or web",
+        );
+        check_error(
+            "[http]\nmax_body_bytes = 10\n",
+            &[],
+            "config/askbridge.toml: http.max_body_bytes: must be at least 1024, got 10",
+        );
+        check_error(
+            "database_url = \"mysql://x\"",
+            &[],
+            "config/askbridge.toml: database_url: unsupported database URL \"mysql://x\"; expected sqlite://FILE or postgres://…",
+        );
+        check_error(
+            "",
+            &[("ASKBRIDGE_WEB_ENABLED", "maybe")],
+            "ASKBRIDGE_WEB_ENABLED: expected true or false, got \"maybe\"",
+        );
+        check_error(
+            "[mcp]\nallowed_hosts = [\"http://x/\"]\n",
+            &[],
+            "config/askbridge.toml: mcp.allowed_hosts: invalid host \"http://x/\"; expected a host name, an IP, HOST:PORT or \"*\"",
+        );
+    }
+
+    #[test]
+    fn config_unknown_keys_and_wrong_types_are_named() {
+        let message = from("lisen = \"127.0.0.1:1\"\n", &[]).expect_err("unknown key");
+        assert!(
+            message.starts_with("config/askbridge.toml: lisen: unknown field `lisen`"),
+            "{message}"
+        );
+        assert!(message.ends_with("(line 1, column 1)"), "{message}");
+
+        let message = from("[web]\nenabled = 5\n", &[]).expect_err("wrong type");
+        assert!(
+            message.starts_with("config/askbridge.toml: web.enabled: invalid type: integer `5`"),
+            "{message}"
+        );
+
+        let message = from("[telegram]\nbot_token = \"x\"\n", &[]).expect_err("unknown table");
+        assert!(
+            message.starts_with("config/askbridge.toml: telegram: unknown field `telegram`"),
+            "{message}"
+        );
+
+        let message = from("[[[\n", &[]).expect_err("syntax");
+        assert!(
+            message.starts_with("config/askbridge.toml: unquoted keys"),
+            "{message}"
+        );
+
+        let message = from("listen = ", &[]).expect_err("syntax");
+        assert!(
+            message.starts_with("config/askbridge.toml: listen: "),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn config_exposed_without_token_is_refused() {
+        let config = from("listen = \"0.0.0.0:8790\"", &[]).expect("valid");
+        let error = config.check_exposure().expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .starts_with("refusing to listen on 0.0.0.0:8790 without an API token")
+        );
+        let config = from("listen = \"[::1]:8790\"", &[]).expect("valid");
+        assert!(config.check_exposure().is_ok());
+    }
+
+    #[test]
+    fn config_example_file_is_valid_and_documents_every_key() {
+        let text = include_str!("../../../config/askbridge.example.toml");
+        let uncommented: String = text
+            .lines()
+            .map(|line| {
+                line.strip_prefix("# ")
+                    .filter(|l| looks_like_setting(l))
+                    .unwrap_or(line)
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let file = Path::new("config/askbridge.example.toml");
+        let raw =
+            RawConfig::from_toml(&uncommented, file).expect("example parses when uncommented");
+        for &key in KEYS {
+            assert!(raw.is_set(key), "the example does not document {key}");
+        }
+        for (var, _) in ENV_KEYS {
+            assert!(text.contains(var), "the example does not mention {var}");
+        }
+        raw.validate(Some(file)).expect("example values are valid");
+    }
+
+    fn looks_like_setting(line: &str) -> bool {
+        line.starts_with('[')
+            || line
+                .split_once(" = ")
+                .is_some_and(|(k, _)| !k.contains(' '))
+    }
+}

@@ -1,0 +1,661 @@
+//! The ask endpoints: create, read (long-poll), cancel, list, reply.
+//!
+//! Request bodies are read from [`serde_json::Value`] by hand: an ask goes
+//! through the core's normaliser (any dialect), a reply is checked key by
+//! key, and every mistake names its path in the body.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use askbridge_core::lifecycle::{Input, Step};
+use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::normalize::{Normalized, Problem, normalize_input, normalize_json};
+use askbridge_core::outcome::Responder;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+
+use super::AppState;
+use super::error::{ApiError, json_response};
+use super::extract::{AskId, JsonBody, QueryParams};
+use crate::bridge::{AskView, Bridge, ListFilter, NewAsk};
+use crate::wire::api::{AskList, AskResponse, ReplyResponse};
+
+/// Default and largest `limit` of `GET /v1/asks`.
+const DEFAULT_LIST_LIMIT: usize = 100;
+const MAX_LIST_LIMIT: usize = 1_000;
+/// Longest `Idempotency-Key` accepted, in bytes.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// `POST /v1/asks[?wait=SECONDS]`: creates an ask from any dialect, or from
+/// `{"ask": <any dialect>, "to": <target>}`.
+///
+/// `201` with the pending ask when created (`Location` names it); `200`
+/// when the ask has already ended by the time the response is written, and
+/// for a retry with a known `Idempotency-Key`.
+pub async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    mut query: QueryParams,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let wait = query.take_wait()?;
+    query.finish(&["wait"])?;
+    let idempotency_key = idempotency_key(&headers)?;
+    let normalized = read_ask(&body)?;
+    let (view, created) = state
+        .bridge
+        .create(NewAsk {
+            ask: normalized.ask,
+            idempotency_key,
+        })
+        .await?;
+    tracing::debug!(ask_id = %view.id, created, "ask received");
+    let view = match wait {
+        Some(wait) if !wait.is_zero() && view.state.is_pending() => {
+            wait_for(&state, &view.id, wait, state.cancel_on_disconnect).await?
+        }
+        _ => view,
+    };
+    let response = AskResponse::from(&view).with_warnings(&normalized.warnings);
+    let status = if created && !response.is_ended() {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut http = json_response(status, &response);
+    if let Ok(location) = HeaderValue::from_str(&format!("/v1/asks/{}", view.id)) {
+        http.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(http)
+}
+
+/// `GET /v1/asks/{id}[?wait=SECONDS]`: the ask now, or once it has ended
+/// or the wait is over. A closed long-poll never cancels the ask.
+pub async fn get(
+    State(state): State<AppState>,
+    AskId(id): AskId,
+    mut query: QueryParams,
+) -> Result<Response, ApiError> {
+    let wait = query.take_wait()?;
+    query.finish(&["wait"])?;
+    let view = match wait {
+        Some(wait) if !wait.is_zero() => wait_for(&state, &id, wait, false).await?,
+        _ => state.bridge.get(&id).await?,
+    };
+    Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
+}
+
+/// `DELETE /v1/asks/{id}`: cancels a pending ask; an ended ask is
+/// returned as it is.
+pub async fn cancel(
+    State(state): State<AppState>,
+    AskId(id): AskId,
+    query: QueryParams,
+) -> Result<Response, ApiError> {
+    query.finish(&[])?;
+    let view = state.bridge.cancel(&id).await?;
+    tracing::info!(ask_id = %view.id, state = view.state.as_str(), "ask cancelled by the agent");
+    Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
+}
+
+/// `GET /v1/asks[?status=pending|all][&channel=web][&limit=N]`: newest first.
+pub async fn list(
+    State(state): State<AppState>,
+    mut query: QueryParams,
+) -> Result<Response, ApiError> {
+    let pending_only = match query.take("status").as_deref() {
+        None | Some("all") => false,
+        Some("pending") => true,
+        Some(other) => {
+            return Err(ApiError::invalid_query(
+                "status",
+                format!("expected pending or all, got {other:?}"),
+            ));
+        }
+    };
+    let channel = match query.take("channel") {
+        None => None,
+        Some(name) => Some(channel_kind(&name).ok_or_else(|| {
+            ApiError::invalid_query(
+                "channel",
+                format!("expected telegram, discord, slack or web, got {name:?}"),
+            )
+        })?),
+    };
+    let limit = match query.take("limit") {
+        None => DEFAULT_LIST_LIMIT,
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .map(|n| n.min(MAX_LIST_LIMIT))
+            .ok_or_else(|| {
+                ApiError::invalid_query(
+                    "limit",
+                    format!("expected a whole number from 1 to {MAX_LIST_LIMIT}, got {text:?}"),
+                )
+            })?,
+    };
+    query.finish(&["status", "channel", "limit"])?;
+    let views = state
+        .bridge
+        .list(ListFilter {
+            pending_only,
+            channel,
+            limit: Some(limit),
+        })
+        .await?;
+    let list = AskList {
+        asks: views.iter().map(AskResponse::from).collect(),
+    };
+    Ok(json_response(StatusCode::OK, &list))
+}
+
+/// `POST /v1/asks/{id}/reply`: `{"text": …}` through the resolver, or
+/// `{"answers": {question_id: [strings]}}`; optional `"user": {"id",
+/// "name"}` (default: the web page's user `web`).
+pub async fn reply(
+    State(state): State<AppState>,
+    AskId(id): AskId,
+    query: QueryParams,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    query.finish(&[])?;
+    let input = read_reply(&body)?;
+    let (step, view) = state.bridge.handle(&id, input).await?;
+    match (&step, ReplyResponse::from_step(&step, &view)) {
+        (_, Some(response)) => {
+            tracing::debug!(ask_id = %id, result = response.result, "reply taken");
+            Ok(json_response(StatusCode::OK, &response))
+        }
+        (Step::Rejected(rejection), None) => Err(ApiError::rejection(rejection, &view.ask)),
+        (_, None) => Err(ApiError::internal(
+            "a step was neither accepted nor rejected",
+        )),
+    }
+}
+
+/// Waits for the ask to end, at most `wait`, and returns it as it then is.
+///
+/// Returns early (with the ask as it is) when the daemon shuts down. With
+/// `cancel_on_disconnect`, the ask is cancelled if the caller goes away
+/// (the handler future is dropped) before the wait is over.
+async fn wait_for(
+    state: &AppState,
+    id: &str,
+    wait: Duration,
+    cancel_on_disconnect: bool,
+) -> Result<AskView, ApiError> {
+    let started = now_millis();
+    let guard = CancelOnDrop {
+        armed: cancel_on_disconnect,
+        bridge: state.bridge.clone(),
+        id: id.to_owned(),
+        shutdown: state.shutdown.clone(),
+    };
+    let result = tokio::select! {
+        result = state.bridge.wait(id, wait) => result,
+        () = state.shutdown.triggered() => state.bridge.get(id).await,
+    };
+    guard.disarm();
+    let view = result?;
+    if let Some(outcome) = &view.outcome
+        && outcome.answered_by.is_some()
+        && outcome.answered_at.0 >= started
+    {
+        let latency = now_millis().saturating_sub(outcome.answered_at.0);
+        state.metrics.delivered(Duration::from_millis(latency));
+    }
+    Ok(view)
+}
+
+/// Cancels the ask when dropped while armed: the agent's waiting request
+/// went away before the outcome. Not during shutdown, when pending asks
+/// are meant to survive.
+#[derive(Debug)]
+struct CancelOnDrop {
+    armed: bool,
+    bridge: Bridge,
+    id: String,
+    shutdown: super::ShutdownSignal,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if !self.armed || self.shutdown.is_triggered() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let bridge = self.bridge.clone();
+        let id = std::mem::take(&mut self.id);
+        runtime.spawn(async move {
+            match bridge.cancel(&id).await {
+                Ok(view) => tracing::info!(
+                    ask_id = %id,
+                    state = view.state.as_str(),
+                    "the waiting agent disconnected; ask cancelled"
+                ),
+                Err(error) => {
+                    tracing::warn!(ask_id = %id, %error, "could not cancel after disconnect")
+                }
+            }
+        });
+    }
+}
+
+fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The `Idempotency-Key` header: visible ASCII, 1–255 bytes.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .map(str::trim)
+        .filter(|key| !key.is_empty() && key.len() <= MAX_IDEMPOTENCY_KEY)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_header",
+                format!("Idempotency-Key must be 1–{MAX_IDEMPOTENCY_KEY} visible ASCII characters"),
+            )
+            .at("Idempotency-Key")
+        })?;
+    Ok(Some(key.to_owned()))
+}
+
+/// Keys that make an object an ask in its own right (not the wrapper).
+const ASK_BODY_KEYS: &[&str] = &["questions", "fields", "question"];
+
+/// Reads the body of `POST /v1/asks`: any dialect the normaliser reads, or
+/// the wrapper `{"ask": <dialect or assistant text>, "to": <target>}`
+/// whose `to` overrides the ask's own. Paths in problems are paths in the
+/// body (`ask.questions[0]` inside the wrapper).
+fn read_ask(body: &Value) -> Result<Normalized, ApiError> {
+    let wrapper = match body {
+        Value::Object(map)
+            if map.contains_key("ask") && !ASK_BODY_KEYS.iter().any(|k| map.contains_key(*k)) =>
+        {
+            map
+        }
+        _ => return normalize_json(body).map_err(|problems| ApiError::invalid_ask(&problems)),
+    };
+    let mut warnings: Vec<Problem> = wrapper
+        .keys()
+        .filter(|key| *key != "ask" && *key != "to")
+        .map(|key| Problem::new(key.clone(), "unknown field ignored"))
+        .collect();
+    let inner = match &wrapper["ask"] {
+        Value::String(text) => normalize_input(text),
+        other => normalize_json(other),
+    };
+    let mut normalized = inner.map_err(|problems| {
+        let problems: Vec<Problem> = problems.iter().map(under_ask).collect();
+        ApiError::invalid_ask(&problems)
+    })?;
+    if let Some(target) = read_target(wrapper, &mut warnings)? {
+        normalized.ask.target = Some(target);
+    }
+    warnings.extend(normalized.warnings.iter().map(under_ask));
+    normalized.warnings = warnings;
+    Ok(normalized)
+}
+
+/// A problem of the wrapped ask, its path moved under `ask`.
+fn under_ask(problem: &Problem) -> Problem {
+    let path = match problem.path.as_str() {
+        "$" | "text" | "" => "ask".to_owned(),
+        path if path.starts_with('[') => format!("ask{path}"),
+        path => format!("ask.{path}"),
+    };
+    Problem::new(path, problem.message.clone())
+}
+
+/// The wrapper's `to`, read by the core's own target rules (string or
+/// `{channel, chat, thread, user}` object) — the same reader as an ask's
+/// own `to`, reached through the normaliser with a placeholder question.
+fn read_target(
+    wrapper: &Map<String, Value>,
+    warnings: &mut Vec<Problem>,
+) -> Result<Option<Target>, ApiError> {
+    let Some(to) = wrapper.get("to").filter(|to| !to.is_null()) else {
+        return Ok(None);
+    };
+    if !matches!(to, Value::String(_) | Value::Object(_)) {
+        return Err(ApiError::invalid_ask(&[Problem::new(
+            "to",
+            "expected a target string (\"telegram:123\", \"web\") or an object {channel, chat, thread, user}",
+        )]));
+    }
+    let probe = json!({"to": to, "questions": [{"id": "q", "header": "Q", "question": "Q", "type": "text"}]});
+    let from_to = |problem: &Problem| problem.path == "to" || problem.path.starts_with("to.");
+    match normalize_json(&probe) {
+        Ok(normalized) => {
+            warnings.extend(normalized.warnings.into_iter().filter(|p| from_to(p)));
+            Ok(normalized.ask.target)
+        }
+        Err(problems) => {
+            let problems: Vec<Problem> = problems.into_iter().filter(|p| from_to(p)).collect();
+            if problems.is_empty() {
+                Err(ApiError::invalid_ask(&[Problem::new(
+                    "to",
+                    "not a valid target",
+                )]))
+            } else {
+                Err(ApiError::invalid_ask(&problems))
+            }
+        }
+    }
+}
+
+fn channel_kind(name: &str) -> Option<ChannelKind> {
+    [
+        ChannelKind::Telegram,
+        ChannelKind::Discord,
+        ChannelKind::Slack,
+        ChannelKind::Web,
+    ]
+    .into_iter()
+    .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
+}
+
+/// Reads a reply body into a core [`Input`] from the web page's responder.
+fn read_reply(body: &Value) -> Result<Input, ApiError> {
+    let Value::Object(map) = body else {
+        return Err(ApiError::invalid_request(
+            "$",
+            "expected an object: {\"text\": \"…\"} or {\"answers\": {\"question_id\": [\"…\"]}}",
+        ));
+    };
+    if let Some(key) = map
+        .keys()
+        .find(|key| !["text", "answers", "user"].contains(&key.as_str()))
+    {
+        return Err(ApiError::invalid_request(
+            key.clone(),
+            "unknown field; expected text, answers or user",
+        ));
+    }
+    let from = read_user(map.get("user"))?;
+    let admitted = true;
+    match (map.get("text"), map.get("answers")) {
+        (Some(_), Some(_)) => Err(ApiError::invalid_request(
+            "$",
+            "give either text or answers, not both",
+        )),
+        (None, None) => Err(ApiError::invalid_request("$", "expected text or answers")),
+        (Some(Value::String(text)), None) if !text.trim().is_empty() => Ok(Input::Reply {
+            from,
+            admitted,
+            text: text.clone(),
+        }),
+        (Some(Value::String(_)), None) => {
+            Err(ApiError::invalid_request("text", "the reply is empty"))
+        }
+        (Some(other), None) => Err(ApiError::invalid_request(
+            "text",
+            format!("expected a string, got {}", kind_of(other)),
+        )),
+        (None, Some(Value::Object(answers))) => {
+            let mut list = Vec::with_capacity(answers.len());
+            for (id, value) in answers {
+                list.push((id.clone(), answer_strings(id, value)?));
+            }
+            Ok(Input::Answers {
+                from,
+                admitted,
+                answers: list,
+            })
+        }
+        (None, Some(other)) => Err(ApiError::invalid_request(
+            "answers",
+            format!(
+                "expected an object of question id → list of strings, got {}",
+                kind_of(other)
+            ),
+        )),
+    }
+}
+
+/// One question's answer: a list of strings; a single string, a boolean
+/// (confirm: yes / no) or null (skip) are read as the list they mean.
+fn answer_strings(id: &str, value: &Value) -> Result<Vec<String>, ApiError> {
+    let one = |value: &Value, path: String| match value {
+        Value::String(text) => Ok(text.clone()),
+        Value::Bool(true) => Ok("yes".to_owned()),
+        Value::Bool(false) => Ok("no".to_owned()),
+        other => Err(ApiError::invalid_request(
+            path,
+            format!("expected a string, got {}", kind_of(other)),
+        )),
+    };
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| one(item, format!("answers.{id}[{index}]")))
+            .collect(),
+        other => one(other, format!("answers.{id}")).map(|text| vec![text]),
+    }
+}
+
+/// `user: {"id", "name"}`, default the web page's user `web`. Replies over
+/// HTTP always come through the `web` channel.
+fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
+    let responder = |user_id: String, name: Option<String>| Responder {
+        channel: ChannelKind::Web,
+        user_id,
+        name,
+    };
+    let map = match user {
+        None | Some(Value::Null) => return Ok(responder("web".to_owned(), None)),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ApiError::invalid_request(
+                "user",
+                format!(
+                    "expected an object {{\"id\", \"name\"}}, got {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    };
+    if let Some(key) = map
+        .keys()
+        .find(|key| !["id", "name"].contains(&key.as_str()))
+    {
+        return Err(ApiError::invalid_request(
+            format!("user.{key}"),
+            "unknown field; expected id or name",
+        ));
+    }
+    let id = match map.get("id") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_owned(),
+        Some(Value::Number(number)) => number.to_string(),
+        None | Some(Value::Null) => "web".to_owned(),
+        Some(Value::String(_)) => {
+            return Err(ApiError::invalid_request("user.id", "must not be empty"));
+        }
+        Some(other) => {
+            return Err(ApiError::invalid_request(
+                "user.id",
+                format!("expected a string, got {}", kind_of(other)),
+            ));
+        }
+    };
+    let name = match map.get("name") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => Some(name.trim().to_owned()).filter(|n| !n.is_empty()),
+        Some(other) => {
+            return Err(ApiError::invalid_request(
+                "user.name",
+                format!("expected a string, got {}", kind_of(other)),
+            ));
+        }
+    };
+    Ok(responder(id, name))
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check_ask_error(body: Value, path: &str, message_part: &str) {
+        match read_ask(&body) {
+            Ok(normalized) => panic!("{body} was accepted: {normalized:?}"),
+            Err(error) => {
+                assert_eq!(error.code, "invalid_ask", "{body}");
+                assert_eq!(error.path.as_deref(), Some(path), "{body}: {error:?}");
+                assert!(error.message.contains(message_part), "{body}: {error:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn asks_wrapper_overrides_the_target() {
+        let body = json!({"ask": {"to": "web", "questions": [{"id": "a", "question": "A?", "options": ["X", "Y"]}]},
+                          "to": {"channel": "telegram", "chat": -100, "user": 42}});
+        let normalized = read_ask(&body).expect("valid");
+        let target = normalized.ask.target.expect("target");
+        assert_eq!(target.to_string(), "telegram:-100@42");
+    }
+
+    #[test]
+    fn asks_wrapper_takes_assistant_text() {
+        let body = json!({"ask": "Which one?\nA. Left\nB. Right", "to": "web:s1"});
+        let normalized = read_ask(&body).expect("valid");
+        assert_eq!(normalized.ask.questions.len(), 1);
+        assert_eq!(
+            normalized.ask.target.map(|t| t.to_string()).as_deref(),
+            Some("web:s1")
+        );
+    }
+
+    #[test]
+    fn asks_errors_name_body_paths() {
+        check_ask_error(
+            json!({"ask": {"questions": [{"id": "a", "question": "A?", "options": ["Only"]}]}}),
+            "ask.questions[0].options",
+            "at least 2 options",
+        );
+        check_ask_error(
+            json!({"questions": [{"id": "a", "question": "A?", "options": ["Only"]}]}),
+            "questions[0].options",
+            "at least 2 options",
+        );
+        check_ask_error(
+            json!({"ask": {"questions": [{"id": "a", "question": "A?"}]}, "to": "irc:1"}),
+            "to",
+            "unknown channel",
+        );
+        check_ask_error(
+            json!({"ask": {"questions": [{"id": "a", "question": "A?"}]}, "to": 5}),
+            "to",
+            "expected a target",
+        );
+        check_ask_error(json!(5), "$", "got a number");
+    }
+
+    #[test]
+    fn asks_wrapper_warnings() {
+        let body =
+            json!({"ask": {"questions": [{"id": "a", "question": "A?"}], "extra": 1}, "wait": 5});
+        let normalized = read_ask(&body).expect("valid");
+        let paths: Vec<&str> = normalized
+            .warnings
+            .iter()
+            .map(|w| w.path.as_str())
+            .collect();
+        assert!(paths.contains(&"wait"), "{paths:?}");
+        assert!(paths.contains(&"ask.extra"), "{paths:?}");
+    }
+
+    #[track_caller]
+    fn check_reply_error(body: Value, path: &str) {
+        match read_reply(&body) {
+            Ok(input) => panic!("{body} was accepted: {input:?}"),
+            Err(error) => {
+                assert_eq!(error.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+                assert_eq!(error.path.as_deref(), Some(path), "{body}: {error:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn asks_reply_bodies() {
+        match read_reply(&json!({"text": "Q1: 2", "user": {"id": "alice", "name": "Alice"}})) {
+            Ok(Input::Reply {
+                from,
+                admitted,
+                text,
+            }) => {
+                assert_eq!(from.user_id, "alice");
+                assert_eq!(from.name.as_deref(), Some("Alice"));
+                assert_eq!(from.channel, ChannelKind::Web);
+                assert!(admitted);
+                assert_eq!(text, "Q1: 2");
+            }
+            other => panic!("{other:?}"),
+        }
+        match read_reply(
+            &json!({"answers": {"a": ["X", "own words"], "b": "one", "c": true, "d": null}}),
+        ) {
+            Ok(Input::Answers { from, answers, .. }) => {
+                assert_eq!(from.user_id, "web");
+                assert_eq!(
+                    answers,
+                    vec![
+                        ("a".to_owned(), vec!["X".to_owned(), "own words".to_owned()]),
+                        ("b".to_owned(), vec!["one".to_owned()]),
+                        ("c".to_owned(), vec!["yes".to_owned()]),
+                        ("d".to_owned(), vec![]),
+                    ]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        check_reply_error(json!([]), "$");
+        check_reply_error(json!({}), "$");
+        check_reply_error(json!({"text": "a", "answers": {}}), "$");
+        check_reply_error(json!({"text": 5}), "text");
+        check_reply_error(json!({"text": "  "}), "text");
+        check_reply_error(json!({"answers": []}), "answers");
+        check_reply_error(json!({"answers": {"a": [1]}}), "answers.a[0]");
+        check_reply_error(json!({"answers": {"a": 1}}), "answers.a");
+        check_reply_error(
+            json!({"text": "x", "user": {"id": 5.5, "role": "x"}}),
+            "user.role",
+        );
+        check_reply_error(json!({"text": "x", "user": {"id": []}}), "user.id");
+        check_reply_error(json!({"txt": "x"}), "txt");
+    }
+}

@@ -1,0 +1,276 @@
+//! The HTTP API (SPEC §7, axum): asks under `/v1`, `/healthz`, `/metrics`
+//! and the OpenAPI document, plus the daemon's whole router: the web page
+//! (merged at `/`) and MCP (nested at `/mcp`) come from their own modules
+//! and are mounted here behind the same middleware.
+//!
+//! Middleware, outermost first: one tracing span per request (method and
+//! path only — never headers or the query, so tokens stay out of logs);
+//! [`observe`] counts requests by route and status and logs each error once;
+//! bare error responses from outside the handlers (axum's 404/405, the body
+//! limit's 413, another router's text) are rewritten into the JSON error
+//! shape; the bearer-token check for `/v1`, `/mcp` and `/metrics`; the body
+//! size limit.
+//!
+//! This module talks only to [`Bridge`]; it does not read files or the
+//! environment (the `serve` command passes [`HttpOptions`] in).
+
+mod asks;
+mod auth;
+pub mod error;
+pub mod extract;
+pub mod metrics;
+pub mod openapi;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::to_bytes;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use tokio::sync::watch;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::bridge::Bridge;
+use crate::config::Secret;
+use error::{ApiError, ErrorInfo, code_for, json_response};
+use metrics::HttpMetrics;
+
+/// What the HTTP layer needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// When set, `/v1`, `/mcp` and `/metrics` need `Authorization: Bearer`.
+    pub api_token: Option<Secret>,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Cancel an ask when its creator's waiting `POST /v1/asks?wait=`
+    /// connection closes before the outcome.
+    pub cancel_on_disconnect: bool,
+}
+
+/// The routers other modules contribute to the daemon.
+#[derive(Debug, Default)]
+pub struct Mounts {
+    /// The web page and its event stream, merged at the root.
+    pub web: Option<Router>,
+    /// The MCP service, nested at `/mcp`.
+    pub mcp: Option<Router>,
+}
+
+/// Tells long waits that the daemon is stopping; created by the `serve`
+/// command, which flips it on Ctrl-C or SIGTERM.
+#[derive(Debug, Clone)]
+pub struct ShutdownSignal(watch::Receiver<bool>);
+
+impl ShutdownSignal {
+    /// A signal and the sender that triggers it (send `true`).
+    pub fn new() -> (watch::Sender<bool>, ShutdownSignal) {
+        let (sender, receiver) = watch::channel(false);
+        (sender, ShutdownSignal(receiver))
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_triggered(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves once shutdown begins; never, if the sender is gone
+    /// without triggering it.
+    pub async fn triggered(&self) {
+        let mut receiver = self.0.clone();
+        if receiver.wait_for(|stopping| *stopping).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Shared by the handlers.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    bridge: Bridge,
+    metrics: Arc<HttpMetrics>,
+    shutdown: ShutdownSignal,
+    cancel_on_disconnect: bool,
+    max_body_bytes: usize,
+}
+
+/// The daemon's router: the API, the mounted web and MCP routers, and the
+/// middleware around all of them.
+pub fn app(
+    bridge: Bridge,
+    options: HttpOptions,
+    mounts: Mounts,
+    shutdown: ShutdownSignal,
+) -> Router {
+    let state = AppState {
+        bridge,
+        metrics: Arc::new(HttpMetrics::default()),
+        shutdown,
+        cancel_on_disconnect: options.cancel_on_disconnect,
+        max_body_bytes: options.max_body_bytes,
+    };
+    let mut app = Router::new()
+        .route("/v1/asks", post(asks::create).get(asks::list))
+        .route("/v1/asks/{id}", get(asks::get).delete(asks::cancel))
+        .route("/v1/asks/{id}/reply", post(asks::reply))
+        .route("/v1/openapi.json", get(openapi_document))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics_text))
+        .with_state(state.clone());
+    if let Some(web) = mounts.web {
+        app = app.merge(web);
+    }
+    if let Some(mcp) = mounts.mcp {
+        app = app.nest("/mcp", mcp);
+    }
+    let token = options.api_token.map(Arc::new);
+    app.fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(RequestBodyLimitLayer::new(options.max_body_bytes))
+        .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .layer(middleware::from_fn_with_state(token, auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), json_errors))
+        .layer(middleware::from_fn_with_state(state, observe))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request| {
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                    )
+                })
+                .on_request(())
+                .on_response(DefaultOnResponse::new().level(Level::DEBUG))
+                .on_failure(()),
+        )
+}
+
+/// `GET /healthz`.
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+}
+
+/// `GET /metrics`.
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(&state.bridge.metrics());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// `GET /v1/openapi.json`.
+async fn openapi_document() -> Response {
+    json_response(StatusCode::OK, &openapi::document())
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route for {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}
+
+/// Counts every request by method, route and status, and logs each error
+/// once: server errors at `error` with their cause, refusals at `debug`.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let method = match *request.method() {
+        Method::GET
+        | Method::POST
+        | Method::PUT
+        | Method::PATCH
+        | Method::DELETE
+        | Method::HEAD
+        | Method::OPTIONS => request.method().as_str().to_owned(),
+        _ => "OTHER".to_owned(),
+    };
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
+    let response = next.run(request).await;
+    let status = response.status();
+    state.metrics.request(&method, &route, status.as_u16());
+    match response.extensions().get::<ErrorInfo>() {
+        Some(info) if status.is_server_error() => tracing::error!(
+            status = status.as_u16(),
+            code = info.code,
+            cause = info.cause.as_deref().unwrap_or("unknown"),
+            "request failed"
+        ),
+        Some(info) => tracing::debug!(
+            status = status.as_u16(),
+            code = info.code,
+            "request refused"
+        ),
+        None if status.is_server_error() => {
+            tracing::error!(status = status.as_u16(), "request failed");
+        }
+        None => {}
+    }
+    response
+}
+
+/// Rewrites bare error responses (no body, or plain text) into the JSON
+/// error shape, keeping their status and headers.
+async fn json_errors(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error())
+        || response.extensions().get::<ErrorInfo>().is_some()
+    {
+        return response;
+    }
+    let plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|ct| ct.starts_with("text/plain"));
+    if !plain {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let error = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::body_too_large(state.max_body_bytes)
+    } else {
+        let text = to_bytes(body, 16 * 1024)
+            .await
+            .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+            .unwrap_or_default();
+        let message = if text.is_empty() {
+            status.canonical_reason().unwrap_or("error").to_owned()
+        } else {
+            text
+        };
+        let mut error = ApiError::new(status, code_for(status), message);
+        if status.is_server_error() {
+            error.cause = Some(error.message.clone());
+        }
+        error
+    };
+    let mut rewritten = error.into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            rewritten.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    rewritten
+}

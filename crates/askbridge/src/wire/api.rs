@@ -1,0 +1,336 @@
+//! The HTTP API's response bodies (SPEC §7): the ask as the API shows it,
+//! reply results, lists and errors. Request bodies are read by hand in
+//! [`crate::http`], because accepting several shapes and naming the path
+//! of each mistake is the point there.
+//!
+//! Built from [`crate::bridge::AskView`] and core values with `From`
+//! conversions; the core types themselves never become JSON.
+
+use askbridge_core::lifecycle::{Clarify, Progress, Step};
+use askbridge_core::normalize::Problem;
+use askbridge_core::outcome::Status;
+use serde::Serialize;
+
+use crate::bridge::AskView;
+use crate::wire::ask::CanonicalAsk;
+use crate::wire::outcome::OutcomeJson;
+
+/// One ask as the API returns it: pending, or ended with its outcome.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum AskResponse {
+    /// Still waiting for answers.
+    Pending(PendingAsk),
+    /// Ended: the SPEC §3 outcome plus the ask.
+    Ended(EndedAsk),
+}
+
+/// A pending ask.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingAsk {
+    /// `ask_…`.
+    pub id: String,
+    /// Always `pending`.
+    pub status: &'static str,
+    /// The normalised ask.
+    pub ask: CanonicalAsk,
+    /// Where it was posted (`web`, `telegram:…`).
+    pub to: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339: when it times out.
+    pub expires_at: String,
+    /// Ids of the questions answered so far.
+    pub answered: Vec<String>,
+    /// Ids of the questions still open.
+    pub open: Vec<String>,
+    /// Fixes the normaliser made (only in the response that created the ask).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ProblemJson>,
+}
+
+/// An ended ask: the outcome's fields, then the ask.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedAsk {
+    /// SPEC §3: `id`, `status` (`answered` / `no_answer`), `reason`,
+    /// `answers`, `details`, `answeredBy`, `answeredAt`, `text`,
+    /// `continuation`.
+    #[serde(flatten)]
+    pub outcome: OutcomeJson,
+    /// The normalised ask.
+    pub ask: CanonicalAsk,
+    /// Where it was posted.
+    pub to: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// Fixes the normaliser made (only in the response that created the ask).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ProblemJson>,
+}
+
+impl AskResponse {
+    /// Whether the ask has ended.
+    pub fn is_ended(&self) -> bool {
+        matches!(self, AskResponse::Ended(_))
+    }
+
+    /// The ask id.
+    pub fn id(&self) -> &str {
+        match self {
+            AskResponse::Pending(pending) => &pending.id,
+            AskResponse::Ended(ended) => &ended.outcome.id,
+        }
+    }
+
+    /// Adds the normaliser's warnings.
+    pub fn with_warnings(mut self, warnings: &[Problem]) -> AskResponse {
+        let list: Vec<ProblemJson> = warnings.iter().map(ProblemJson::from).collect();
+        match &mut self {
+            AskResponse::Pending(pending) => pending.warnings = list,
+            AskResponse::Ended(ended) => ended.warnings = list,
+        }
+        self
+    }
+}
+
+impl From<&AskView> for AskResponse {
+    fn from(view: &AskView) -> AskResponse {
+        let ask = CanonicalAsk::from(&view.ask);
+        let to = view.target.to_string();
+        let created_at = view.created_at.rfc3339();
+        match &view.outcome {
+            Some(outcome) => AskResponse::Ended(EndedAsk {
+                outcome: OutcomeJson::from(outcome),
+                ask,
+                to,
+                created_at,
+                warnings: Vec::new(),
+            }),
+            None => {
+                let (answered, open): (Vec<_>, Vec<_>) = view
+                    .ask
+                    .questions
+                    .iter()
+                    .enumerate()
+                    .partition(|(index, _)| view.answers.get(*index).is_some_and(Option::is_some));
+                AskResponse::Pending(PendingAsk {
+                    id: view.id.clone(),
+                    // Ended without an outcome cannot happen; show the state
+                    // rather than pretend.
+                    status: view.state.as_str(),
+                    ask,
+                    to,
+                    created_at,
+                    expires_at: view.deadline.rfc3339(),
+                    answered: answered.into_iter().map(|(_, q)| q.id.clone()).collect(),
+                    open: open.into_iter().map(|(_, q)| q.id.clone()).collect(),
+                    warnings: Vec::new(),
+                })
+            }
+        }
+    }
+}
+
+/// `{"asks": [...]}`: the answer of `GET /v1/asks`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AskList {
+    /// Newest first.
+    pub asks: Vec<AskResponse>,
+}
+
+/// What `POST /v1/asks/{id}/reply` did with accepted input.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplyResponse {
+    /// `accepted` (answers taken, still pending), `answered` (the ask is
+    /// complete) or `ended` (the reply ended it otherwise, e.g. "skip").
+    pub result: &'static str,
+    /// The ask after the reply.
+    pub ask: AskResponse,
+    /// Ids of the questions still open.
+    pub still_open: Vec<String>,
+    /// Open questions where the reply fitted several options.
+    pub clarify: Vec<ClarifyJson>,
+}
+
+/// A question to ask again, naming the options the reply could mean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClarifyJson {
+    /// The question id.
+    pub id: String,
+    /// The candidate labels, verbatim.
+    pub candidates: Vec<String>,
+}
+
+impl ReplyResponse {
+    /// The response for an accepted step (`Progress` or `Finished`);
+    /// `None` for a rejection, which the HTTP layer turns into an error.
+    pub fn from_step(step: &Step, view: &AskView) -> Option<ReplyResponse> {
+        let question_id = |index: usize| {
+            view.ask
+                .questions
+                .get(index)
+                .map(|q| q.id.clone())
+                .unwrap_or_default()
+        };
+        let ask = AskResponse::from(view);
+        match step {
+            Step::Rejected(_) => None,
+            Step::Progress(Progress {
+                still_open,
+                clarify,
+                ..
+            }) => Some(ReplyResponse {
+                result: "accepted",
+                ask,
+                still_open: still_open.iter().map(|&i| question_id(i)).collect(),
+                clarify: clarify
+                    .iter()
+                    .map(
+                        |Clarify {
+                             question,
+                             candidates,
+                             ..
+                         }| ClarifyJson {
+                            id: question_id(*question),
+                            candidates: candidates.clone(),
+                        },
+                    )
+                    .collect(),
+            }),
+            Step::Finished(outcome) => Some(ReplyResponse {
+                result: match outcome.status {
+                    Status::Answered => "answered",
+                    Status::NoAnswer => "ended",
+                },
+                ask,
+                still_open: Vec::new(),
+                clarify: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// One problem with an ask: where and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProblemJson {
+    /// JSON path in the request body (`questions[1].options`).
+    pub path: String,
+    /// What was wrong, or what was fixed.
+    pub message: String,
+}
+
+impl From<&Problem> for ProblemJson {
+    fn from(problem: &Problem) -> ProblemJson {
+        ProblemJson {
+            path: problem.path.clone(),
+            message: problem.message.clone(),
+        }
+    }
+}
+
+/// `{"error": {...}}`: every error the API returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorResponse {
+    /// The error.
+    pub error: ErrorBody,
+}
+
+/// The error itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorBody {
+    /// A stable snake_case code (`invalid_ask`, `not_found`).
+    pub code: &'static str,
+    /// A sentence for people.
+    pub message: String,
+    /// Where in the request the problem is (`questions[0].options`,
+    /// `wait`, `to`), or null.
+    pub path: Option<String>,
+    /// Every problem, when there are several (`invalid_ask`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ProblemJson>,
+}
+
+#[cfg(test)]
+mod tests {
+    use askbridge_core::lifecycle::AskLifecycle;
+    use askbridge_core::lifecycle::{Answer, Input, State, Timestamp};
+    use askbridge_core::model::{ChannelKind, Target};
+    use askbridge_core::normalize::normalize_json;
+    use askbridge_core::outcome::{Responder, Via};
+    use serde_json::json;
+
+    use super::*;
+
+    fn view() -> AskView {
+        let ask = normalize_json(&json!({"title": "T", "questions": [
+            {"id": "a", "header": "A", "question": "A?", "options": ["X", "Y"]},
+            {"id": "b", "header": "B", "question": "B?", "type": "text"}
+        ]}))
+        .expect("valid")
+        .ask;
+        AskView {
+            id: "ask_1".to_owned(),
+            ask,
+            target: Target::parse("web").expect("target"),
+            created_at: Timestamp::from_secs(1_800_000_000),
+            deadline: Timestamp::from_secs(1_800_000_900),
+            state: State::Pending,
+            answers: vec![
+                Some(Answer {
+                    options: vec![1],
+                    text: None,
+                    via: Via::Web,
+                }),
+                None,
+            ],
+            outcome: None,
+        }
+    }
+
+    #[test]
+    fn api_pending_ask_shape() {
+        let json = serde_json::to_value(AskResponse::from(&view())).expect("json");
+        assert_eq!(json["id"], "ask_1");
+        assert_eq!(json["status"], "pending");
+        assert_eq!(json["to"], "web");
+        assert_eq!(json["createdAt"], "2027-01-15T08:00:00Z");
+        assert_eq!(json["expiresAt"], "2027-01-15T08:15:00Z");
+        assert_eq!(json["answered"], json!(["a"]));
+        assert_eq!(json["open"], json!(["b"]));
+        assert_eq!(json["ask"]["questions"][0]["id"], "a");
+        assert!(json.get("warnings").is_none());
+    }
+
+    #[test]
+    fn api_ended_ask_shape() {
+        let mut view = view();
+        let mut machine = AskLifecycle::new("ask_1", view.ask.clone(), view.created_at);
+        let step = machine.handle(
+            Input::Reply {
+                from: Responder {
+                    channel: ChannelKind::Web,
+                    user_id: "web".to_owned(),
+                    name: None,
+                },
+                admitted: true,
+                text: "Q1: 1\nQ2: soon".to_owned(),
+            },
+            Timestamp::from_secs(1_800_000_010),
+        );
+        view.outcome = machine.outcome();
+        view.state = machine.state().clone();
+        let reply = ReplyResponse::from_step(&step, &view).expect("accepted");
+        assert_eq!(reply.result, "answered");
+        let json = serde_json::to_value(&reply).expect("json");
+        let ask = &json["ask"];
+        assert_eq!(ask["status"], "answered");
+        assert_eq!(ask["answers"], json!({"a": ["X"], "b": ["soon"]}));
+        assert_eq!(ask["answeredBy"]["channel"], "web");
+        assert_eq!(ask["to"], "web");
+        assert_eq!(ask["createdAt"], "2027-01-15T08:00:00Z");
+        assert_eq!(ask["ask"]["title"], "T");
+        assert_eq!(json["still_open"], json!([]));
+    }
+}
