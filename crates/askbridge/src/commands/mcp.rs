@@ -1,0 +1,190 @@
+//! `askbridge mcp`: MCP over stdio for agent hosts (Claude Code, Codex,
+//! Cursor).
+//!
+//! With `--server URL` (or `ASKBRIDGE_SERVER`) it forwards every ask to a
+//! running daemon, so many agent processes share one daemon and its bot
+//! connections; without one it runs the bridge in this process, configured
+//! like `askbridge serve` (file, `ASKBRIDGE_*`, `--data-dir`). Standard output carries the protocol and
+//! nothing else: logs go to standard error.
+
+use std::io;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::oneshot;
+
+use crate::bridge::{Bridge, BridgeOptions};
+use crate::config::{self, Flags};
+use crate::mcp::backend::Backend;
+use crate::mcp::daemon::DaemonClient;
+use crate::mcp::{DEFAULT_PROGRESS_INTERVAL, McpServer};
+
+/// The environment variable naming the daemon to forward to.
+pub const SERVER_ENV: &str = "ASKBRIDGE_SERVER";
+
+/// The environment variable setting the progress interval in milliseconds
+/// (for tests; the default is 15 seconds).
+pub const PROGRESS_ENV: &str = "ASKBRIDGE_MCP_PROGRESS_MS";
+
+/// Arguments of `askbridge mcp`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    /// A running daemon to forward to (`http://127.0.0.1:8790`; default:
+    /// `$ASKBRIDGE_SERVER`); without one the bridge runs in this process.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Config file, for the in-process bridge (default: as `askbridge serve`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Directory for the SQLite database, for the in-process bridge
+    /// (default `.askbridge`, or as configured).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Milliseconds between progress notifications (default 15000, or
+    /// `$ASKBRIDGE_MCP_PROGRESS_MS`).
+    #[arg(long, hide = true)]
+    pub progress_ms: Option<u64>,
+}
+
+/// Serves MCP on standard input and output until it closes; asks still
+/// waiting then are cancelled.
+pub async fn run(args: McpArgs) -> anyhow::Result<()> {
+    init_logging();
+    let progress_interval = progress_interval(args.progress_ms)?;
+    let server_url = args.server.clone().or_else(|| {
+        std::env::var(SERVER_ENV)
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+    });
+    let backend = match server_url {
+        Some(url) => {
+            let client = DaemonClient::new(&url).with_context(|| format!("--server {url}"))?;
+            tracing::info!(server = client.url(), "forwarding asks to the daemon");
+            Backend::Remote(client)
+        }
+        None => Backend::Local(open_bridge(&args).await?),
+    };
+    let server = McpServer::new(backend, progress_interval);
+    let (closed, on_close) = oneshot::channel();
+    let stdin = WatchedStdin {
+        inner: tokio::io::stdin(),
+        closed: Some(closed),
+    };
+    let running = server
+        .clone()
+        .serve((stdin, tokio::io::stdout()))
+        .await
+        .context("the MCP handshake on standard input failed")?;
+    // The host went away: cancel the asks it was waiting on now, rather
+    // than after rmcp's grace period for in-flight requests.
+    let cancel_on_close = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            if on_close.await.is_ok() {
+                server.cancel_inflight().await;
+            }
+        })
+    };
+    let quit = running.waiting().await;
+    // Let a cancellation under way finish (the task ends once standard
+    // input is dropped), then cancel whatever is left.
+    let _ = tokio::time::timeout(Duration::from_secs(10), cancel_on_close).await;
+    server.cancel_inflight().await;
+    let reason = quit.context("the MCP service stopped abnormally")?;
+    tracing::info!(?reason, "MCP connection closed");
+    Ok(())
+}
+
+/// Standard input that says when it reaches its end (the host closed the
+/// connection).
+struct WatchedStdin {
+    inner: tokio::io::Stdin,
+    closed: Option<oneshot::Sender<()>>,
+}
+
+impl AsyncRead for WatchedStdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let at_end = matches!(poll, Poll::Ready(Ok(())))
+            && buf.filled().len() == before
+            && buf.remaining() > 0;
+        if at_end && let Some(closed) = self.closed.take() {
+            let _ = closed.send(());
+        }
+        poll
+    }
+}
+
+/// The progress interval: the flag, else the environment, else 15 s.
+fn progress_interval(flag: Option<u64>) -> anyhow::Result<Duration> {
+    let millis = match flag {
+        Some(millis) => Some(millis),
+        None => match std::env::var(PROGRESS_ENV) {
+            Ok(text) if !text.trim().is_empty() => {
+                Some(text.trim().parse::<u64>().with_context(|| {
+                    format!("{PROGRESS_ENV}={text:?} is not a number of milliseconds")
+                })?)
+            }
+            _ => None,
+        },
+    };
+    match millis {
+        Some(0) => bail!("the progress interval must be at least 1 ms"),
+        Some(millis) => Ok(Duration::from_millis(millis)),
+        None => Ok(DEFAULT_PROGRESS_INTERVAL),
+    }
+}
+
+/// Opens the in-process bridge the way `askbridge serve` would: the same
+/// configuration (file, `ASKBRIDGE_*`, `--data-dir`), database and default
+/// target, and the web channel when it is enabled.
+async fn open_bridge(args: &McpArgs) -> anyhow::Result<Bridge> {
+    let flags = Flags {
+        listen: None,
+        data_dir: args.data_dir.clone(),
+    };
+    let config = config::load(args.config.as_deref(), &flags, |name| {
+        std::env::var(name).ok()
+    })?;
+    std::fs::create_dir_all(&config.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            config.data_dir.display()
+        )
+    })?;
+    tracing::info!(data_dir = %config.data_dir.display(), "running the bridge in this process");
+    let bridge = Bridge::open(BridgeOptions {
+        database_url: config.database_url.clone(),
+        default_target: config.default_target.clone(),
+    })
+    .await
+    .with_context(|| format!("cannot open the database in {}", config.data_dir.display()))?;
+    if config.web.enabled {
+        // Asks to `web` wait for the page of a daemon sharing this
+        // database; pass --server to forward to the daemon instead.
+        bridge.add_channel(crate::web::channel());
+    }
+    Ok(bridge)
+}
+
+/// Logs to standard error (standard output is the protocol), filtered by
+/// `ASKBRIDGE_LOG` (default `askbridge=info,rmcp=warn`). Leaves a subscriber set up earlier alone.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ASKBRIDGE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("askbridge=info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

@@ -1,0 +1,609 @@
+//! What the tools do: `ask_user` (normalise, create, wait with progress,
+//! cancel on request) and `get_answer` (wait a while, report either way).
+//!
+//! The functions here take the progress sink and the cancellation signal as
+//! arguments, so tests call them directly with a [`Bridge`](crate::bridge::Bridge)
+//! and no transport. Tool failures (an invalid ask, an unreachable daemon)
+//! are tool results with `isError: true` whose text says what went wrong;
+//! only an unknown tool name is a protocol error. A daemon that restarts
+//! while a tool waits is tried again for about 13 seconds.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use askbridge_core::normalize::{Problem, normalize_json};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::Value;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::McpServer;
+use super::backend::{Backend, BackendError, Snapshot};
+use super::tools;
+
+/// How long past an ask's deadline `ask_user` keeps waiting for the bridge
+/// to end it before it reports the timeout outcome itself.
+const DEADLINE_GRACE: Duration = Duration::from_secs(5);
+
+/// A wait that comes back sooner than this with nothing new is followed by
+/// a pause of this length before the next one, so a backend that does not
+/// block cannot make the loop spin.
+const MIN_POLL: Duration = Duration::from_millis(100);
+
+/// Transient failures in a row (the daemon restarting) tolerated while
+/// waiting, with pauses doubling from [`RETRY_PAUSE`] up to
+/// [`MAX_RETRY_PAUSE`]: about 13 seconds in all.
+const RETRIES: u32 = 6;
+/// The first pause after a transient failure.
+const RETRY_PAUSE: Duration = Duration::from_millis(250);
+/// The longest pause between attempts.
+const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
+
+/// How long cancelling the asks of a closed connection may take.
+const CANCEL_ON_CLOSE: Duration = Duration::from_secs(5);
+
+/// One progress report while a tool waits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// The ask being waited on.
+    pub ask_id: String,
+    /// Seconds waited so far in this call; increases with every report.
+    pub progress: f64,
+    /// The ask's timeout in seconds, when known.
+    pub total: Option<f64>,
+    /// A sentence for the client, naming the ask id.
+    pub message: String,
+}
+
+/// Where progress reports go: the MCP peer, a test's channel, or nowhere.
+pub trait ProgressSink: Send {
+    /// Reports one update; failures to deliver it are ignored.
+    fn report(&mut self, update: ProgressUpdate) -> impl Future<Output = ()> + Send;
+}
+
+impl ProgressSink for () {
+    async fn report(&mut self, _update: ProgressUpdate) {}
+}
+
+impl<S: ProgressSink> ProgressSink for Option<S> {
+    async fn report(&mut self, update: ProgressUpdate) {
+        if let Some(sink) = self {
+            sink.report(update).await;
+        }
+    }
+}
+
+impl ProgressSink for tokio::sync::mpsc::UnboundedSender<ProgressUpdate> {
+    async fn report(&mut self, update: ProgressUpdate) {
+        let _ = self.send(update);
+    }
+}
+
+/// `notifications/progress` to the MCP client, for the request that
+/// carried this progress token.
+#[derive(Debug, Clone)]
+pub struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl PeerProgress {
+    /// Progress for the request that sent `token`.
+    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> PeerProgress {
+        PeerProgress { peer, token }
+    }
+}
+
+impl ProgressSink for PeerProgress {
+    async fn report(&mut self, update: ProgressUpdate) {
+        let mut param = ProgressNotificationParam::new(self.token.clone(), update.progress)
+            .with_message(update.message);
+        if let Some(total) = update.total {
+            param = param.with_total(total);
+        }
+        if let Err(error) = self.peer.notify_progress(param).await {
+            tracing::debug!(ask_id = %update.ask_id, %error, "progress notification not sent");
+        }
+    }
+}
+
+/// The ids of asks whose `ask_user` call is still waiting, so that the asks
+/// of a connection that closes can be cancelled.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Inflight(Arc<Mutex<HashSet<String>>>);
+
+impl Inflight {
+    fn track(&self, id: &str) -> InflightGuard {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned());
+        InflightGuard {
+            set: self.clone(),
+            id: id.to_owned(),
+        }
+    }
+
+    fn take_all(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect()
+    }
+}
+
+/// Removes its id from the in-flight set when the call ends.
+struct InflightGuard {
+    set: Inflight,
+    id: String,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        self.set
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+/// How a wait ended.
+enum Followed {
+    /// The ask ended: its outcome.
+    Ended(Value),
+    /// The wait ran out; the ask is still pending.
+    OutOfTime(Value),
+    /// The client cancelled the call.
+    Cancelled,
+    /// The backend failed.
+    Failed(BackendError),
+}
+
+impl McpServer {
+    /// Runs the tool `name`. An unknown name is the only protocol error.
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        progress: impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+    ) -> Result<CallToolResult, ErrorData> {
+        match name {
+            tools::ASK_USER => Ok(self.ask_user(arguments, progress, cancelled).await),
+            tools::GET_ANSWER => Ok(self.get_answer(arguments, progress, cancelled).await),
+            other => Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {other:?}; this server has {} and {}",
+                    tools::ASK_USER,
+                    tools::GET_ANSWER
+                ),
+                None,
+            )),
+        }
+    }
+
+    /// `ask_user`: normalises the ask, creates it, reports progress while
+    /// it waits for the outcome, and cancels the ask when `cancelled`
+    /// resolves first.
+    pub async fn ask_user(
+        &self,
+        arguments: JsonObject,
+        mut progress: impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+    ) -> CallToolResult {
+        let normalized = match normalize_json(&Value::Object(arguments)) {
+            Ok(normalized) => normalized,
+            Err(problems) => return invalid_ask(&problems),
+        };
+        for warning in &normalized.warnings {
+            tracing::info!(path = %warning.path, "ask fixed: {}", warning.message);
+        }
+        let ask = normalized.ask;
+        let created = match self.backend.create(&ask).await {
+            Ok(created) => created,
+            Err(error) => return backend_error(&self.backend, &error, None),
+        };
+        let id = created.id;
+        tracing::info!(ask_id = %id, "ask created over MCP");
+        if let Snapshot::Ended(outcome) = created.snapshot {
+            return outcome_result(outcome);
+        }
+        let _tracked = self.inflight.track(&id);
+        let total = f64::from(ask.timeout_seconds);
+        progress
+            .report(ProgressUpdate {
+                ask_id: id.clone(),
+                progress: 0.0,
+                total: Some(total),
+                message: format!(
+                    "Asked the user (ask id {id}); waiting up to {} s for the answer.",
+                    ask.timeout_seconds
+                ),
+            })
+            .await;
+        let started = Instant::now();
+        let limit = started + created.remaining + DEADLINE_GRACE;
+        match self
+            .follow(&id, started, limit, Some(total), &mut progress, cancelled)
+            .await
+        {
+            Followed::Ended(outcome) => outcome_result(outcome),
+            Followed::OutOfTime(_) => match self.backend.expire(&id, &ask).await {
+                Ok(outcome) => outcome_result(outcome),
+                Err(error) => backend_error(&self.backend, &error, Some(&id)),
+            },
+            Followed::Cancelled => {
+                tracing::info!(ask_id = %id, "MCP call cancelled; cancelling the ask");
+                match self.backend.cancel(&id).await {
+                    Ok(Snapshot::Ended(outcome)) => outcome_result(outcome),
+                    Ok(Snapshot::Pending(pending)) => pending_result(pending),
+                    Err(error) => backend_error(&self.backend, &error, Some(&id)),
+                }
+            }
+            Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
+        }
+    }
+
+    /// `get_answer`: the outcome when the ask has ended (waiting up to
+    /// `waitSeconds` for it), the pending status otherwise.
+    pub async fn get_answer(
+        &self,
+        arguments: JsonObject,
+        mut progress: impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+    ) -> CallToolResult {
+        let id = match arguments.get("id") {
+            Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_owned(),
+            _ => {
+                return error_result(
+                    "id: get_answer needs the ask id from ask_user, like {\"id\": \"ask_…\"}"
+                        .to_owned(),
+                );
+            }
+        };
+        let wait = match wait_seconds(arguments.get("waitSeconds")) {
+            Ok(wait) => wait,
+            Err(message) => return error_result(message),
+        };
+        let started = Instant::now();
+        let followed = if wait.is_zero() {
+            match self.backend.wait(&id, Duration::ZERO).await {
+                Ok(Snapshot::Ended(outcome)) => Followed::Ended(outcome),
+                Ok(Snapshot::Pending(pending)) => Followed::OutOfTime(pending),
+                Err(error) => Followed::Failed(error),
+            }
+        } else {
+            self.follow(&id, started, started + wait, None, &mut progress, cancelled)
+                .await
+        };
+        match followed {
+            Followed::Ended(outcome) => outcome_result(outcome),
+            Followed::OutOfTime(pending) => pending_result(pending),
+            Followed::Cancelled => match self.backend.wait(&id, Duration::ZERO).await {
+                Ok(Snapshot::Ended(outcome)) => outcome_result(outcome),
+                Ok(Snapshot::Pending(pending)) => pending_result(pending),
+                Err(error) => backend_error(&self.backend, &error, Some(&id)),
+            },
+            Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
+        }
+    }
+
+    /// Cancels the asks of `ask_user` calls still waiting: the connection
+    /// they came over has closed (SPEC §6).
+    pub async fn cancel_inflight(&self) {
+        let ids = self.inflight.take_all();
+        if ids.is_empty() {
+            return;
+        }
+        let cancel_all = async {
+            for id in &ids {
+                match self.backend.cancel(id).await {
+                    Ok(_) => tracing::info!(ask_id = %id, "connection closed; ask cancelled"),
+                    Err(error) => {
+                        tracing::warn!(ask_id = %id, error = %chain(&error), "cannot cancel the ask");
+                    }
+                }
+            }
+        };
+        if tokio::time::timeout(CANCEL_ON_CLOSE, cancel_all)
+            .await
+            .is_err()
+        {
+            tracing::warn!("gave up cancelling the asks of the closed connection");
+        }
+    }
+
+    /// Waits for the ask to end until `limit`, reporting progress every
+    /// interval, and stops early when `cancelled` resolves.
+    async fn follow(
+        &self,
+        id: &str,
+        started: Instant,
+        limit: Instant,
+        total: Option<f64>,
+        progress: &mut impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+    ) -> Followed {
+        let mut cancelled = pin!(cancelled);
+        let interval = self.progress_interval.max(Duration::from_millis(10));
+        let mut ticker = tokio::time::interval_at(started + interval, interval);
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let backend = &self.backend;
+        let poll_after = |pause: Duration, wait: Duration| async move {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+            let asked_at = Instant::now();
+            (asked_at, backend.wait(id, wait).await)
+        };
+        let mut failures: u32 = 0;
+        let mut poll = pin!(poll_after(
+            Duration::ZERO,
+            limit.saturating_duration_since(started)
+        ));
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut cancelled => return Followed::Cancelled,
+                (asked_at, result) = &mut poll => match result {
+                    Err(error) => {
+                        let left = limit.saturating_duration_since(Instant::now());
+                        if !error.is_transient() || failures >= RETRIES || left.is_zero() {
+                            return Followed::Failed(error);
+                        }
+                        let pause = (RETRY_PAUSE * 2u32.pow(failures)).min(MAX_RETRY_PAUSE).min(left);
+                        failures += 1;
+                        tracing::warn!(
+                            ask_id = %id,
+                            attempt = failures,
+                            error = %chain(&error),
+                            "waiting for the ask failed; trying again"
+                        );
+                        poll.set(poll_after(pause, left.saturating_sub(pause)));
+                    }
+                    Ok(Snapshot::Ended(outcome)) => return Followed::Ended(outcome),
+                    Ok(Snapshot::Pending(pending)) => {
+                        failures = 0;
+                        let now = Instant::now();
+                        let left = limit.saturating_duration_since(now);
+                        if left.is_zero() {
+                            return Followed::OutOfTime(pending);
+                        }
+                        let pause = if now - asked_at < MIN_POLL && left > MIN_POLL {
+                            MIN_POLL
+                        } else {
+                            Duration::ZERO
+                        };
+                        poll.set(poll_after(pause, left.saturating_sub(pause)));
+                    }
+                },
+                _ = ticker.tick() => {
+                    let waited = started.elapsed();
+                    progress.report(waiting(id, waited, total)).await;
+                }
+            }
+        }
+    }
+}
+
+/// The progress report after `waited`.
+fn waiting(id: &str, waited: Duration, total: Option<f64>) -> ProgressUpdate {
+    let secs = waited.as_secs();
+    let of = total.map_or_else(String::new, |total| format!(" of {total} s"));
+    ProgressUpdate {
+        ask_id: id.to_owned(),
+        progress: waited.as_secs_f64(),
+        total,
+        message: format!(
+            "Waiting for the user's answer (ask id {id}; {secs} s{of}). If this call times out, \
+             call get_answer with {{\"id\": \"{id}\"}} to pick the answer up."
+        ),
+    }
+}
+
+/// `waitSeconds`: a number from 0 (the default) to [`tools::MAX_WAIT_SECONDS`]; larger
+/// values are capped, negative ones are 0.
+fn wait_seconds(value: Option<&Value>) -> Result<Duration, String> {
+    let secs = match value {
+        None | Some(Value::Null) => 0.0,
+        Some(Value::Number(number)) => number.as_f64().unwrap_or(0.0),
+        Some(Value::String(text)) => text
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("waitSeconds: expected a number of seconds, got {text:?}"))?,
+        Some(other) => {
+            return Err(format!(
+                "waitSeconds: expected a number of seconds, got {other}"
+            ));
+        }
+    };
+    #[allow(clippy::cast_precision_loss)] // 600 is exact
+    let capped = secs.clamp(0.0, tools::MAX_WAIT_SECONDS as f64);
+    Ok(Duration::from_secs_f64(if capped.is_finite() {
+        capped
+    } else {
+        0.0
+    }))
+}
+
+/// An ended ask: the outcome as structured content, the continuation (the
+/// answer as a sentence) and the JSON as text.
+fn outcome_result(outcome: Value) -> CallToolResult {
+    let readable = ["continuation", "text"]
+        .iter()
+        .filter_map(|key| outcome.get(*key).and_then(Value::as_str))
+        .find(|text| !text.trim().is_empty())
+        .unwrap_or("The ask has ended.")
+        .to_owned();
+    structured(readable, outcome)
+}
+
+/// A pending ask: its status as structured content, and how to keep waiting.
+fn pending_result(pending: Value) -> CallToolResult {
+    let id = pending.get("id").and_then(Value::as_str).unwrap_or("?");
+    let until = pending
+        .get("expiresAt")
+        .and_then(Value::as_str)
+        .map_or_else(String::new, |at| format!(", open until {at}"));
+    let readable = format!(
+        "The user has not answered yet (ask id {id}{until}). Call get_answer with \
+         {{\"id\": \"{id}\", \"waitSeconds\": {}}} to keep waiting.",
+        tools::MAX_WAIT_SECONDS
+    );
+    structured(readable, pending)
+}
+
+fn structured(readable: String, json: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(readable),
+        ContentBlock::text(json.to_string()),
+    ]);
+    result.structured_content = Some(json);
+    result
+}
+
+fn error_result(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// The normaliser refused the ask: list every problem with its path.
+fn invalid_ask(problems: &[Problem]) -> CallToolResult {
+    let mut text = String::from("The ask is not valid; nothing was sent to the user.\n");
+    for problem in problems {
+        text.push_str(&format!("- {problem}\n"));
+    }
+    text.push_str("Fix these and call ask_user again.");
+    error_result(text)
+}
+
+/// A backend failure, said so that the model (and its user) can act on it.
+fn backend_error(backend: &Backend, error: &BackendError, id: Option<&str>) -> CallToolResult {
+    let mut text = match (error, backend) {
+        (BackendError::NotFound(id), _) => {
+            format!("There is no ask with id {id:?}. Use the id that ask_user reported.")
+        }
+        (BackendError::Daemon(error), Backend::Remote(client)) => {
+            let hint = match error {
+                super::daemon::DaemonError::Unreachable { .. } => format!(
+                    " Is the askbridge daemon running (askbridge serve) at {}?",
+                    client.url()
+                ),
+                _ => String::new(),
+            };
+            format!("{}.{hint}", chain(error))
+        }
+        _ => format!("{}.", chain(error)),
+    };
+    if let Some(id) = id
+        && !matches!(error, BackendError::NotFound(_))
+    {
+        text.push_str(&format!(
+            " The ask id is {id}; call get_answer with {{\"id\": \"{id}\"}} later to get the answer."
+        ));
+    }
+    error_result(text)
+}
+
+/// An error and its sources, `: `-separated.
+pub(super) fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wait_seconds_defaults_to_zero_and_is_capped() {
+        let secs = |value: Option<Value>| wait_seconds(value.as_ref()).map(|d| d.as_secs());
+        assert_eq!(secs(None), Ok(0));
+        assert_eq!(secs(Some(json!(null))), Ok(0));
+        assert_eq!(secs(Some(json!(30))), Ok(30));
+        assert_eq!(secs(Some(json!("45"))), Ok(45));
+        assert_eq!(secs(Some(json!(-3))), Ok(0));
+        assert_eq!(secs(Some(json!(1e9))), Ok(600));
+        assert!(secs(Some(json!("soon"))).is_err());
+        assert!(secs(Some(json!([1]))).is_err());
+    }
+
+    #[test]
+    fn progress_names_the_ask_and_grows() {
+        let first = waiting("ask_1", Duration::from_secs(15), Some(900.0));
+        let second = waiting("ask_1", Duration::from_secs(30), Some(900.0));
+        assert!(first.message.contains("ask id ask_1"));
+        assert!(first.message.contains("get_answer"));
+        assert!(second.progress > first.progress);
+        assert_eq!(first.total, Some(900.0));
+    }
+
+    #[test]
+    fn an_outcome_reads_as_its_continuation_and_carries_the_json() {
+        let outcome = json!({"id": "ask_1", "status": "answered", "text": "Deploy: Staging", "continuation": "User provided answers."});
+        let result = outcome_result(outcome.clone());
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(outcome.clone()));
+        let texts: Vec<&str> = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            ["User provided answers.", outcome.to_string().as_str()]
+        );
+    }
+
+    #[test]
+    fn a_pending_result_says_how_to_keep_waiting() {
+        let result = pending_result(
+            json!({"id": "ask_1", "status": "pending", "expiresAt": "2026-12-02T12:15:00Z"}),
+        );
+        let text = result.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert!(
+            text.contains("ask id ask_1, open until 2026-12-02T12:15:00Z"),
+            "{text}"
+        );
+        assert!(text.contains("get_answer"), "{text}");
+    }
+
+    #[test]
+    fn an_invalid_ask_lists_every_problem_with_its_path() {
+        let result = invalid_ask(&[
+            Problem::new(
+                "questions[0].options",
+                "a single-choice question needs at least 2 options, got 1",
+            ),
+            Problem::new("timeoutSeconds", "expected an integer"),
+        ]);
+        assert_eq!(result.is_error, Some(true));
+        let text = result.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert!(text.contains(
+            "- questions[0].options: a single-choice question needs at least 2 options, got 1\n"
+        ));
+        assert!(text.contains("- timeoutSeconds: expected an integer\n"));
+    }
+}

@@ -1,0 +1,295 @@
+//! A client for a running daemon's HTTP API (`askbridge serve`): create an
+//! ask, long-poll it, cancel it.
+//!
+//! `askbridge mcp --server URL` forwards through it, so many agent processes
+//! share one daemon and its bot connections; `askbridge ask` uses it too.
+//! Responses stay JSON values: the daemon's wire format is the contract, and
+//! this client only checks the parts it acts on (`id`, `status`, `error`).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The longest single long-poll asked of the daemon, in seconds; longer
+/// waits are a loop of these.
+pub const MAX_POLL_SECONDS: u64 = 300;
+
+/// Extra time given to a long-poll request beyond its `wait`, so a slow
+/// answer is not mistaken for a dead daemon.
+const REQUEST_SLACK: Duration = Duration::from_secs(30);
+
+/// Why a call to the daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The URL given for the daemon is not an `http://` URL.
+    #[error("{0:?} is not a daemon URL; expected http://HOST:PORT")]
+    BadUrl(String),
+    /// Nothing answered at the URL (refused, reset, timed out).
+    #[error("cannot reach the askbridge daemon at {url}")]
+    Unreachable {
+        /// The daemon's base URL.
+        url: String,
+        /// What the connection attempt said.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The daemon answered with an API error (`{"error": {code, message, path}}`).
+    #[error("the daemon refused the request ({status} {code}): {}", refusal(.path.as_deref(), .message))]
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The error code (`invalid_ask`, `not_found`, …).
+        code: String,
+        /// The daemon's message.
+        message: String,
+        /// The JSON path the error is about, when it names one.
+        path: Option<String>,
+    },
+    /// The daemon's answer was not what its API promises.
+    #[error("unexpected answer from the daemon at {url}: {detail}")]
+    Protocol {
+        /// The daemon's base URL.
+        url: String,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+fn refusal(path: Option<&str>, message: &str) -> String {
+    match path {
+        Some(path) if !path.is_empty() && !message.starts_with(path) => {
+            format!("{path}: {message}")
+        }
+        _ => message.to_owned(),
+    }
+}
+
+impl DaemonError {
+    /// Whether the daemon said there is no such ask.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, DaemonError::Refused { status: 404, .. })
+    }
+}
+
+/// A handle on one daemon. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct DaemonClient {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl DaemonClient {
+    /// A client for the daemon at `url` (`http://127.0.0.1:8790`); a
+    /// trailing slash is ignored. Nothing is contacted yet.
+    pub fn new(url: &str) -> Result<DaemonClient, DaemonError> {
+        let base = url.trim().trim_end_matches('/').to_owned();
+        let Some(rest) = base.strip_prefix("http://") else {
+            return Err(DaemonError::BadUrl(url.to_owned()));
+        };
+        if rest.is_empty() || rest.contains(['?', '#', ' ']) {
+            return Err(DaemonError::BadUrl(url.to_owned()));
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|source| DaemonError::Unreachable {
+                url: base.clone(),
+                source,
+            })?;
+        Ok(DaemonClient { base, http })
+    }
+
+    /// The daemon's base URL.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    /// `POST /v1/asks[?wait=…]`: creates an ask from `body` (any dialect,
+    /// or `{"ask", "to"}`) and returns the daemon's answer: the pending ask,
+    /// or the outcome when it ended within `wait`.
+    pub async fn create(&self, body: &Value, wait: Option<Duration>) -> Result<Value, DaemonError> {
+        let (query, wait) = wait_query(wait);
+        let request = self
+            .http
+            .post(format!("{}/v1/asks{query}", self.base))
+            .json(body)
+            .timeout(wait + REQUEST_SLACK);
+        self.send(request).await
+    }
+
+    /// `GET /v1/asks/{id}[?wait=…]`: the ask as it is, or its outcome once
+    /// it ends within `wait`.
+    pub async fn get(&self, id: &str, wait: Option<Duration>) -> Result<Value, DaemonError> {
+        let id = self.checked_id(id)?;
+        let (query, wait) = wait_query(wait);
+        let request = self
+            .http
+            .get(format!("{}/v1/asks/{id}{query}", self.base))
+            .timeout(wait + REQUEST_SLACK);
+        self.send(request).await
+    }
+
+    /// `DELETE /v1/asks/{id}`: cancels a pending ask; returns what the
+    /// daemon answers (normally the cancelled outcome).
+    pub async fn cancel(&self, id: &str) -> Result<Value, DaemonError> {
+        let id = self.checked_id(id)?;
+        let request = self
+            .http
+            .delete(format!("{}/v1/asks/{id}", self.base))
+            .timeout(REQUEST_SLACK);
+        self.send(request).await
+    }
+
+    /// Refuses ids that would change the URL's meaning (`/`, `?`, …) as
+    /// unknown, the way the daemon would answer for them.
+    fn checked_id<'a>(&self, id: &'a str) -> Result<&'a str, DaemonError> {
+        let plain = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if plain {
+            Ok(id)
+        } else {
+            Err(DaemonError::Refused {
+                status: 404,
+                code: "not_found".to_owned(),
+                message: format!("no ask with id {id:?}"),
+                path: None,
+            })
+        }
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Value, DaemonError> {
+        let response = request
+            .send()
+            .await
+            .map_err(|source| self.transport(source))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| self.transport(source))?;
+        let body: Value =
+            serde_json::from_slice(&bytes).map_err(|error| DaemonError::Protocol {
+                url: self.base.clone(),
+                detail: format!(
+                    "HTTP {status} with a body that is not JSON ({error}): {}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+                ),
+            })?;
+        if status.is_success() {
+            return Ok(body);
+        }
+        let error = body.get("error");
+        let field = |name: &str| {
+            error
+                .and_then(|e| e.get(name))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        Err(DaemonError::Refused {
+            status: status.as_u16(),
+            code: field("code").unwrap_or_else(|| "error".to_owned()),
+            message: field("message").unwrap_or_else(|| body.to_string()),
+            path: field("path"),
+        })
+    }
+
+    fn transport(&self, source: reqwest::Error) -> DaemonError {
+        if source.is_decode() || source.is_body() {
+            DaemonError::Protocol {
+                url: self.base.clone(),
+                detail: source.to_string(),
+            }
+        } else {
+            DaemonError::Unreachable {
+                url: self.base.clone(),
+                source,
+            }
+        }
+    }
+}
+
+/// The `?wait=` query for a wait (whole seconds, rounded up, at most
+/// [`MAX_POLL_SECONDS`]) and the wait it stands for.
+fn wait_query(wait: Option<Duration>) -> (String, Duration) {
+    match wait {
+        Some(wait) if !wait.is_zero() => {
+            let secs = wait
+                .as_secs()
+                .saturating_add(u64::from(wait.subsec_nanos() > 0))
+                .min(MAX_POLL_SECONDS);
+            (format!("?wait={secs}"), Duration::from_secs(secs))
+        }
+        _ => (String::new(), Duration::ZERO),
+    }
+}
+
+/// The `status` of a daemon answer: `pending`, `answered` or `no_answer`.
+pub fn status_of(body: &Value) -> Option<&str> {
+    body.get("status").and_then(Value::as_str)
+}
+
+/// The `id` of a daemon answer.
+pub fn id_of(body: &Value) -> Option<&str> {
+    body.get("id").and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_query_rounds_up_and_caps() {
+        assert_eq!(wait_query(None).0, "");
+        assert_eq!(wait_query(Some(Duration::ZERO)).0, "");
+        assert_eq!(wait_query(Some(Duration::from_millis(200))).0, "?wait=1");
+        assert_eq!(wait_query(Some(Duration::from_secs(5))).0, "?wait=5");
+        assert_eq!(wait_query(Some(Duration::from_secs(4000))).0, "?wait=300");
+    }
+
+    #[test]
+    fn urls_must_be_plain_http() {
+        assert!(DaemonClient::new("http://127.0.0.1:8790/").is_ok());
+        assert_eq!(
+            DaemonClient::new("http://127.0.0.1:8790/")
+                .map(|c| c.url().to_owned())
+                .ok(),
+            Some("http://127.0.0.1:8790".to_owned())
+        );
+        assert!(matches!(
+            DaemonClient::new("127.0.0.1:8790"),
+            Err(DaemonError::BadUrl(_))
+        ));
+        assert!(matches!(
+            DaemonClient::new("https://example.com"),
+            Err(DaemonError::BadUrl(_))
+        ));
+    }
+
+    #[test]
+    fn ids_that_would_change_the_url_are_unknown() {
+        let client = DaemonClient::new("http://127.0.0.1:1").expect("valid url");
+        assert!(client.checked_id("ask_01JF").is_ok());
+        for id in ["", "../healthz", "a?b", "a/b", "a b"] {
+            assert!(
+                client.checked_id(id).is_err_and(|e| e.is_not_found()),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_path_once() {
+        let error = DaemonError::Refused {
+            status: 400,
+            code: "invalid_ask".to_owned(),
+            message: "needs at least 2 options".to_owned(),
+            path: Some("questions[0].options".to_owned()),
+        };
+        assert_eq!(
+            error.to_string(),
+            "the daemon refused the request (400 invalid_ask): questions[0].options: needs at least 2 options"
+        );
+    }
+}

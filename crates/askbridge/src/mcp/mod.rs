@@ -1,0 +1,163 @@
+//! MCP (rmcp): the `ask_user` and `get_answer` tools, served over stdio by
+//! `askbridge mcp` and over streamable HTTP at `/mcp` by `askbridge serve`.
+//!
+//! - [`tools`] is what the model reads: names, descriptions, JSON Schemas.
+//! - `call` is what the tools do, independent of the transport: normalise,
+//!   create, wait with progress notifications, cancel on
+//!   `notifications/cancelled` (or when the connection closes).
+//! - [`backend`] is where asks go: the in-process [`Bridge`], or a running
+//!   daemon through [`daemon`] (HTTP), so many agent processes can share
+//!   one daemon.
+//!
+//! Only this module knows MCP; it talks to the bridge through its public
+//! API and to the daemon through its HTTP API, never to storage or
+//! channels.
+
+pub mod backend;
+mod call;
+pub mod daemon;
+pub mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
+
+use self::backend::Backend;
+use self::call::Inflight;
+use crate::bridge::Bridge;
+
+/// The default interval between progress notifications while a tool waits.
+pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(15);
+
+/// The interval between SSE keep-alive comments on streamable HTTP.
+const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+const INSTRUCTIONS: &str = "askbridge lets you ask the user a few structured questions in the chat \
+they already use and wait for the answer. Call ask_user only for decisions that are truly the \
+user's. If an ask_user call times out, call get_answer with the ask id from its progress messages.";
+
+/// Options of the streamable-HTTP MCP service.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// `Host` header values accepted (`localhost`, `127.0.0.1`, `example.com:8790`;
+    /// a name without a port accepts any port), against DNS rebinding.
+    /// Empty, or containing `"*"`, accepts any host.
+    pub allowed_hosts: Vec<String>,
+    /// Interval between progress notifications while a tool waits.
+    pub progress_interval: Duration,
+}
+
+impl Default for McpOptions {
+    /// Loopback hosts only; progress every 15 seconds.
+    fn default() -> McpOptions {
+        McpOptions {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+        }
+    }
+}
+
+/// The streamable-HTTP MCP service with default options, mounted at `/mcp`
+/// by [`crate::http`].
+pub fn router(bridge: Bridge) -> axum::Router {
+    router_with(bridge, McpOptions::default())
+}
+
+/// The streamable-HTTP MCP service: stateful sessions (kept in memory),
+/// SSE keep-alive, `Host` checked against `options.allowed_hosts`.
+pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
+    let McpOptions {
+        allowed_hosts,
+        progress_interval,
+    } = options;
+    let allowed_hosts = if allowed_hosts.iter().any(|host| host.trim() == "*") {
+        Vec::new()
+    } else {
+        allowed_hosts
+    };
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_sse_keep_alive(Some(SSE_KEEP_ALIVE));
+    let backend = Backend::Local(bridge);
+    let service = StreamableHttpService::new(
+        move || Ok(McpServer::new(backend.clone(), progress_interval)),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new()
+        .route_service("/", service.clone())
+        .fallback_service(service)
+}
+
+/// The MCP server: one per connection (stdio) or session (HTTP). Cheap to
+/// clone; clones share the record of asks still being waited on.
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    backend: Backend,
+    progress_interval: Duration,
+    inflight: Inflight,
+}
+
+impl McpServer {
+    /// A server whose tools use `backend` and report progress every
+    /// `progress_interval` while they wait.
+    pub fn new(backend: Backend, progress_interval: Duration) -> McpServer {
+        McpServer {
+            backend,
+            progress_interval,
+            inflight: Inflight::default(),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("askbridge", env!("CARGO_PKG_VERSION"))
+                    .with_title("askbridge")
+                    .with_description("Ask the user structured questions in their chat"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::all()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools::named(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| PeerProgress::new(context.peer.clone(), token));
+        let arguments = request.arguments.unwrap_or_default();
+        self.call_tool_with(&request.name, arguments, progress, context.ct.cancelled())
+            .await
+            .map(CallToolResponse::from)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,262 @@
+//! The two MCP tools as the model sees them: names, descriptions, input and
+//! output JSON Schemas, written by hand.
+//!
+//! The input schema describes the canonical ask (SPEC §1) to guide the
+//! model, but it is deliberately loose (no `additionalProperties: false`,
+//! few `required`s): every dialect is accepted, and the core normaliser is
+//! what validates, answering with path-named problems.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+/// The name of the tool that asks the user.
+pub const ASK_USER: &str = "ask_user";
+/// The name of the tool that picks up an outcome later.
+pub const GET_ANSWER: &str = "get_answer";
+
+/// The longest `waitSeconds` `get_answer` honours.
+pub const MAX_WAIT_SECONDS: u64 = 600;
+
+const ASK_USER_DESCRIPTION: &str = "\
+Ask the user a few structured questions — in the chat they already use (Telegram, Discord, Slack) or askbridge's web page — and wait for the answer.
+
+When to use it: only for decisions that are truly the user's to make — a preference, an approval, a choice between valid alternatives, information only they have. Do not ask for things you can find out yourself (read the code or docs, run a command) or can reasonably decide on your own.
+
+How to ask:
+- 1–4 questions per call. Each has a short `header` (a chip label, at most 12 characters), one clear `question` sentence, and a `type`: `single` (choose one; the default when options are given), `multi` (choose any; or `multiSelect: true`), `text`, `textarea`, or `confirm` (yes/no).
+- Choice questions get 2–4 options with short, distinct labels; put detail in `description`. Put the recommended option first and end its label with \"(Recommended)\".
+- Do not add an \"Other\" option: the user can always type their own answer instead.
+- `timeoutSeconds` (default 900, 30–3600) bounds the wait. `to` says where to ask (\"telegram:<chat_id>\", \"discord:<channel_id>\", \"slack:<channel_id>\", \"web\"); leave it out for the configured default.
+
+The call blocks until the user answers, skips, or the time runs out, and sends progress notifications meanwhile; each names the ask id. The result is structured JSON: `status` is \"answered\" or \"no_answer\" (then `reason` is timeout, skipped, cancelled or delivery_failed); `answers` maps each question id to a list of strings (the chosen labels verbatim, the user's own words, \"yes\"/\"no\" for confirm, [] for a skipped optional question); `continuation` is the answer phrased as a user message. If your call times out before the user answers, call get_answer with the ask id.";
+
+const GET_ANSWER_DESCRIPTION: &str = "\
+Pick up the answer to an earlier ask_user call by its ask id (named in ask_user's progress messages and results) — for when that call timed out or was interrupted. Waits up to `waitSeconds` (default 0, at most 600) for the user. Returns the same outcome JSON as ask_user once the ask has ended, or `{\"id\", \"status\": \"pending\", …}` while it is still open; call again to keep waiting.";
+
+/// The `ask_user` tool.
+pub fn ask_user() -> Tool {
+    Tool::new(ASK_USER, ASK_USER_DESCRIPTION, object(ask_user_input()))
+        .with_title("Ask the user")
+        .with_raw_output_schema(object(outcome_output(false)))
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(true),
+        )
+}
+
+/// The `get_answer` tool.
+pub fn get_answer() -> Tool {
+    Tool::new(
+        GET_ANSWER,
+        GET_ANSWER_DESCRIPTION,
+        object(get_answer_input()),
+    )
+    .with_title("Get the user's answer")
+    .with_raw_output_schema(object(outcome_output(true)))
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(true),
+    )
+}
+
+/// Both tools, in the order `tools/list` gives them.
+pub fn all() -> Vec<Tool> {
+    vec![ask_user(), get_answer()]
+}
+
+/// The tool of this name.
+pub fn named(name: &str) -> Option<Tool> {
+    match name {
+        ASK_USER => Some(ask_user()),
+        GET_ANSWER => Some(get_answer()),
+        _ => None,
+    }
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn ask_user_input() -> Value {
+    let option = json!({
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "description": "Short label, returned verbatim in the answer. End the recommended one with \"(Recommended)\"."},
+            "description": {"type": "string", "description": "One line of detail shown with the label."},
+            "value": {"type": "string", "description": "A value to get back instead of the label (optional)."},
+            "recommended": {"type": "boolean", "description": "Marks the recommended option (same as the \"(Recommended)\" suffix)."}
+        },
+        "required": ["label"]
+    });
+    let question = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "Unique snake_case id, the key of this question's answer. Derived from the header when left out."},
+            "header": {"type": "string", "description": "Chip label, at most 12 characters, e.g. \"Deploy\"."},
+            "question": {"type": "string", "description": "One clear question sentence."},
+            "type": {
+                "type": "string",
+                "enum": ["single", "multi", "text", "textarea", "confirm"],
+                "description": "single: choose one option; multi: choose any; text/textarea: free text; confirm: yes/no. Default: single when options are given, else text."
+            },
+            "options": {
+                "type": "array",
+                "items": option,
+                "minItems": 2,
+                "description": "2–4 options for single/multi, recommended first. Never an \"Other\" option: free text is always allowed."
+            },
+            "multiSelect": {"type": "boolean", "description": "true: several options may be chosen (same as type multi)."},
+            "default": {"description": "Default answer: an option label (or a list of labels for multi), the text, or \"yes\"/\"no\" for confirm."},
+            "placeholder": {"type": "string", "description": "Hint shown in an empty text input."},
+            "required": {"type": "boolean", "default": true, "description": "false: the user may skip this question."}
+        },
+        "required": ["question"]
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "Short title shown above the questions, e.g. \"Release 2.4\"."},
+            "questions": {
+                "type": "array",
+                "items": question,
+                "minItems": 1,
+                "maxItems": 4,
+                "description": "1–4 questions, shown together."
+            },
+            "timeoutSeconds": {"type": "integer", "minimum": 30, "maximum": 3600, "default": 900, "description": "How long to wait for the answer, in seconds."},
+            "to": {"type": "string", "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. Leave out for the configured default."}
+        },
+        "required": ["questions"]
+    })
+}
+
+fn get_answer_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The ask id from ask_user (\"ask_…\")."},
+            "waitSeconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS, "default": 0, "description": "How long to wait for the answer if the ask is still open."}
+        },
+        "required": ["id"]
+    })
+}
+
+/// The outcome (SPEC §3); with `pending`, also the status of an open ask.
+fn outcome_output(pending: bool) -> Value {
+    let statuses: &[&str] = if pending {
+        &["answered", "no_answer", "pending"]
+    } else {
+        &["answered", "no_answer"]
+    };
+    let required: &[&str] = if pending {
+        &["id", "status"]
+    } else {
+        &["id", "status", "answers", "text", "continuation"]
+    };
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The ask id."},
+            "status": {"type": "string", "enum": statuses},
+            "reason": {
+                "type": ["string", "null"],
+                "enum": ["timeout", "skipped", "cancelled", "delivery_failed", null],
+                "description": "Why there is no answer; null when answered."
+            },
+            "failure": {"type": "string", "description": "The platform's reason for a delivery failure."},
+            "answers": {
+                "type": "object",
+                "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                "description": "Question id → the chosen labels verbatim, the user's own words, \"yes\"/\"no\", or [] when skipped."
+            },
+            "details": {"type": "array", "items": {"type": "object"}},
+            "answeredBy": {"type": ["object", "null"]},
+            "answeredAt": {"type": "string", "description": "RFC 3339 time the ask ended."},
+            "text": {"type": "string", "description": "One line per question."},
+            "continuation": {"type": "string", "description": "The answer phrased as a user message."}
+        },
+        "required": required
+    });
+    if pending && let Some(properties) = schema["properties"].as_object_mut() {
+        properties.insert(
+            "expiresAt".to_owned(),
+            json!({"type": "string", "description": "While pending: when the ask times out."}),
+        );
+        properties.insert(
+            "open".to_owned(),
+            json!({"type": "array", "items": {"type": "string"}, "description": "While pending: questions still unanswered."}),
+        );
+    }
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_description_says_when_and_how_to_ask() {
+        for phrase in [
+            "truly the user's",
+            "find out yourself",
+            "1–4 questions",
+            "recommended option first",
+            "(Recommended)",
+            "Do not add an \"Other\" option",
+            "structured JSON",
+            "get_answer",
+        ] {
+            let description = ask_user().description.unwrap_or_default();
+            assert!(description.contains(phrase), "missing {phrase:?}");
+        }
+    }
+
+    #[test]
+    fn schemas_are_objects_with_the_spec_fields() {
+        let tool = ask_user();
+        let properties = tool
+            .input_schema
+            .get("properties")
+            .cloned()
+            .unwrap_or_default();
+        for field in ["title", "questions", "timeoutSeconds", "to"] {
+            assert!(properties.get(field).is_some(), "{field}");
+        }
+        let question = &properties["questions"]["items"]["properties"];
+        for field in [
+            "id",
+            "header",
+            "question",
+            "type",
+            "options",
+            "multiSelect",
+            "default",
+            "placeholder",
+            "required",
+        ] {
+            assert!(question.get(field).is_some(), "{field}");
+        }
+        let option = &question["options"]["items"]["properties"];
+        for field in ["label", "description", "recommended"] {
+            assert!(option.get(field).is_some(), "{field}");
+        }
+        for tool in all() {
+            assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+            assert_eq!(
+                tool.output_schema.as_ref().and_then(|s| s.get("type")),
+                Some(&json!("object"))
+            );
+        }
+    }
+}
