@@ -1,0 +1,1088 @@
+// askbridge — the built-in web page.
+//
+// Shows the questions agents send to `web` and answers them through the
+// same HTTP API every client uses:
+//   GET  /v1/events                       live events (SSE, read with fetch so
+//                                         the bearer token can be sent)
+//   GET  /v1/asks?status=pending&channel=web
+//   GET  /v1/asks/{id}
+//   POST /v1/asks/{id}/reply              {"answers": {...}} or {"text": "..."}
+//
+// Plain modern JavaScript: no build step, no dependencies, nothing loaded
+// from elsewhere. Text from agents is only ever put in the page with
+// textContent (the `h` helper), never parsed as HTML.
+//
+// The page's own words are English for now (no locale switch yet).
+
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'askbridge.token';
+  /** The "(Recommended)" markers the core recognises, at the end of a label. */
+  const RECOMMENDED_MARKER =
+    /\s*(?:\(recommended\)|\[recommended\]|（recommended）|\(推荐\)|（推荐）|\(建议\)|（建议）|\(แนะนำ\))\s*$/iu;
+  const STREAM_SILENCE_MS = 45000; // the server sends a keep-alive every 15 s
+  const NOTICE_MS = 8000;
+
+  // ---------------------------------------------------------------- DOM
+
+  /** Properties set directly; everything else is an attribute. */
+  const PROPS = new Set(['value', 'checked', 'disabled', 'hidden', 'type', 'id', 'name', 'placeholder', 'rows', 'htmlFor', 'tabIndex']);
+
+  /**
+   * Creates an element. `props.text` sets textContent, `on*` functions are
+   * listeners, `class` the class name; children are nodes or strings
+   * (added as text nodes), null/false skipped, arrays flattened.
+   */
+  function h(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = String(value);
+      else if (key === 'dataset') Object.assign(node.dataset, value);
+      else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
+      else if (PROPS.has(key)) node[key] = value;
+      else node.setAttribute(key, value === true ? '' : String(value));
+    }
+    append(node, children);
+    return node;
+  }
+
+  function append(node, children) {
+    for (const child of children) {
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) append(node, child);
+      else node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  /** Icon paths (24×24); drawn, not emoji, so they look the same everywhere. */
+  const ICONS = {
+    star: 'M12 2.6l2.85 5.9 6.5.85-4.75 4.5 1.2 6.45L12 17.2l-5.8 3.1 1.2-6.45-4.75-4.5 6.5-.85z',
+    check: 'M4.5 12.5l5 5 10-11',
+    skip: 'M5 5.5l7.5 6.5L5 18.5M18 5.5v13',
+    clock: 'M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18zM12 7.5V12l3 2',
+    cross: 'M6.5 6.5l11 11M17.5 6.5l-11 11',
+    alert: 'M12 3.5L2.5 20h19zM12 10v4.5M12 17.2v.3',
+    dot: 'M12 9a3 3 0 1 0 0 6a3 3 0 1 0 0-6z',
+  };
+
+  /** A decorative icon (hidden from assistive technology). */
+  function icon(name) {
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('aria-hidden', 'true');
+    svg.setAttribute('focusable', 'false');
+    svg.setAttribute('class', 'icon icon-' + name);
+    const path = document.createElementNS(SVG_NS, 'path');
+    path.setAttribute('d', ICONS[name] || ICONS.dot);
+    svg.append(path);
+    return svg;
+  }
+
+  const $ = (id) => document.getElementById(id);
+  const els = {
+    conn: $('conn'),
+    connText: $('conn-text'),
+    timeline: $('timeline'),
+    feed: $('feed'),
+    empty: $('empty'),
+    notice: $('notice'),
+    panel: $('panel'),
+    composer: $('composer'),
+    input: $('composer-input'),
+    send: $('composer-send'),
+  };
+
+  // -------------------------------------------------------------- state
+
+  /**
+   * One ask the page knows about.
+   * @typedef {{id: string, data: any, ended: boolean, seq: number,
+   *   entry: HTMLElement|null, reply: HTMLElement|null,
+   *   draft: {step: number, values: Object<string, any>, dirty: boolean, error: string},
+   *   submitting: boolean, endedWhileSubmitting: any}} Rec
+   */
+
+  const S = {
+    token: null,
+    /** `#session=name`: only asks to `web:name`; none: every web ask. */
+    session: null,
+    /** @type {Map<string, Rec>} */
+    asks: new Map(),
+    currentId: null,
+    collapsed: false,
+    /** Bumped by every event, to tell stale list answers from fresh events. */
+    eventSeq: 0,
+    historyLoaded: false,
+    panelKey: '',
+    noticeTimer: 0,
+  };
+
+  function readHash() {
+    const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+    const token = params.get('token');
+    if (token) {
+      try { sessionStorage.setItem(TOKEN_KEY, token); } catch (_) { /* storage off: keep in memory */ }
+      params.delete('token');
+      const rest = params.toString();
+      history.replaceState(null, '', location.pathname + location.search + (rest ? '#' + rest : ''));
+    }
+    let stored = null;
+    try { stored = sessionStorage.getItem(TOKEN_KEY); } catch (_) { /* ignore */ }
+    S.token = token || stored;
+    S.session = params.get('session');
+  }
+
+  // ---------------------------------------------------------------- API
+
+  function authHeaders(extra) {
+    const headers = Object.assign({ Accept: 'application/json' }, extra || {});
+    if (S.token) headers.Authorization = 'Bearer ' + S.token;
+    return headers;
+  }
+
+  /** A JSON request; never throws: `{ok, status, data}` (status 0: network). */
+  async function api(path, options) {
+    const opts = options || {};
+    const init = { method: opts.method || 'GET', headers: authHeaders(), cache: 'no-store' };
+    if (opts.body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(opts.body);
+    }
+    try {
+      const res = await fetch(path, init);
+      let data = null;
+      try { data = await res.json(); } catch (_) { /* not JSON */ }
+      if (res.status === 401 || res.status === 403) setConn('auth');
+      return { ok: res.ok, status: res.status, data };
+    } catch (_) {
+      return { ok: false, status: 0, data: null };
+    }
+  }
+
+  const askPath = (id) => '/v1/asks/' + encodeURIComponent(id);
+
+  function errorMessage(res) {
+    const message = res.data && res.data.error && res.data.error.message;
+    if (message) return String(message);
+    if (res.status === 0) return 'Could not reach askbridge. Check the connection and try again.';
+    if (res.status === 401 || res.status === 403) return 'This page needs the API token: open it with #token=… in the address.';
+    return 'Something went wrong (HTTP ' + res.status + '). Try again.';
+  }
+
+  // ------------------------------------------------------ event stream
+
+  const stream = { controller: null, backoff: 1000, watchdog: 0, retryTimer: 0 };
+
+  function setConn(state) {
+    els.conn.dataset.state = state;
+    els.connText.textContent = {
+      connecting: 'Connecting…',
+      live: 'Live',
+      offline: 'Offline — reconnecting…',
+      auth: 'Token needed — open this page with #token=…',
+    }[state] || state;
+  }
+
+  function scheduleReconnect(delay) {
+    clearTimeout(stream.retryTimer);
+    stream.retryTimer = setTimeout(connect, delay);
+  }
+
+  function armWatchdog(controller) {
+    clearTimeout(stream.watchdog);
+    stream.watchdog = setTimeout(() => controller.abort(), STREAM_SILENCE_MS);
+  }
+
+  /** Opens `/v1/events` and reads it until it ends, then reconnects. */
+  async function connect() {
+    clearTimeout(stream.retryTimer);
+    if (stream.controller) stream.controller.abort();
+    const controller = new AbortController();
+    stream.controller = controller;
+    if (els.conn.dataset.state !== 'auth') setConn(els.conn.dataset.state === 'live' ? 'offline' : 'connecting');
+    let res;
+    try {
+      res = await fetch('/v1/events', { headers: authHeaders({ Accept: 'text/event-stream' }), cache: 'no-store', signal: controller.signal });
+    } catch (_) {
+      return streamLost(controller);
+    }
+    if (res.status === 401 || res.status === 403) {
+      setConn('auth');
+      scheduleReconnect(30000);
+      return;
+    }
+    if (!res.ok || !res.body) return streamLost(controller);
+    stream.backoff = 1000;
+    setConn('live');
+    armWatchdog(controller);
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    let name = '';
+    let data = [];
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        armWatchdog(controller);
+        buffer += value;
+        let newline;
+        while ((newline = buffer.indexOf('\n')) >= 0) {
+          let line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line.endsWith('\r')) line = line.slice(0, -1);
+          if (line === '') {
+            if (data.length) dispatch(name || 'message', data.join('\n'));
+            name = '';
+            data = [];
+          } else if (!line.startsWith(':')) {
+            const colon = line.indexOf(':');
+            const field = colon < 0 ? line : line.slice(0, colon);
+            let text = colon < 0 ? '' : line.slice(colon + 1);
+            if (text.startsWith(' ')) text = text.slice(1);
+            if (field === 'event') name = text;
+            else if (field === 'data') data.push(text);
+          }
+        }
+      }
+    } catch (_) { /* aborted or broken: reconnect */ }
+    streamLost(controller);
+  }
+
+  function streamLost(controller) {
+    clearTimeout(stream.watchdog);
+    if (stream.controller !== controller) return; // replaced by a newer connection
+    stream.controller = null;
+    if (els.conn.dataset.state !== 'auth') setConn('offline');
+    scheduleReconnect(stream.backoff);
+    stream.backoff = Math.min(stream.backoff * 2, 15000);
+  }
+
+  function dispatch(name, text) {
+    let data = null;
+    try { data = JSON.parse(text); } catch (_) { return; }
+    switch (name) {
+      case 'ready':
+        onReady();
+        break;
+      case 'resync':
+        loadPending();
+        break;
+      case 'created':
+      case 'updated':
+      case 'ended':
+        S.eventSeq += 1;
+        upsert(data, S.eventSeq);
+        break;
+      default:
+        break;
+    }
+  }
+
+  async function onReady() {
+    if (!S.historyLoaded) {
+      S.historyLoaded = true;
+      await loadHistory();
+    }
+    await loadPending();
+  }
+
+  /** Recent ended asks, so a reload keeps some of the conversation. Best effort. */
+  async function loadHistory() {
+    const res = await api('/v1/asks?channel=web&limit=20');
+    if (!res.ok || !res.data || !Array.isArray(res.data.asks)) return;
+    const ended = res.data.asks
+      .filter((a) => a && a.id && a.status !== 'pending' && a.ask && visible(a) && !S.asks.has(a.id))
+      .sort((a, b) => time(a.createdAt) - time(b.createdAt))
+      .slice(-20);
+    for (const data of ended) {
+      const rec = record(data, 0);
+      endAsk(rec, data, { here: null, quiet: true });
+    }
+  }
+
+  /** The pending list: asks we missed, and asks that ended while we were away. */
+  async function loadPending() {
+    const startSeq = S.eventSeq;
+    const res = await api('/v1/asks?status=pending&channel=web');
+    if (!res.ok || !res.data || !Array.isArray(res.data.asks)) return;
+    const listed = new Set();
+    for (const data of res.data.asks) {
+      if (!data || !data.id || data.status !== 'pending') continue;
+      listed.add(data.id);
+      upsert(data, 0);
+    }
+    for (const rec of [...S.asks.values()]) {
+      if (!rec.ended && !listed.has(rec.id) && rec.seq <= startSeq) refreshEnded(rec);
+    }
+  }
+
+  async function refreshEnded(rec) {
+    const res = await api(askPath(rec.id));
+    if (res.ok && res.data && res.data.status && res.data.status !== 'pending') {
+      endAsk(rec, res.data, { here: false });
+    } else if (res.status === 404) {
+      endAsk(rec, { status: 'gone' }, { here: false, quiet: true });
+    }
+  }
+
+  // ------------------------------------------------------------- model
+
+  const time = (value) => {
+    const t = Date.parse(value);
+    return Number.isNaN(t) ? Date.now() : t;
+  };
+
+  /** `web`, `web:name`, `web:name@user` → the session ('' for none); undefined when not web. */
+  function targetSession(to) {
+    if (typeof to !== 'string') return undefined;
+    const match = /^web(?::([^@]*))?(?:@.*)?$/.exec(to);
+    return match ? match[1] || '' : undefined;
+  }
+
+  function visible(data) {
+    const session = targetSession(data.to);
+    if (data.to !== undefined && session === undefined) return false;
+    return S.session === null || session === S.session;
+  }
+
+  /** The record for an ask, created on first sight. */
+  function record(data, seq) {
+    let rec = S.asks.get(data.id);
+    if (!rec) {
+      rec = {
+        id: data.id,
+        data,
+        ended: false,
+        seq,
+        entry: null,
+        reply: null,
+        draft: { step: 0, values: {}, dirty: false, error: '' },
+        submitting: false,
+        endedWhileSubmitting: null,
+        shown: false,
+      };
+      S.asks.set(data.id, rec);
+    }
+    rec.seq = Math.max(rec.seq, seq);
+    return rec;
+  }
+
+  function upsert(data, seq) {
+    if (!data || typeof data.id !== 'string' || !visible(data)) return;
+    const known = S.asks.has(data.id);
+    const rec = record(data, seq);
+    if (rec.ended) return;
+    if (data.status === 'pending') {
+      rec.data = Object.assign({}, rec.data, data);
+      if (!rec.data.ask) return;
+      renderEntry(rec);
+      if (!known) announceNew(rec);
+      renderPanel();
+    } else {
+      // Tell the person only about asks they saw waiting.
+      endAsk(rec, data, { here: false, quiet: !known || !rec.shown });
+    }
+  }
+
+  /** A newly arrived ask becomes the one shown, unless the person is busy with another. */
+  function announceNew(rec) {
+    const current = S.currentId && S.asks.get(S.currentId);
+    const busy = current && !current.ended && (current.draft.dirty || current.submitting);
+    if (!busy) S.currentId = null; // the panel then shows the newest
+    rec.shown = true;
+  }
+
+  function questions(rec) {
+    return (rec.data.ask && Array.isArray(rec.data.ask.questions)) ? rec.data.ask.questions : [];
+  }
+
+  /** The questions still to answer (the server's `open` list, else all). */
+  function openQuestions(rec) {
+    const all = questions(rec);
+    if (!Array.isArray(rec.data.open)) return all;
+    const open = new Set(rec.data.open);
+    return all.filter((q) => open.has(q.id));
+  }
+
+  function pendingRecs() {
+    return [...S.asks.values()]
+      .filter((r) => !r.ended && r.data.ask)
+      .sort((a, b) => time(b.data.createdAt) - time(a.data.createdAt));
+  }
+
+  function titleOf(rec) {
+    const ask = rec.data.ask || {};
+    if (ask.title) return ask.title;
+    const qs = questions(rec);
+    if (qs.length === 1) return qs[0].header || 'Question';
+    return 'Questions from your agent';
+  }
+
+  /** "Staging (Recommended)" → "Staging" (for display only; answers keep the label verbatim). */
+  function displayLabel(label) {
+    const stripped = String(label).replace(RECOMMENDED_MARKER, '').trim();
+    return stripped || String(label);
+  }
+
+  const fold = (s) => displayLabel(s).toLocaleLowerCase();
+
+  /** Index of the one option to mark ⭐ Recommended, or -1. */
+  function recommendedIndex(q) {
+    const options = q.options || [];
+    return options.findIndex((o) => o.recommended || RECOMMENDED_MARKER.test(o.label));
+  }
+
+  /** The draft value of a question, seeded from its default. */
+  function valueOf(rec, q) {
+    let v = rec.draft.values[q.id];
+    if (v) return v;
+    const def = Array.isArray(q.default) ? q.default.map(String)
+      : typeof q.default === 'boolean' ? [q.default ? 'yes' : 'no']
+        : typeof q.default === 'string' ? [q.default] : [];
+    const options = q.options || [];
+    const matches = (label) => def.some((d) => fold(d) === fold(label));
+    v = { choice: null, checked: new Set(), other: '', text: '', yes: false, skipped: false };
+    if (q.type === 'single') {
+      const found = options.find((o) => matches(o.label));
+      v.choice = found ? found.label : null;
+    } else if (q.type === 'multi') {
+      for (const o of options) if (matches(o.label)) v.checked.add(o.label);
+    } else if (q.type === 'confirm') {
+      v.yes = def.length > 0 && ['yes', 'true', 'y'].includes(def[0].toLowerCase());
+    } else {
+      v.text = def[0] || '';
+    }
+    rec.draft.values[q.id] = v;
+    return v;
+  }
+
+  /** The answer to send for one question: `{answer}` or `{error}`. */
+  function collect(rec, q) {
+    const v = valueOf(rec, q);
+    const optional = q.required === false;
+    if (v.skipped && optional) return { answer: [] };
+    const other = v.other.trim();
+    switch (q.type) {
+      case 'single':
+        if (other) return { answer: [other] };
+        if (v.choice !== null) return { answer: [v.choice] };
+        return optional ? { answer: [] } : { error: 'Choose an option or write your own answer.' };
+      case 'multi': {
+        const picked = (q.options || []).map((o) => o.label).filter((l) => v.checked.has(l));
+        if (other) picked.push(other);
+        if (picked.length) return { answer: picked };
+        return optional ? { answer: [] } : { error: 'Choose at least one option or write your own answer.' };
+      }
+      case 'confirm':
+        if (other) return { answer: [other] };
+        return { answer: [v.yes ? 'yes' : 'no'] };
+      default: {
+        const text = v.text.trim();
+        if (text) return { answer: [text] };
+        return optional ? { answer: [] } : { error: 'Write an answer, or use Skip all.' };
+      }
+    }
+  }
+
+  // ---------------------------------------------------------- timeline
+
+  function clock(value) {
+    const d = new Date(time(value));
+    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  }
+
+  function nearBottom() {
+    const t = els.timeline;
+    return t.scrollHeight - t.scrollTop - t.clientHeight < 80;
+  }
+
+  function scrollToEnd() {
+    els.timeline.scrollTop = els.timeline.scrollHeight;
+  }
+
+  /** Adds a timeline entry in time order. */
+  function place(node, ts) {
+    const stick = nearBottom();
+    els.empty.hidden = true;
+    node.dataset.ts = String(ts);
+    let before = null;
+    for (const child of els.feed.children) {
+      if (child.dataset.ts !== undefined && Number(child.dataset.ts) > ts) { before = child; break; }
+    }
+    els.feed.insertBefore(node, before);
+    if (stick || !before) scrollToEnd();
+  }
+
+  /** The agent's message for an ask: title, questions, and its state. */
+  function renderEntry(rec) {
+    const ask = rec.data.ask || {};
+    const qs = questions(rec);
+    const answered = new Set(Array.isArray(rec.data.answered) ? rec.data.answered : []);
+    const stateNode = rec.ended
+      ? null
+      : h('button', {
+        type: 'button',
+        class: 'entry-action',
+        onclick: () => openAsk(rec.id),
+      }, 'Waiting for your answer');
+    const bubble = h('div', { class: 'bubble' },
+      ask.title ? h('div', { class: 'bubble-title', text: ask.title }) : null,
+      h('ol', { class: 'qlist' }, qs.map((q) => {
+        const done = !rec.ended && answered.has(q.id);
+        return h('li', { class: done ? 'done' : null },
+          h('span', { class: 'chip', text: q.header || 'Question' }), ' ',
+          h('span', { text: q.question || '' }),
+          done ? h('span', { class: 'visually-hidden', text: ' (answered)' }) : null,
+          done ? icon('check') : null);
+      })),
+      stateNode);
+    const entry = h('article', { class: 'entry agent', dataset: { ask: rec.id } },
+      h('div', { class: 'meta' }, h('span', { class: 'avatar', 'aria-hidden': 'true', text: '✦' }), 'Agent · ' + clock(rec.data.createdAt)),
+      bubble);
+    if (rec.entry) rec.entry.replaceWith(entry);
+    else place(entry, time(rec.data.createdAt));
+    rec.entry = entry;
+  }
+
+  /** How an ended ask is labelled. */
+  function endState(data) {
+    if (data.status === 'answered') return { kind: 'answered', icon: 'check', label: 'Answered' };
+    switch (data.reason || data.status) {
+      case 'skipped': return { kind: 'skipped', icon: 'skip', label: 'Skipped' };
+      case 'timeout':
+      case 'timed_out': return { kind: 'expired', icon: 'clock', label: 'Expired — no answer' };
+      case 'cancelled': return { kind: 'cancelled', icon: 'cross', label: 'Cancelled by the agent' };
+      case 'delivery_failed': return { kind: 'failed', icon: 'alert', label: 'Could not be delivered' };
+      case 'gone': return { kind: 'cancelled', icon: 'cross', label: 'No longer available' };
+      default: return { kind: 'ended', icon: 'dot', label: 'Ended' };
+    }
+  }
+
+  function responder(data) {
+    const by = data.answeredBy;
+    if (!by) return '';
+    const who = by.name || by.userId || '';
+    if (by.channel && by.channel !== 'web') return who ? ' by ' + who + ' on ' + by.channel : ' on ' + by.channel;
+    return who && who !== 'web' ? ' by ' + who : '';
+  }
+
+  /**
+   * Marks an ask ended: its summary joins the timeline and it leaves the
+   * panel. `here`: true when this tab answered, false when it happened
+   * elsewhere, null for history.
+   */
+  function endAsk(rec, data, { here, quiet }) {
+    if (rec.ended) return;
+    if (rec.submitting && !here) {
+      rec.endedWhileSubmitting = data;
+      return;
+    }
+    rec.ended = true;
+    rec.data = Object.assign({}, rec.data, data);
+    const state = endState(rec.data);
+    let label = state.label;
+    if (state.kind === 'answered') {
+      if (here === false) label = 'Answered elsewhere' + responder(rec.data);
+      else if (here === null) label = 'Answered' + responder(rec.data);
+    } else if (state.kind === 'skipped' && here === false) {
+      label = 'Skipped elsewhere';
+    }
+    if (rec.data.ask) renderEntry(rec);
+    const showText = state.kind === 'answered' && typeof rec.data.text === 'string' && rec.data.text.trim();
+    const mine = state.kind === 'answered' || state.kind === 'skipped';
+    const reply = h('article', { class: 'entry ' + (mine ? 'reply' : 'system') + ' ' + state.kind, dataset: { ask: rec.id } },
+      showText ? h('div', { class: 'bubble' }, h('div', { class: 'summary', text: rec.data.text })) : null,
+      h('div', { class: 'status status-' + state.kind },
+        icon(state.icon),
+        label,
+        rec.data.ask ? null : ' — ' + titleOf(rec)));
+    if (rec.reply) rec.reply.replaceWith(reply);
+    else if (rec.entry) {
+      place(reply, Math.max(time(rec.data.createdAt) + 1, here === null ? time(rec.data.answeredAt) : Date.now()));
+    } else if (!quiet) {
+      place(reply, Date.now());
+    }
+    rec.reply = reply;
+    if (S.currentId === rec.id) S.currentId = null;
+    if (!here && !quiet && rec.data.ask) {
+      showNotice(state.kind === 'answered' ? '“' + titleOf(rec) + '” was answered elsewhere.' : '“' + titleOf(rec) + '”: ' + label + '.');
+    }
+    renderPanel();
+  }
+
+  function note(text, kind) {
+    place(h('div', { class: 'entry note ' + (kind || ''), role: kind === 'error' ? 'alert' : null, text }), Date.now());
+  }
+
+  function showNotice(text) {
+    els.notice.textContent = text;
+    els.notice.hidden = false;
+    clearTimeout(S.noticeTimer);
+    S.noticeTimer = setTimeout(() => { els.notice.hidden = true; }, NOTICE_MS);
+  }
+
+  // ------------------------------------------------------------- panel
+
+  function openAsk(id) {
+    S.currentId = id;
+    S.collapsed = false;
+    renderPanel({ focus: true, force: true });
+  }
+
+  function remaining(expiresAt) {
+    if (!expiresAt) return '';
+    const ms = time(expiresAt) - Date.now();
+    if (ms <= 0) return 'expiring…';
+    const minutes = Math.ceil(ms / 60000);
+    if (minutes < 2) return 'expires in under 2 min';
+    if (minutes < 60) return 'expires in ' + minutes + ' min';
+    const hours = Math.floor(minutes / 60);
+    return 'expires in ' + hours + ' h ' + (minutes % 60) + ' min';
+  }
+
+  /**
+   * Draws the panel for the current ask. Skipped when nothing it shows has
+   * changed, so an update never steals focus or a half-typed answer.
+   */
+  function renderPanel(opts) {
+    const options = opts || {};
+    const pending = pendingRecs();
+    updateComposer(pending);
+    if (!pending.length) {
+      S.currentId = null;
+      S.panelKey = '';
+      els.panel.hidden = true;
+      els.panel.replaceChildren();
+      return;
+    }
+    if (!S.currentId || !pending.some((r) => r.id === S.currentId)) S.currentId = pending[0].id;
+    const rec = S.asks.get(S.currentId);
+    const steps = openQuestions(rec);
+    rec.draft.step = Math.max(0, Math.min(rec.draft.step, steps.length - 1));
+    const key = [rec.id, steps.map((q) => q.id).join(','), rec.draft.step, S.collapsed, pending.map((r) => r.id).join(','), rec.submitting, rec.draft.error].join('|');
+    if (key === S.panelKey && !options.force) return;
+    S.panelKey = key;
+
+    const hadFocus = els.panel.contains(document.activeElement);
+    const active = hadFocus ? document.activeElement : null;
+    const restore = active && active.id ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
+    const index = pending.findIndex((r) => r.id === rec.id);
+    const count = steps.length;
+    const collapseButton = h('button', {
+      type: 'button',
+      class: 'icon-btn',
+      'aria-expanded': String(!S.collapsed),
+      'aria-controls': 'panel-body',
+      'aria-label': S.collapsed ? 'Expand the question' : 'Collapse the question',
+      title: S.collapsed ? 'Expand' : 'Collapse (Esc)',
+      onclick: () => setCollapsed(!S.collapsed),
+    }, h('span', { class: 'chevron', 'aria-hidden': 'true' }));
+
+    const switcher = pending.length > 1
+      ? h('div', { class: 'switcher', role: 'group', 'aria-label': 'Waiting questions' },
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Newer question', disabled: index === 0, onclick: () => openAsk(pending[index - 1].id) }, '‹'),
+        h('span', { class: 'switcher-count', 'aria-live': 'polite', text: (index + 1) + ' of ' + pending.length + ' waiting' }),
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Older question', disabled: index === pending.length - 1, onclick: () => openAsk(pending[index + 1].id) }, '›'))
+      : null;
+
+    const head = h('header', { class: 'panel-head' },
+      h('div', { class: 'panel-heading', onclick: S.collapsed ? () => setCollapsed(false) : null },
+        h('span', { class: 'pulse', 'aria-hidden': 'true' }),
+        h('h2', { id: 'panel-title', text: titleOf(rec) }),
+        S.collapsed && count > 1 ? h('span', { class: 'muted', text: count + ' questions' }) : null,
+        h('span', { class: 'expires', id: 'panel-expires', text: remaining(rec.data.expiresAt) })),
+      h('div', { class: 'panel-tools' }, switcher, collapseButton));
+
+    const children = [head];
+    if (!S.collapsed) children.push(h('div', { class: 'panel-body', id: 'panel-body' }, stepView(rec, steps)));
+    els.panel.replaceChildren(...children);
+    els.panel.hidden = false;
+    els.panel.classList.toggle('collapsed', S.collapsed);
+    els.panel.dataset.ask = rec.id;
+
+    const again = restore && !options.focus && $(restore.id);
+    if (again) {
+      again.focus({ preventScroll: true });
+      if (typeof restore.start === 'number' && typeof again.setSelectionRange === 'function') {
+        try { again.setSelectionRange(restore.start, restore.end); } catch (_) { /* not a text field */ }
+      }
+    } else if (!S.collapsed && (options.focus || hadFocus || document.activeElement === document.body || document.activeElement === null)) {
+      focusStep();
+    } else if (S.collapsed && (options.focus || hadFocus)) {
+      collapseButton.focus();
+    }
+  }
+
+  function focusStep() {
+    const body = $('panel-body');
+    if (!body) return;
+    const target = body.querySelector('input:checked, [data-autofocus]') || body.querySelector('input, textarea, button.btn-primary');
+    if (target) target.focus({ preventScroll: true });
+  }
+
+  function setCollapsed(collapsed) {
+    S.collapsed = collapsed;
+    renderPanel({ focus: true, force: true });
+  }
+
+  /** One question of the stepper, with its controls and actions. */
+  function stepView(rec, steps) {
+    const step = rec.draft.step;
+    const q = steps[step];
+    if (!q) return h('p', { class: 'muted', text: 'Nothing left to answer.' });
+    const last = step === steps.length - 1;
+    const qid = 'q-' + step;
+    const optional = q.required === false;
+
+    const progress = steps.length > 1
+      ? h('div', { class: 'segments', 'aria-hidden': 'true' }, steps.map((_, i) => h('span', { class: 'seg' + (i < step ? ' done' : i === step ? ' current' : '') })))
+      : null;
+
+    const headRow = h('div', { class: 'step-head' },
+      h('span', { class: 'chip chip-strong', text: q.header || 'Question' }),
+      optional ? h('span', { class: 'chip chip-quiet', text: 'optional' }) : null,
+      steps.length > 1 ? h('span', { class: 'step-count', 'aria-label': 'Question ' + (step + 1) + ' of ' + steps.length, text: (step + 1) + '/' + steps.length }) : null,
+      progress);
+
+    const error = h('p', { class: 'field-error', id: qid + '-error', role: 'alert', text: rec.draft.error || '' });
+    error.hidden = !rec.draft.error;
+
+    const actions = h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'btn btn-ghost', disabled: rec.submitting, title: 'Skip every question of this ask', onclick: () => skipAll(rec) }, 'Skip all'),
+      h('span', { class: 'spacer' }),
+      optional ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => skipQuestion(rec, q) }, 'Skip question') : null,
+      step > 0 ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => go(rec, step - 1) }, 'Back') : null,
+      h('button', { type: 'submit', class: 'btn btn-primary', disabled: rec.submitting },
+        rec.submitting ? 'Sending…' : last ? 'Submit' : 'Next'));
+
+    const form = h('form', {
+      class: 'step',
+      novalidate: true,
+      'aria-labelledby': qid,
+      onsubmit: (e) => { e.preventDefault(); next(rec); },
+      onkeydown: (e) => stepKeys(e, rec, q),
+    },
+    headRow,
+    h('p', { class: 'question', id: qid, text: q.question || '' }),
+    controls(rec, q, qid),
+    error,
+    actions,
+    h('p', { class: 'hint', text: (q.type === 'textarea' ? 'Ctrl+Enter' : 'Enter') + ' to ' + (last ? 'submit' : 'continue') + ' · Esc to collapse' + (q.options && q.options.length ? ' · 1–' + Math.min(q.options.length, 9) + ' to pick' : '') }));
+    return form;
+  }
+
+  /** The inputs for one question. */
+  function controls(rec, q, qid) {
+    const v = valueOf(rec, q);
+    const touched = () => {
+      rec.draft.dirty = true;
+      v.skipped = false;
+      if (rec.draft.error) {
+        rec.draft.error = '';
+        const err = $(qid + '-error');
+        if (err) { err.hidden = true; err.textContent = ''; }
+      }
+    };
+    const described = qid + '-error';
+
+    if (q.type === 'single' || q.type === 'multi') {
+      const multi = q.type === 'multi';
+      const star = recommendedIndex(q);
+      const otherInput = h('input', {
+        type: 'text',
+        id: qid + '-other',
+        class: 'text-input',
+        placeholder: 'Write your own answer',
+        value: v.other,
+        'aria-describedby': described,
+        oninput: (e) => {
+          touched();
+          v.other = e.target.value;
+          if (!multi && v.other.trim()) {
+            v.choice = null;
+            for (const r of group.querySelectorAll('input[type=radio]')) r.checked = false;
+          }
+        },
+      });
+      const group = h('div', {
+        class: 'cards',
+        role: multi ? 'group' : 'radiogroup',
+        'aria-labelledby': qid,
+        'aria-describedby': described,
+      }, (q.options || []).map((o, i) => {
+        const labelId = qid + '-o' + i;
+        const input = h('input', {
+          type: multi ? 'checkbox' : 'radio',
+          name: qid,
+          value: String(i),
+          checked: multi ? v.checked.has(o.label) : v.choice === o.label,
+          'aria-labelledby': labelId + (i === star ? ' ' + labelId + '-star' : ''),
+          'aria-describedby': o.description ? labelId + '-desc' : null,
+          onchange: (e) => {
+            touched();
+            if (multi) {
+              if (e.target.checked) v.checked.add(o.label); else v.checked.delete(o.label);
+            } else if (e.target.checked) {
+              v.choice = o.label;
+              v.other = '';
+              otherInput.value = '';
+            }
+          },
+        });
+        return h('label', { class: 'card' + (i === star ? ' recommended' : '') },
+          input,
+          h('span', { class: 'card-main' },
+            h('span', { class: 'card-top' },
+              h('span', { class: 'card-label', id: labelId },
+                q.letters ? h('span', { class: 'letter', text: String.fromCharCode(65 + i) + '.' }) : null,
+                displayLabel(o.label)),
+              i === star ? h('span', { class: 'badge', id: labelId + '-star' }, icon('star'), 'Recommended') : null),
+            o.description ? h('span', { class: 'card-desc', id: labelId + '-desc', text: o.description }) : null));
+      }));
+      return h('div', { class: 'controls' },
+        group,
+        h('div', { class: 'other' },
+          h('label', { htmlFor: qid + '-other', class: 'other-label', text: 'Other' }),
+          otherInput));
+    }
+
+    if (q.type === 'confirm') {
+      const stateText = h('span', { class: 'switch-state', text: v.yes ? 'Yes' : 'No' });
+      const other = h('input', {
+        type: 'text', id: qid + '-other', class: 'text-input', placeholder: 'Or write your own answer', value: v.other,
+        oninput: (e) => { touched(); v.other = e.target.value; },
+      });
+      return h('div', { class: 'controls' },
+        h('label', { class: 'switch-row' },
+          h('input', {
+            type: 'checkbox',
+            role: 'switch',
+            class: 'switch',
+            checked: v.yes,
+            'aria-labelledby': qid,
+            'aria-describedby': described,
+            'data-autofocus': true,
+            onchange: (e) => { touched(); v.yes = e.target.checked; stateText.textContent = v.yes ? 'Yes' : 'No'; },
+          }),
+          h('span', { class: 'switch-track', 'aria-hidden': 'true' }, h('span', { class: 'switch-thumb' })),
+          stateText),
+        h('div', { class: 'other' },
+          h('label', { htmlFor: qid + '-other', class: 'other-label', text: 'Other' }),
+          other));
+    }
+
+    const area = q.type === 'textarea';
+    const field = h(area ? 'textarea' : 'input', {
+      type: area ? null : 'text',
+      rows: area ? 4 : null,
+      class: area ? 'text-area' : 'text-input',
+      id: qid + '-text',
+      placeholder: q.placeholder || (area ? 'Write your answer' : 'Your answer'),
+      'aria-labelledby': qid,
+      'aria-describedby': described,
+      'data-autofocus': true,
+      oninput: (e) => { touched(); v.text = e.target.value; },
+    });
+    field.value = v.text;
+    return h('div', { class: 'controls' }, field);
+  }
+
+  /** Keyboard: Enter continues (Ctrl+Enter in a textarea), digits pick options. */
+  function stepKeys(e, rec, q) {
+    const target = e.target;
+    const tag = target.tagName;
+    if (e.key === 'Enter' && !e.shiftKey && !e.altKey) {
+      if (tag === 'TEXTAREA' && !(e.ctrlKey || e.metaKey)) return;
+      if (tag === 'BUTTON') return; // the button's own action
+      e.preventDefault();
+      next(rec);
+      return;
+    }
+    const typing = tag === 'TEXTAREA' || (tag === 'INPUT' && target.type === 'text');
+    if (!typing && !e.ctrlKey && !e.metaKey && !e.altKey && /^[1-9]$/.test(e.key)) {
+      const inputs = $('panel-body').querySelectorAll('.cards input');
+      const input = inputs[Number(e.key) - 1];
+      if (input && (q.type === 'single' || q.type === 'multi')) {
+        e.preventDefault();
+        input.click();
+        input.focus();
+      }
+    }
+  }
+
+  function go(rec, step) {
+    rec.draft.step = step;
+    rec.draft.error = '';
+    renderPanel({ focus: true, force: true });
+  }
+
+  function next(rec) {
+    if (rec.submitting) return;
+    const steps = openQuestions(rec);
+    const q = steps[rec.draft.step];
+    if (!q) return;
+    const result = collect(rec, q);
+    if (result.error) return showError(rec, result.error);
+    if (rec.draft.step < steps.length - 1) go(rec, rec.draft.step + 1);
+    else submit(rec);
+  }
+
+  function skipQuestion(rec, q) {
+    const v = valueOf(rec, q);
+    v.skipped = true;
+    rec.draft.dirty = true;
+    const steps = openQuestions(rec);
+    if (rec.draft.step < steps.length - 1) go(rec, rec.draft.step + 1);
+    else submit(rec);
+  }
+
+  function showError(rec, message) {
+    rec.draft.error = message;
+    renderPanel({ focus: true });
+  }
+
+  async function submit(rec) {
+    const steps = openQuestions(rec);
+    const answers = {};
+    for (let i = 0; i < steps.length; i += 1) {
+      const result = collect(rec, steps[i]);
+      if (result.error) {
+        rec.draft.step = i;
+        return showError(rec, result.error);
+      }
+      answers[steps[i].id] = result.answer;
+    }
+    await send(rec, { answers });
+  }
+
+  function skipAll(rec) {
+    send(rec, { text: 'skip' });
+  }
+
+  /** Posts a reply and applies the result. */
+  async function send(rec, body) {
+    if (rec.submitting || rec.ended) return;
+    rec.submitting = true;
+    rec.draft.error = '';
+    renderPanel();
+    const res = await api(askPath(rec.id) + '/reply', { method: 'POST', body });
+    rec.submitting = false;
+    const late = rec.endedWhileSubmitting;
+    rec.endedWhileSubmitting = null;
+    const data = res.data || {};
+    if (res.ok) {
+      // `answered`, or `ended` (this reply ended it, e.g. a skip): done here.
+      const ask = data.ask || {};
+      if (ask.status && ask.status !== 'pending') {
+        endAsk(rec, ask, { here: true });
+      } else if (late) {
+        endAsk(rec, late, { here: true });
+      } else {
+        // Accepted: some questions are still open, maybe with a question back.
+        if (ask.id) rec.data = Object.assign({}, rec.data, ask);
+        if (Array.isArray(data.still_open)) rec.data.open = data.still_open.map((s) => (typeof s === 'string' ? s : s && s.id)).filter(Boolean);
+        const clarify = (Array.isArray(data.clarify) ? data.clarify : []).map((c) => clarifyText(rec, c)).filter(Boolean);
+        rec.draft.step = 0;
+        rec.draft.error = clarify.join(' ');
+        if ('text' in body) {
+          note(clarify.length ? clarify.join('\n') : 'Got it. Still open: ' + openQuestions(rec).map((q) => q.header || q.id).join(', ') + '.', 'info');
+        }
+        renderEntry(rec);
+        renderPanel({ focus: true, force: true });
+      }
+      return;
+    }
+    const code = data.error && data.error.code;
+    if (res.status === 409 || code === 'already_answered') {
+      if (late) return endAsk(rec, late, { here: false });
+      const fresh = await api(askPath(rec.id));
+      if (fresh.ok && fresh.data && fresh.data.status !== 'pending') return endAsk(rec, fresh.data, { here: false });
+      rec.draft.error = 'This question was already answered.';
+      renderPanel({ force: true });
+      return;
+    }
+    if (late) return endAsk(rec, late, { here: false });
+    rec.draft.error = errorMessage(res);
+    if ('text' in body) note(rec.draft.error, 'error');
+    renderPanel({ focus: true, force: true });
+  }
+
+  /** A clarifying question from the server, as one sentence. */
+  function clarifyText(rec, item) {
+    if (typeof item === 'string') return item;
+    if (!item || typeof item !== 'object') return '';
+    const text = item.message || item.text || item.prompt;
+    if (text) return String(text);
+    const q = questions(rec).find((x) => x.id === (item.id || item.question));
+    const candidates = Array.isArray(item.candidates) ? item.candidates.map(displayLabel) : [];
+    const header = q ? (q.header || q.id) : (item.id || 'Question');
+    return candidates.length ? header + ': did you mean ' + candidates.join(' or ') + '?' : header + ': please answer again.';
+  }
+
+  // ---------------------------------------------------------- composer
+
+  function updateComposer(pending) {
+    const list = pending || pendingRecs();
+    const current = list.find((r) => r.id === S.currentId) || list[0];
+    const enabled = Boolean(current);
+    els.input.disabled = !enabled;
+    els.send.disabled = !enabled;
+    els.input.placeholder = enabled
+      ? (openQuestions(current).length > 1 ? 'Or type a reply, e.g. Q1: 2' : 'Or type a reply')
+      : 'No questions waiting';
+    els.input.setAttribute('aria-label', enabled ? 'Reply to “' + titleOf(current) + '”' : 'Reply');
+  }
+
+  function growComposer() {
+    els.input.style.height = 'auto';
+    els.input.style.height = Math.min(els.input.scrollHeight, 160) + 'px';
+  }
+
+  async function sendComposer() {
+    const text = els.input.value.trim();
+    const rec = S.currentId && S.asks.get(S.currentId);
+    if (!text || !rec || rec.ended || rec.submitting) return;
+    place(h('article', { class: 'entry me' }, h('div', { class: 'bubble' }, h('div', { class: 'summary', text }))), Date.now());
+    els.input.value = '';
+    growComposer();
+    await send(rec, { text });
+  }
+
+  // -------------------------------------------------------------- start
+
+  function start() {
+    readHash();
+    els.composer.addEventListener('submit', (e) => { e.preventDefault(); sendComposer(); });
+    els.input.addEventListener('input', growComposer);
+    els.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        sendComposer();
+      }
+    });
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && !els.panel.hidden && !S.collapsed) {
+        e.preventDefault();
+        setCollapsed(true);
+      }
+    });
+    window.addEventListener('hashchange', () => {
+      const session = S.session;
+      readHash();
+      if (S.session !== session) location.reload();
+    });
+    window.addEventListener('online', () => { if (!stream.controller) connect(); });
+    setInterval(() => {
+      const node = $('panel-expires');
+      const rec = S.currentId && S.asks.get(S.currentId);
+      if (node && rec) node.textContent = remaining(rec.data.expiresAt);
+    }, 15000);
+    connect();
+  }
+
+  start();
+})();

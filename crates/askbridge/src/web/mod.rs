@@ -1,0 +1,386 @@
+//! The built-in web channel: the page at `/`, its static assets, and the
+//! live event stream at `/v1/events` the page listens to.
+//!
+//! The page is plain HTML, CSS and JavaScript embedded in the binary
+//! (`assets/`, no build step, no external fonts or CDNs). It reads pending
+//! asks from `GET /v1/asks?status=pending&channel=web` and answers through
+//! `POST /v1/asks/{id}/reply` — the same path as every other client — so
+//! this module adds only what the HTTP API does not have: the page itself
+//! and a Server-Sent Events stream of the bridge's events for asks posted
+//! to `web`.
+//!
+//! The event stream speaks these events, each `data:` a JSON object:
+//!
+//! - `ready` (`{}`): the subscription is live; fetch the pending list now
+//!   (events after this one are not missed).
+//! - `created`, `updated`, `ended`: the ask as the HTTP API returns it
+//!   ([`AskResponse`]; pending: `id`, `status`, `ask`, `to`, `createdAt`,
+//!   `expiresAt`, `answered`, `open`; ended: the SPEC §3 outcome fields
+//!   plus `ask`, `to`, `createdAt`).
+//! - `resync` (`{"missed": n}`): this subscriber fell behind and missed
+//!   events; fetch the pending list again.
+//!
+//! plus a keep-alive comment every 15 seconds.
+//!
+//! The web channel itself ([`WebChannel`]) posts nothing: the page listens
+//! to the events, so delivering, updating and ending are no-ops.
+//!
+//! This module does not authenticate: the daemon's bearer-token layer
+//! covers `/v1/events` like every other `/v1` route. The page sends the
+//! token (from `#token=…` in its URL) as an `Authorization` header, which
+//! is why it reads the stream with `fetch` rather than `EventSource`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askbridge_core::model::ChannelKind;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures_util::{Stream, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+
+use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
+use crate::bridge::{AskView, Bridge, BridgeEvent};
+use crate::wire::api::AskResponse;
+
+/// The page.
+const INDEX_HTML: &str = include_str!("assets/index.html");
+/// The page's script.
+const APP_JS: &str = include_str!("assets/app.js");
+/// The page's styles.
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// Content-Security-Policy of the page: everything from this origin, no
+/// inline script, no third party.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+                   img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+                   form-action 'none'; frame-ancestors 'none'";
+
+/// How often an idle event stream sends a keep-alive comment.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The page, its assets and its event stream, merged into the daemon's
+/// router at the root.
+///
+/// Routes: `GET /`, `GET /assets/app.js`, `GET /assets/app.css`,
+/// `GET /v1/events`.
+pub fn router(bridge: Bridge) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/app.css", get(app_css))
+        .route("/v1/events", get(events))
+        .with_state(bridge)
+}
+
+/// The web channel for [`Bridge::add_channel`](crate::bridge::Bridge::add_channel).
+pub fn channel() -> Arc<dyn Channel> {
+    Arc::new(WebChannel)
+}
+
+/// The channel for asks posted to `web`: the page follows `/v1/events`, so
+/// there is nothing to post, edit or close.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebChannel;
+
+impl Channel for WebChannel {
+    fn kind(&self) -> ChannelKind {
+        ChannelKind::Web
+    }
+
+    fn deliver<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn update<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn end<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A static asset with its content type; revalidated on every load so a
+/// new binary's page is picked up at once.
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET /`: the page.
+async fn index() -> Response {
+    let mut response = asset("text/html; charset=utf-8", INDEX_HTML);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// `GET /assets/app.js`.
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// `GET /assets/app.css`.
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+/// `GET /v1/events`: Server-Sent Events for asks posted to `web`.
+///
+/// The subscription is taken before the response starts, so a client that
+/// has the response headers (or the `ready` event) misses nothing after it.
+async fn events(State(bridge): State<Bridge>) -> Response {
+    let stream = event_stream(bridge.subscribe());
+    let sse = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
+    (
+        [
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (
+                header::HeaderName::from_static("x-accel-buffering"),
+                HeaderValue::from_static("no"),
+            ),
+        ],
+        sse,
+    )
+        .into_response()
+}
+
+/// The SSE events for one subscriber: `ready`, then one event per bridge
+/// event about a web ask, `resync` after missed events.
+fn event_stream(
+    receiver: broadcast::Receiver<BridgeEvent>,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+    let ready = futures_util::stream::once(async {
+        WebEvent {
+            name: "ready",
+            data: json!({}),
+        }
+    });
+    let rest = BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item) });
+    ready.chain(rest).map(|event| Ok(event.into_sse()))
+}
+
+/// One event for the page, before it is written as SSE.
+#[derive(Debug, Clone, PartialEq)]
+struct WebEvent {
+    /// The SSE `event:` name.
+    name: &'static str,
+    /// The SSE `data:` JSON.
+    data: Value,
+}
+
+impl WebEvent {
+    fn into_sse(self) -> Event {
+        Event::default()
+            .event(self.name)
+            .data(self.data.to_string())
+    }
+}
+
+/// The page's event for one bridge event: `None` for asks not posted to
+/// `web`; `resync` when the subscriber lagged.
+fn web_event(item: Result<BridgeEvent, BroadcastStreamRecvError>) -> Option<WebEvent> {
+    let (name, view) = match item {
+        Ok(BridgeEvent::Created(view)) => ("created", view),
+        Ok(BridgeEvent::Updated(view)) => ("updated", view),
+        Ok(BridgeEvent::Ended(view)) => ("ended", view),
+        Err(BroadcastStreamRecvError::Lagged(missed)) => {
+            tracing::debug!(
+                missed,
+                "web event subscriber lagged; asking the page to resync"
+            );
+            return Some(WebEvent {
+                name: "resync",
+                data: json!({ "missed": missed }),
+            });
+        }
+    };
+    if view.target.place.channel() != ChannelKind::Web {
+        return None;
+    }
+    Some(WebEvent {
+        name,
+        data: ask_json(&view),
+    })
+}
+
+/// An ask as the page needs it: the HTTP API's [`AskResponse`], so the
+/// page reads events and API answers alike.
+fn ask_json(view: &AskView) -> Value {
+    // AskResponse is strings, lists and maps: serialising cannot fail.
+    serde_json::to_value(AskResponse::from(view)).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use askbridge_core::lifecycle::{Answer, State as AskState, Timestamp};
+    use askbridge_core::model::Target;
+    use askbridge_core::normalize::normalize_json;
+    use askbridge_core::outcome::Via;
+
+    use super::*;
+
+    fn view(to: &str, answers: Vec<Option<Answer>>) -> Arc<AskView> {
+        let ask = normalize_json(&json!({
+            "title": "Release 2.4",
+            "questions": [
+                {"id": "deploy", "header": "Deploy", "question": "Where?", "options": ["Staging (Recommended)", "Production"]},
+                {"id": "notify", "header": "Notify", "question": "Who?", "type": "text"}
+            ]
+        }))
+        .expect("valid ask")
+        .ask;
+        Arc::new(AskView {
+            id: "ask_1".into(),
+            ask,
+            target: Target::parse(to).expect("valid target"),
+            created_at: Timestamp::from_secs(1_800_000_000),
+            deadline: Timestamp::from_secs(1_800_000_900),
+            state: AskState::Pending,
+            answers,
+            outcome: None,
+        })
+    }
+
+    #[test]
+    fn web_event_for_a_pending_web_ask() {
+        let answer = Answer {
+            options: vec![0],
+            text: None,
+            via: Via::Web,
+        };
+        let event = web_event(Ok(BridgeEvent::Updated(view(
+            "web",
+            vec![Some(answer), None],
+        ))));
+        let event = event.expect("web asks are sent");
+        assert_eq!(event.name, "updated");
+        assert_eq!(
+            event.data,
+            json!({
+                "id": "ask_1",
+                "status": "pending",
+                "answered": ["deploy"],
+                "open": ["notify"],
+                "ask": {
+                    "title": "Release 2.4",
+                    "questions": [
+                        {"id": "deploy", "header": "Deploy", "question": "Where?", "type": "single",
+                         "options": [{"label": "Staging (Recommended)", "recommended": true}, {"label": "Production"}]},
+                        {"id": "notify", "header": "Notify", "question": "Who?", "type": "text"}
+                    ],
+                    "timeoutSeconds": 900
+                },
+                "to": "web",
+                "createdAt": "2027-01-15T08:00:00Z",
+                "expiresAt": "2027-01-15T08:15:00Z"
+            })
+        );
+    }
+
+    #[test]
+    fn web_event_skips_asks_for_other_channels() {
+        let created = web_event(Ok(BridgeEvent::Created(view(
+            "telegram:42",
+            vec![None, None],
+        ))));
+        assert_eq!(created, None);
+        let created = web_event(Ok(BridgeEvent::Created(view(
+            "web:alice",
+            vec![None, None],
+        ))));
+        assert_eq!(
+            created.map(|e| (e.name, e.data["to"].clone())),
+            Some(("created", json!("web:alice")))
+        );
+    }
+
+    #[test]
+    fn web_event_resync_when_lagging() {
+        let event = web_event(Err(BroadcastStreamRecvError::Lagged(3)));
+        assert_eq!(
+            event,
+            Some(WebEvent {
+                name: "resync",
+                data: json!({"missed": 3})
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn web_events_resync_after_a_lag() {
+        let (sender, receiver) = broadcast::channel(1);
+        let stream =
+            BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item) });
+        for to in ["web", "telegram:1", "web"] {
+            sender
+                .send(BridgeEvent::Created(view(to, vec![None, None])))
+                .expect("a receiver exists");
+        }
+        drop(sender);
+        let names: Vec<&str> = stream.map(|e| e.name).collect().await;
+        assert_eq!(names, ["resync", "created"]);
+    }
+
+    #[tokio::test]
+    async fn web_channel_is_a_no_op() {
+        let channel = channel();
+        assert_eq!(channel.kind(), ChannelKind::Web);
+        let ask = view("web", vec![None, None]);
+        assert!(channel.deliver(&ask).await.is_ok());
+        assert!(channel.update(&ask).await.is_ok());
+        assert!(channel.end(&ask).await.is_ok());
+    }
+
+    #[test]
+    fn page_links_only_its_own_assets() {
+        assert!(INDEX_HTML.contains("/assets/app.js"));
+        assert!(INDEX_HTML.contains("/assets/app.css"));
+        for text in [INDEX_HTML, APP_JS, APP_CSS] {
+            for external in [
+                "src=\"http",
+                "href=\"http",
+                "url(http",
+                "@import",
+                "fetch(\"http",
+                "//cdn",
+            ] {
+                assert!(
+                    !text.contains(external),
+                    "no external resources: {external}"
+                );
+            }
+        }
+        assert!(
+            !APP_JS.contains("innerHTML"),
+            "DOM is built with textContent"
+        );
+    }
+}

@@ -1,0 +1,427 @@
+//! The built-in web channel end to end: the real daemon (`askbridge serve`),
+//! its page and event stream over HTTP, and the page answering asks in a
+//! real browser — Debian's Chromium driven by Python Playwright
+//! (`tests/web/answer_ask.py`).
+//!
+//! The browser tests need `/usr/bin/chromium` and a Python with Playwright
+//! (`ASKBRIDGE_TEST_PYTHON`, else `$HOME/.cache/askbridge/venv/bin/python`;
+//! `.ci/run` installs both). They fail, never skip, when either is missing;
+//! Playwright is never allowed to download a browser.
+//!
+//! Nothing here sleeps: every wait is for an event (a line on stdout, an SSE
+//! event, an HTTP response, the browser script exiting), bounded by a
+//! timeout so a broken build fails instead of hanging.
+
+mod daemon;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use daemon::Daemon;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use serde_json::{Value, json};
+use tokio::process::Command;
+use tokio::time::timeout;
+
+/// The API token of the test that runs the page with one.
+const TOKEN: &str = "web-test-token";
+/// Longest wait for anything the daemon does.
+const STEP: Duration = Duration::from_secs(30);
+/// Longest a browser script may run.
+const BROWSER: Duration = Duration::from_secs(120);
+/// Debian's Chromium.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Reads Server-Sent Events from a streaming response.
+struct EventReader {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+impl EventReader {
+    async fn open(client: &reqwest::Client, url: &str) -> EventReader {
+        let response = timeout(
+            STEP,
+            client.get(url).header("accept", "text/event-stream").send(),
+        )
+        .await
+        .expect("the event stream answers within 30 s")
+        .expect("GET /v1/events");
+        assert_eq!(response.status(), 200, "GET /v1/events");
+        let content_type = header(&response, CONTENT_TYPE);
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "content type {content_type}"
+        );
+        EventReader {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next event's name and JSON data; keep-alive comments skipped.
+    async fn next(&mut self) -> (String, Value) {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let block = String::from_utf8(block).expect("events are UTF-8");
+                let mut name = "message".to_owned();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(value) = line.strip_prefix("event:") {
+                        name = value.trim().to_owned();
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.strip_prefix(' ').unwrap_or(value));
+                    }
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                let data = serde_json::from_str(&data)
+                    .unwrap_or_else(|e| panic!("event data is JSON ({e}): {data}"));
+                return (name, data);
+            }
+            let chunk = timeout(STEP, self.response.chunk())
+                .await
+                .expect("an event within 30 s")
+                .expect("read the event stream")
+                .expect("the event stream stays open");
+            self.buffer.extend_from_slice(&chunk);
+        }
+    }
+
+    /// Skips events until one named `name` about ask `id`.
+    async fn until(&mut self, name: &str, id: &str) -> Value {
+        loop {
+            let (event, data) = self.next().await;
+            if event == name && data["id"] == id {
+                return data;
+            }
+        }
+    }
+}
+
+fn header(response: &reqwest::Response, name: reqwest::header::HeaderName) -> String {
+    response
+        .headers()
+        .get(&name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `POST /v1/asks` without waiting; the new ask's id.
+async fn create_ask(client: &reqwest::Client, daemon: &Daemon, ask: &Value) -> String {
+    let response = client
+        .post(daemon.url("/v1/asks"))
+        .json(ask)
+        .send()
+        .await
+        .expect("POST /v1/asks");
+    let status = response.status();
+    let body: Value = response.json().await.expect("POST /v1/asks answers JSON");
+    assert_eq!(status, 201, "POST /v1/asks: {body}");
+    body["id"]
+        .as_str()
+        .expect("the new ask has an id")
+        .to_owned()
+}
+
+/// The Python that has Playwright, or a clear failure saying how to get it.
+fn python() -> PathBuf {
+    let python = std::env::var_os("ASKBRIDGE_TEST_PYTHON").map_or_else(
+        || {
+            let home =
+                std::env::var_os("HOME").expect("HOME is set (or set ASKBRIDGE_TEST_PYTHON)");
+            Path::new(&home).join(".cache/askbridge/venv/bin/python")
+        },
+        PathBuf::from,
+    );
+    assert!(
+        python.exists(),
+        "no Python at {}: run .ci/run, or create a venv with `pip install playwright` and set ASKBRIDGE_TEST_PYTHON",
+        python.display()
+    );
+    let check = std::process::Command::new(&python)
+        .args(["-c", "import playwright.sync_api"])
+        .output()
+        .expect("run the test Python");
+    assert!(
+        check.status.success(),
+        "{} cannot import Playwright (`pip install playwright`; no browser download is needed): {}",
+        python.display(),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does)"
+    );
+    python
+}
+
+/// Where screenshots go: `target/test-artifacts/`.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target tmp dir has a parent")
+        .join("test-artifacts");
+    std::fs::create_dir_all(&dir).expect("create target/test-artifacts");
+    dir
+}
+
+/// Runs one scenario of `tests/web/answer_ask.py` against the daemon's page
+/// (opened with `#token=…` when the daemon has a token).
+async fn browser(python: &Path, daemon: &Daemon, scenario: &str, screenshot: &Path) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/answer_ask.py");
+    let url = match daemon.token() {
+        Some(token) => daemon.url(&format!("/#token={token}")),
+        None => daemon.url("/"),
+    };
+    let run = Command::new(python)
+        .arg(&script)
+        .args([
+            "--url",
+            &url,
+            "--chromium",
+            CHROMIUM,
+            "--scenario",
+            scenario,
+            "--screenshot",
+        ])
+        .arg(screenshot)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = timeout(BROWSER, run)
+        .await
+        .unwrap_or_else(|_| panic!("the browser scenario {scenario} finishes within {BROWSER:?}"))
+        .expect("run the browser script");
+    assert!(
+        output.status.success(),
+        "browser scenario {scenario} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Creates `ask` with `POST /v1/asks?wait=60` in the background, lets the
+/// browser answer it, and returns what the waiting agent got.
+async fn ask_through_the_browser(
+    daemon: &Daemon,
+    ask: Value,
+    scenario: &str,
+    screenshot: &str,
+) -> Value {
+    let python = python();
+    let client = daemon::client();
+    let agent = tokio::spawn({
+        let url = daemon.url("/v1/asks?wait=60");
+        let token = daemon.token().map(|t| format!("Bearer {t}"));
+        async move {
+            let mut request = client.post(url).json(&ask);
+            if let Some(token) = token {
+                request = request.header(AUTHORIZATION, token);
+            }
+            let response = request.send().await.expect("POST /v1/asks?wait=60");
+            let status = response.status();
+            let body: Value = response
+                .json()
+                .await
+                .expect("the waiting POST answers JSON");
+            (status, body)
+        }
+    });
+    browser(&python, daemon, scenario, &artifacts().join(screenshot)).await;
+    let (status, body) = timeout(STEP, agent)
+        .await
+        .expect("the waiting agent is answered within 30 s of the browser finishing")
+        .expect("the agent task");
+    assert!(
+        status.is_success(),
+        "POST /v1/asks?wait=60: {status} {body}"
+    );
+    body
+}
+
+#[tokio::test]
+async fn web_page_and_assets_are_served() {
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    for (path, content_type, marker) in [
+        (
+            "/",
+            "text/html; charset=utf-8",
+            "<script src=\"/assets/app.js\"",
+        ),
+        (
+            "/assets/app.js",
+            "text/javascript; charset=utf-8",
+            "/v1/events",
+        ),
+        (
+            "/assets/app.css",
+            "text/css; charset=utf-8",
+            "prefers-color-scheme",
+        ),
+    ] {
+        let response = client.get(daemon.url(path)).send().await.expect("GET");
+        assert_eq!(response.status(), 200, "GET {path}");
+        assert_eq!(header(&response, CONTENT_TYPE), content_type, "GET {path}");
+        if path == "/" {
+            let csp = header(&response, reqwest::header::CONTENT_SECURITY_POLICY);
+            assert!(csp.contains("script-src 'self'"), "CSP {csp}");
+        }
+        let body = response.text().await.expect("body");
+        assert!(body.contains(marker), "GET {path} contains {marker}");
+    }
+}
+
+/// `POST /v1/asks/{id}/reply` with structured answers.
+async fn reply(client: &reqwest::Client, daemon: &Daemon, id: &str, answers: Value) {
+    let response = client
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .json(&json!({ "answers": answers }))
+        .send()
+        .await
+        .expect("POST reply");
+    assert_eq!(response.status(), 200, "POST /v1/asks/{id}/reply");
+}
+
+#[tokio::test]
+async fn web_events_stream_created_updated_and_ended_for_web_asks() {
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    let mut events = EventReader::open(&client, &daemon.url("/v1/events")).await;
+    let (name, _) = events.next().await;
+    assert_eq!(name, "ready", "the stream starts with `ready`");
+
+    let id = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web", "title": "Lunch", "questions": [
+            {"id": "food", "header": "Food", "question": "What for lunch?", "options": ["Soup (Recommended)", "Salad"]},
+            {"id": "drink", "header": "Drink", "question": "And to drink?", "type": "text"}
+        ]}),
+    )
+    .await;
+    let created = events.until("created", &id).await;
+    assert_eq!(created["status"], "pending");
+    assert_eq!(created["to"], "web");
+    assert_eq!(created["open"], json!(["food", "drink"]));
+    assert_eq!(
+        created["ask"]["questions"][0]["options"][0]["label"],
+        "Soup (Recommended)"
+    );
+
+    reply(&client, &daemon, &id, json!({"food": ["Salad"]})).await;
+    let updated = events.until("updated", &id).await;
+    assert_eq!(updated["answered"], json!(["food"]));
+    assert_eq!(updated["open"], json!(["drink"]));
+
+    reply(&client, &daemon, &id, json!({"drink": ["Water"]})).await;
+    let ended = events.until("ended", &id).await;
+    assert_eq!(ended["status"], "answered");
+    assert_eq!(
+        ended["answers"],
+        json!({"food": ["Salad"], "drink": ["Water"]})
+    );
+}
+
+#[tokio::test]
+async fn web_page_answers_a_two_question_ask_in_chromium() {
+    let outcome = ask_through_the_browser(
+        &Daemon::start(),
+        json!({"to": "web", "title": "Release 2.4", "questions": [
+            {"id": "deploy_target", "header": "Deploy", "question": "Where should I deploy the build?", "options": [
+                {"label": "Staging (Recommended)", "description": "safe, reversible"},
+                {"label": "Production", "description": "customers see it at once"}
+            ]},
+            {"id": "notify", "header": "Notify", "question": "Who should be told?", "options": [
+                {"label": "Team channel"}, {"label": "On-call"}
+            ]}
+        ]}),
+        "two-questions",
+        "web-answered.png",
+    )
+    .await;
+    assert_eq!(outcome["status"], "answered", "{outcome}");
+    assert_eq!(
+        outcome["answers"],
+        json!({"deploy_target": ["Staging (Recommended)"], "notify": ["Tell Alice in person"]}),
+        "{outcome}"
+    );
+}
+
+#[tokio::test]
+async fn web_page_answers_every_question_type_in_chromium() {
+    let outcome = ask_through_the_browser(
+        &Daemon::start(),
+        json!({"to": "web", "title": "Set-up", "questions": [
+            {"id": "channels", "header": "Channels", "question": "Where should alerts go?", "multiSelect": true, "options": [
+                {"label": "Email"}, {"label": "Pager", "recommended": true}, {"label": "Chat"}
+            ]},
+            {"id": "backup", "header": "Backup", "question": "Keep nightly backups?", "type": "confirm"},
+            {"id": "nickname", "header": "Nickname", "question": "A name for the server?", "type": "text", "required": false, "placeholder": "e.g. atlas"},
+            {"id": "notes", "header": "Notes", "question": "Anything else?", "type": "textarea", "placeholder": "Free text"}
+        ]}),
+        "all-types",
+        "web-all-types.png",
+    )
+    .await;
+    assert_eq!(outcome["status"], "answered", "{outcome}");
+    assert_eq!(
+        outcome["answers"],
+        json!({
+            "channels": ["Email", "Chat"],
+            "backup": ["yes"],
+            "nickname": [],
+            "notes": ["first line\nsecond line"]
+        }),
+        "{outcome}"
+    );
+}
+
+#[tokio::test]
+async fn web_events_need_the_token_when_one_is_set() {
+    let daemon = Daemon::builder().token(TOKEN).start();
+    let client = daemon::client();
+    let page = client.get(daemon.url("/")).send().await.expect("GET /");
+    assert_eq!(page.status(), 200, "the page itself needs no token");
+    let refused = client
+        .get(daemon.url("/v1/events"))
+        .send()
+        .await
+        .expect("GET /v1/events");
+    assert_eq!(refused.status(), 401);
+    let response = timeout(
+        STEP,
+        client
+            .get(daemon.url("/v1/events"))
+            .header(AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .send(),
+    )
+    .await
+    .expect("the event stream answers within 30 s")
+    .expect("GET /v1/events with the token");
+    assert_eq!(response.status(), 200);
+}
+
+/// Skip all, on a daemon with an API token: the page takes the token from
+/// `#token=…` and sends it with every request and the event stream.
+#[tokio::test]
+async fn web_page_skip_all_skips_the_ask_in_chromium() {
+    let outcome = ask_through_the_browser(
+        &Daemon::builder().token(TOKEN).start(),
+        json!({"to": "web", "questions": [
+            {"id": "color", "header": "Color", "question": "Which colour?", "options": ["Red", "Blue"]}
+        ]}),
+        "skip-all",
+        "web-skipped.png",
+    )
+    .await;
+    assert_eq!(outcome["status"], "no_answer", "{outcome}");
+    assert_eq!(outcome["reason"], "skipped", "{outcome}");
+}

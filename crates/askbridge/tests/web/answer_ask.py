@@ -1,0 +1,234 @@
+"""Answers an ask on askbridge's web page in a real browser.
+
+Run by crates/askbridge/tests/web.rs: the Rust test creates the ask (and
+waits for its outcome through the HTTP API); this script only opens the
+page and clicks and types like a person would, checking what the page shows
+on the way. It uses Debian's Chromium through Playwright and never
+downloads a browser.
+
+Scenarios:
+  two-questions  Release 2.4: pick the recommended option card, press Enter,
+                 type an "Other" answer, submit; a second tab sees the ask
+                 answered elsewhere. Screenshot of the answered page.
+  all-types      checkboxes, a confirm switch, "Skip question" on an
+                 optional text question, a textarea sent with Ctrl+Enter.
+  skip-all       "Skip all" skips the whole ask.
+
+Exit status 0 when every check passed; otherwise 1 with the reason on
+stderr (and a screenshot named *-failure.png next to the requested one).
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from playwright.sync_api import Page, expect, sync_playwright
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 30_000
+
+
+NETWORK = []
+"""Every response the pages got, printed when a scenario fails."""
+
+
+class Problems:
+    """Console errors and uncaught exceptions seen on a page."""
+
+    def __init__(self, page: Page, name: str):
+        self.items = []
+        page.on("response", lambda r: NETWORK.append(f"{name}: {r.status} {r.request.method} {r.url}"))
+        page.on("pageerror", lambda error: self.items.append(f"{name}: uncaught {error}"))
+        page.on(
+            "console",
+            lambda message: self.items.append(f"{name}: console.{message.type}: {message.text}")
+            if message.type == "error"
+            else None,
+        )
+
+    def check(self):
+        if self.items:
+            raise AssertionError("the page reported errors:\n" + "\n".join(self.items))
+
+
+def open_page(context, url: str, name: str):
+    page = context.new_page()
+    problems = Problems(page, name)
+    page.goto(url)
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    return page, problems
+
+
+def panel(page: Page):
+    return page.locator("#panel")
+
+
+def two_questions(context, url: str, screenshot: Path):
+    page, problems = open_page(context, url, "tab 1")
+    other_tab, other_problems = open_page(context, url, "tab 2")
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Release 2.4")).to_be_visible()
+    expect(box.locator(".step-count")).to_have_text("1/2")
+    expect(box.locator(".question")).to_have_text("Where should I deploy the build?")
+
+    # One marker for the recommended option, and its label shown without "(Recommended)".
+    expect(box.locator(".badge")).to_have_count(1)
+    expect(box.locator(".badge")).to_have_text("Recommended")
+    expect(box.locator(".badge .icon-star")).to_have_count(1)
+    expect(box.locator(".card-label").first).to_have_text("Staging")
+    if "(Recommended)" in box.inner_text():
+        raise AssertionError("the panel shows a doubled (Recommended) marker")
+    expect(box.get_by_text("safe, reversible")).to_be_visible()
+
+    # Esc collapses the panel; the toggle expands it again.
+    page.keyboard.press("Escape")
+    expect(box.locator("#panel-body")).to_have_count(0)
+    box.get_by_role("button", name="Expand the question").click()
+    expect(box.locator("#panel-body")).to_be_visible()
+
+    # Question 1: click the option card, then Enter for Next.
+    box.locator("label.card", has_text="Staging").click()
+    expect(box.get_by_role("radio", name=re.compile("^Staging"))).to_be_checked()
+    page.screenshot(path=str(screenshot.with_name("web-question.png")))
+    page.keyboard.press("Enter")
+
+    # Question 2: the person's own words in "Other".
+    expect(box.locator(".step-count")).to_have_text("2/2")
+    expect(box.locator(".question")).to_have_text("Who should be told?")
+    box.get_by_label("Other").fill("Tell Alice in person")
+    expect(box.get_by_role("radio", checked=True)).to_have_count(0)
+    box.get_by_role("button", name="Back").click()
+    expect(box.get_by_role("radio", name=re.compile("^Staging"))).to_be_checked()
+    box.get_by_role("button", name="Next").click()
+    expect(box.get_by_label("Other")).to_have_value("Tell Alice in person")
+    box.get_by_role("button", name="Submit").click()
+
+    # The summary stays in the timeline; the panel is gone; the composer rests.
+    reply = page.locator(".entry.reply")
+    expect(reply.locator(".summary")).to_contain_text("Tell Alice in person")
+    expect(reply.locator(".status")).to_contain_text("Answered")
+    expect(box).to_be_hidden()
+    expect(page.locator("#composer-input")).to_be_disabled()
+
+    # The other tab heard about it and says so.
+    expect(panel(other_tab)).to_be_hidden()
+    expect(other_tab.locator(".entry.reply .status")).to_contain_text("Answered elsewhere")
+    expect(other_tab.locator("#notice")).to_contain_text("answered elsewhere")
+
+    page.screenshot(path=str(screenshot))
+    other_tab.screenshot(path=str(screenshot.with_name("web-elsewhere.png")))
+
+    # A reload keeps the conversation: ended asks come back as history.
+    other_tab.reload()
+    expect(other_tab.locator(".entry.reply .summary")).to_contain_text("Tell Alice in person")
+    expect(panel(other_tab)).to_be_hidden()
+    problems.check()
+    other_problems.check()
+
+
+def all_types(context, url: str, screenshot: Path):
+    page, problems = open_page(context, url, "tab")
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Set-up")).to_be_visible()
+
+    # 1/4 multi: checkboxes, one recommended.
+    expect(box.locator(".step-count")).to_have_text("1/4")
+    expect(box.get_by_role("checkbox")).to_have_count(3)
+    expect(box.locator(".badge")).to_have_count(1)
+    box.get_by_role("checkbox", name=re.compile("^Email")).check()
+    box.get_by_role("checkbox", name=re.compile("^Chat")).check()
+    box.get_by_role("button", name="Next").click()
+
+    # 2/4 confirm: a switch, off (No) until turned on.
+    expect(box.locator(".step-count")).to_have_text("2/4")
+    switch = box.get_by_role("switch")
+    expect(switch).not_to_be_checked()
+    expect(box.locator(".switch-state")).to_have_text("No")
+    box.locator(".switch-row").click()
+    expect(switch).to_be_checked()
+    expect(box.locator(".switch-state")).to_have_text("Yes")
+    box.get_by_role("button", name="Next").click()
+
+    # 3/4 optional text: placeholder shown, skipped.
+    expect(box.locator(".step-count")).to_have_text("3/4")
+    expect(box.get_by_role("textbox")).to_have_attribute("placeholder", "e.g. atlas")
+    box.get_by_role("button", name="Skip question").click()
+
+    # 4/4 textarea: Enter makes a new line, Ctrl+Enter submits.
+    expect(box.locator(".step-count")).to_have_text("4/4")
+    area = box.locator("textarea")
+    expect(area).to_have_attribute("placeholder", "Free text")
+    area.click()
+    page.keyboard.type("first line")
+    page.keyboard.press("Enter")
+    page.keyboard.type("second line")
+    page.screenshot(path=str(screenshot.with_name("web-textarea.png")))
+    page.keyboard.press("Control+Enter")
+
+    expect(page.locator(".entry.reply .status")).to_contain_text("Answered")
+    expect(box).to_be_hidden()
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
+def skip_all(context, url: str, screenshot: Path):
+    page, problems = open_page(context, url, "tab")
+    box = panel(page)
+    expect(box.locator(".question")).to_have_text("Which colour?")
+    expect(box.locator(".step-count")).to_have_count(0)
+    box.get_by_role("button", name="Skip all").click()
+    expect(page.locator(".entry.reply .status")).to_contain_text("Skipped")
+    expect(box).to_be_hidden()
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
+SCENARIOS = {"two-questions": two_questions, "all-types": all_types, "skip-all": skip_all}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
+    parser.add_argument("--screenshot", type=Path, required=True)
+    args = parser.parse_args()
+    args.screenshot.parent.mkdir(parents=True, exist_ok=True)
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(viewport={"width": 900, "height": 760})
+        context.set_default_timeout(TIMEOUT_MS)
+        try:
+            SCENARIOS[args.scenario](context, args.url, args.screenshot)
+        except Exception as error:  # report, with a picture of every tab
+            for index, page in enumerate(context.pages):
+                try:
+                    failure = args.screenshot.with_name(f"{args.screenshot.stem}-failure-{index}.png")
+                    page.screenshot(path=str(failure))
+                    print(f"failure screenshot: {failure}", file=sys.stderr)
+                except Exception:  # the page may be gone
+                    pass
+            print("network:\n  " + "\n  ".join(NETWORK), file=sys.stderr)
+            print(f"{args.scenario}: {error}", file=sys.stderr)
+            return 1
+        finally:
+            browser.close()
+    print(f"{args.scenario}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
