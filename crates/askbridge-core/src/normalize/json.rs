@@ -1118,8 +1118,9 @@ fn read_bool(map: &Map<String, Value>, base: &str, key: &str, report: &mut Repor
     read
 }
 
-/// "a string", "an array", … for error messages.
-pub(crate) fn kind_of(value: &Value) -> &'static str {
+/// "a string", "an array", … for error messages: the words every JSON
+/// type error uses, in the normaliser and in the HTTP API alike.
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

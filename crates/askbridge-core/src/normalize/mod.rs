@@ -21,6 +21,7 @@ use std::fmt;
 use crate::model::Ask;
 
 pub use agent_choice::visible_text;
+pub use json::kind_of;
 
 /// A normalised ask and the fixes made to reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askbridge_core::lifecycle::{Input, Step};
 use askbridge_core::model::{ChannelKind, Target};
-use askbridge_core::normalize::{Normalized, Problem, normalize_input, normalize_json};
+use askbridge_core::normalize::{Normalized, Problem, kind_of, normalize_input, normalize_json};
 use askbridge_core::outcome::Responder;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -511,17 +511,6 @@ fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
         }
     };
     Ok(responder(id, name))
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
