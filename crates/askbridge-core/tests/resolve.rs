@@ -643,6 +643,32 @@ fn check_ask(reply: &str, open: &[usize], expect: &str) {
 fn multi_question_replies() {
     let all = [0, 1, 2];
     check_ask(
+        "Deploy: staging; Notify: all",
+        &all,
+        "deploy_target=choice Staging (Recommended); notify=choices Team channel|On-call|Nobody",
+    );
+    check_ask(
+        "1: prod 2: nobody",
+        &all,
+        "deploy_target=choice Production; notify=choices Nobody",
+    );
+    check_ask(
+        "deploy_target=2, notify=1",
+        &all,
+        "deploy_target=choice Production; notify=choices Team channel",
+    );
+    check_ask(
+        "deploy_target = 1; notify = 2",
+        &all,
+        "deploy_target=choice Staging (Recommended); notify=choices On-call",
+    );
+    check_ask("Q3: meet at 10:30", &all, "notes=free meet at 10:30");
+    check_ask(
+        "Q3: note: check the logs first",
+        &all,
+        "notes=free note: check the logs first",
+    );
+    check_ask(
         "Q1: 2\nQ2: 1, 3\nQ3: ship it friday",
         &all,
         "deploy_target=choice Production; notify=choices Team channel|Nobody; notes=free ship it friday",

@@ -179,6 +179,18 @@ impl AskMatcher {
                     continue;
                 }
             }
+            // In a keyed line, `2: nobody` or `notify: all` after a space,
+            // `;` or `,` starts the next question's answer.
+            let after_separator = i > 0 && matches!(bytes[i - 1], b' ' | b';' | b',');
+            if !markers.is_empty()
+                && after_separator
+                && bytes[i] != b' '
+                && let Some((question, end)) = self.inline_key(&line[i..])
+            {
+                markers.push((i, i + end, question));
+                i += end;
+                continue;
+            }
             i += 1;
         }
         markers
@@ -192,6 +204,22 @@ impl AskMatcher {
                 (question, answer.trim())
             })
             .collect()
+    }
+
+    /// A key inside a keyed line: a question number, id or header directly
+    /// followed by `:` or `=` and a space.
+    fn inline_key(&self, rest: &str) -> Option<(usize, usize)> {
+        let at = rest.find([':', '=', '：'])?;
+        let key = rest[..at].trim_end();
+        let mut from_separator = rest[at..].chars();
+        let separator = from_separator.next();
+        // "10:30" is a time, not question 10: a colon needs a space after it.
+        let spaced =
+            separator == Some('=') || from_separator.next().is_some_and(char::is_whitespace);
+        if key.is_empty() || key.contains(' ') || !spaced {
+            return None;
+        }
+        self.leading_key(rest)
     }
 
     /// A key at the start of a line: `Q1`, `Question 1`, `1:`, `deploy:`,
