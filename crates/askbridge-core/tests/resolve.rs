@@ -789,6 +789,12 @@ fn everyday_phrasings() {
             ("Go, Rust, Zig", "go", "choice Go"),
             ("Yes, No", "yeah", "choice Yes"),
             ("Yes, No", "nope", "choice No"),
+            ("Yes, No", "nah, not now", "choice No"),
+            ("Yes, No", "definitely not", "choice No"),
+            ("Yes, No", "of course not", "choice No"),
+            ("Yes, No", "yes, definitely", "choice Yes"),
+            ("Yes, No", "sure thing", "choice Yes"),
+            ("Red, Green, Blue", "2 🙏", "choice Green"),
             (
                 "Merge now, Wait for CI, Close the PR",
                 "let's wait",
@@ -867,6 +873,12 @@ fn everyday_phrasings() {
             ("红色, 绿色, 蓝色", "红色和蓝色", "choices 红色|蓝色"),
             ("红色, 绿色, 蓝色", "都要", "choices 红色|绿色|蓝色"),
             ("红色, 绿色, 蓝色", "第一和第三", "choices 红色|蓝色"),
+            (
+                "Team channel, On-call, Nobody",
+                "1 2 and 3",
+                "choices Team channel|On-call|Nobody",
+            ),
+            ("Team channel, On-call, Nobody", "2 🙏", "choices On-call"),
             (
                 "Team channel, On-call, Nobody",
                 "1 และ 3",

@@ -55,7 +55,7 @@ const YES_WORDS: &[&str] = &[
     "yes", "y", "yeah", "yea", "yep", "yup", "ya", "sure", "ok", "okay", "k", "confirm",
     "confirmed", "approve", "approved", "go", "go ahead", "do it", "lgtm", "affirmative",
     "correct", "true", "absolutely", "of course", "definitely", "yes please", "please do",
-    "sounds good", "ship it", "proceed", "agreed", "agree", "👍", "✅", "✔", "☑", "👌", "🆗", "是",
+    "sounds good", "sure thing", "go for it", "yes indeed", "ship it", "proceed", "agreed", "agree", "👍", "✅", "✔", "☑", "👌", "🆗", "是",
     "是的", "好", "好的", "可以", "行", "确认", "对", "同意", "没问题", "嗯", "要", "ใช่", "ได้", "ตกลง", "โอเค",
     "ใช่ครับ", "ใช่ค่ะ", "ได้ครับ", "ได้ค่ะ", "ตกลงครับ", "ตกลงค่ะ", "เอา", "เอาเลย", "ยืนยัน",
     "จัดไป",
@@ -66,7 +66,7 @@ const YES_WORDS: &[&str] = &[
 const NO_WORDS: &[&str] = &[
     "no", "n", "nope", "nah", "no thanks", "no thank you", "dont", "dont", "do not", "false",
     "negative", "reject", "rejected", "deny", "denied", "decline", "declined", "stop", "abort",
-    "cancel", "not now", "no way", "never", "👎", "❌", "✖", "🚫", "不", "不是", "不要", "否", "不行",
+    "cancel", "not now", "no way", "never", "of course not", "not yet", "not really", "👎", "❌", "✖", "🚫", "不", "不是", "不要", "否", "不行",
     "不可以", "不用", "取消", "拒绝", "不同意", "算了", "ไม่", "ไม่ใช่", "ไม่เอา", "ไม่ได้", "ไม่ครับ",
     "ไม่ค่ะ", "ยกเลิก", "ไม่ต้อง",
 ];

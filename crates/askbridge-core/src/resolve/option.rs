@@ -26,6 +26,8 @@ pub struct OptionMatcher {
     recommended: Option<usize>,
     /// Every word of every label.
     label_words: HashSet<String>,
+    /// The options that are plainly yes and no, when both exist.
+    yes_no: Option<(usize, usize)>,
     /// Some label has a number among its words ("Python 3"), so a number
     /// in a reply may be a label reading as well as an index.
     numeric_labels: bool,
@@ -179,12 +181,22 @@ impl OptionMatcher {
         let numeric_labels = label_words
             .iter()
             .any(|w| w.bytes().any(|b| b.is_ascii_digit()));
+        let plain = |test: fn(&str) -> bool| {
+            options
+                .iter()
+                .position(|o| o.words.len() == 1 && test(&o.words[0]))
+        };
+        let yes_no = match mode {
+            Mode::Single => plain(lexicon::is_yes).zip(plain(lexicon::is_no)),
+            Mode::Multi | Mode::Confirm | Mode::FreeText => None,
+        };
         OptionMatcher {
             mode,
             letters,
             options,
             recommended,
             label_words,
+            yes_no,
             numeric_labels,
             context_words,
         }
@@ -216,12 +228,17 @@ impl OptionMatcher {
     }
 
     fn resolve_confirm(&self, reply: &Cleaned) -> Resolution {
+        self.resolve_yes_no(reply, 0, 1)
+    }
+
+    /// A yes/no reading of a reply, picking `yes` or `no` (option indices).
+    fn resolve_yes_no(&self, reply: &Cleaned, yes: usize, no: usize) -> Resolution {
         let norm = reply.norm.as_str();
         if lexicon::is_yes(norm) {
-            return Resolution::Choice(0);
+            return Resolution::Choice(yes);
         }
         if lexicon::is_no(norm) {
-            return Resolution::Choice(1);
+            return Resolution::Choice(no);
         }
         if lexicon::is_skip(norm) {
             return Resolution::Skip;
@@ -235,32 +252,36 @@ impl OptionMatcher {
         if head_tokens.iter().any(|t| lexicon::is_condition(t.text)) {
             return Self::free_text(reply);
         }
-        // "yes, go ahead", "nope, not yet": the first word decides when the
-        // rest agrees with it.
-        let Some(first) = head_tokens.first() else {
-            return Self::free_text(reply);
-        };
-        let first = if first.kind == Kind::Script {
-            lexicon::strip_script_affixes(first.text)
-        } else {
-            first.text
-        };
-        let says_yes = lexicon::is_yes(first);
-        let says_no = lexicon::is_no(first) || lexicon::is_negation(first);
-        let rest_agrees = |yes: bool| {
-            head_tokens[1..].iter().all(|t| {
-                let word = t.text;
-                lexicon::is_filler(word)
-                    || if yes {
-                        lexicon::is_yes(word)
-                    } else {
-                        lexicon::is_no(word) || lexicon::is_negation(word) || word == "yet"
-                    }
-            })
+        // "yes, go ahead", "definitely not", "nope, not yet": every word is a
+        // yes-word, a no-word or filler; a no-word outweighs "definitely".
+        let is_no = |w: &str| lexicon::is_no(w) || lexicon::is_negation(w) || w == "yet";
+        let mut says_yes = false;
+        let mut says_no = false;
+        let mut plain_yes = false;
+        for token in &head_tokens {
+            let w = match token.kind {
+                Kind::Script => lexicon::strip_script_affixes(token.text),
+                _ => token.text,
+            };
+            if is_no(w) {
+                says_no = true;
+            } else if lexicon::is_yes(w) {
+                says_yes = true;
+                plain_yes |= !matches!(w, "definitely" | "absolutely" | "certainly" | "sure");
+            } else if !lexicon::is_filler(w) {
+                says_yes = false;
+                says_no = false;
+                break;
+            }
+        }
+        // "yes and no" says both: the person's own words.
+        let (says_yes, says_no) = match (says_yes, says_no) {
+            (true, true) if plain_yes => (false, false),
+            (yes, no) => (yes && !no, no),
         };
         match (says_yes, says_no) {
-            (true, false) if rest_agrees(true) => Resolution::Choice(0),
-            (false, true) if rest_agrees(false) => Resolution::Choice(1),
+            (true, false) => Resolution::Choice(yes),
+            (false, true) => Resolution::Choice(no),
             _ => match self.pick(head) {
                 Pick::One(i) => Resolution::Choice(i),
                 _ => Self::free_text(reply),
@@ -295,6 +316,12 @@ impl OptionMatcher {
         }
         if lexicon::is_skip(norm) {
             return Resolution::Skip;
+        }
+        // Options "Yes" and "No" read like a confirm question ("nah, not now").
+        if !multi && let Some((yes, no)) = self.yes_no {
+            if let Resolution::Choice(i) = self.resolve_yes_no(reply, yes, no) {
+                return one(i);
+            }
         }
         if let Some(all) = self.all_of(norm, &tokens) {
             // "both" picks every option: a list for multi-select, several
@@ -555,7 +582,16 @@ impl OptionMatcher {
             }
             match self.pick(item) {
                 Pick::One(i) => picks.push(i),
-                Pick::Nothing if text::tokenize(item).iter().all(|t| self.is_filler_token(t)) => {}
+                Pick::Nothing => {
+                    // "1 2" inside "1 2 and 3": an item of several picks.
+                    let tokens = text::tokenize(item);
+                    for token in tokens.iter().filter(|t| !self.is_filler_token(t)) {
+                        match self.pick(token.text) {
+                            Pick::One(i) => picks.push(i),
+                            _ => return None,
+                        }
+                    }
+                }
                 _ => return None,
             }
         }
@@ -612,6 +648,8 @@ impl OptionMatcher {
                 lexicon::is_script_filler(token.text)
                     || lexicon::is_script_filler(lexicon::strip_script_affixes(token.text))
             }
+            // "2 🙏": an emoji that is in no label is a gesture, not a pick.
+            Kind::Symbol => !self.is_label_word(token.text),
             _ => false,
         }
     }
