@@ -318,10 +318,11 @@ impl OptionMatcher {
             return Resolution::Skip;
         }
         // Options "Yes" and "No" read like a confirm question ("nah, not now").
-        if !multi && let Some((yes, no)) = self.yes_no {
-            if let Resolution::Choice(i) = self.resolve_yes_no(reply, yes, no) {
-                return one(i);
-            }
+        if !multi
+            && let Some((yes, no)) = self.yes_no
+            && let Resolution::Choice(i) = self.resolve_yes_no(reply, yes, no)
+        {
+            return one(i);
         }
         if let Some(all) = self.all_of(norm, &tokens) {
             // "both" picks every option: a list for multi-select, several
