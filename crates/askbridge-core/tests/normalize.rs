@@ -1429,3 +1429,28 @@ mod properties {
         assert!(normalize_input(&many_questions).is_err());
     }
 }
+
+#[test]
+fn a_target_on_its_own_reads_like_an_asks_to() {
+    use askbridge_core::normalize::normalize_target;
+    use serde_json::json;
+    let target = |value| normalize_target(&value).map(|(t, _)| t.map(|t| t.to_string()));
+    assert_eq!(
+        target(json!("telegram:-1001234@42")),
+        Ok(Some("telegram:-1001234@42".to_owned()))
+    );
+    assert_eq!(
+        target(json!({"channel": "slack", "chat": "C1", "thread": "1700000000.000100"})),
+        Ok(Some("slack:C1/1700000000.000100".to_owned()))
+    );
+    assert_eq!(target(json!(null)), Ok(None));
+    let bad = normalize_target(&json!("email:me")).expect_err("unknown channel");
+    assert_eq!(bad[0].path, "to");
+    let wrong_type = normalize_target(&json!(42)).expect_err("a number is no target");
+    assert_eq!(wrong_type[0].path, "to");
+    assert!(
+        wrong_type[0].message.ends_with("got a number"),
+        "{}",
+        wrong_type[0].message
+    );
+}

@@ -965,7 +965,11 @@ fn read_timeout(map: &Map<String, Value>, base: &str, report: &mut Report) -> u3
 }
 
 /// Reads `to` (or `target`): a target string or `{channel, chat, thread, user}`.
-fn read_target(map: &Map<String, Value>, base: &str, report: &mut Report) -> Option<Target> {
+pub(crate) fn read_target(
+    map: &Map<String, Value>,
+    base: &str,
+    report: &mut Report,
+) -> Option<Target> {
     let (key, value) = ["to", "target"]
         .iter()
         .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))?;

@@ -102,6 +102,36 @@ pub fn normalize_input(input: &str) -> Result<Normalized, Vec<Problem>> {
     }
 }
 
+/// Reads a target given on its own as JSON — a string (`"telegram:123"`,
+/// `"web"`) or an object `{channel, chat, thread, user}` — by the same rules
+/// as an ask's `to`. Problems and warnings carry paths under `to`. `Ok(None)`
+/// for null or an empty string.
+pub fn normalize_target(
+    value: &serde_json::Value,
+) -> Result<(Option<crate::model::Target>, Vec<Problem>), Vec<Problem>> {
+    if !matches!(
+        value,
+        serde_json::Value::String(_) | serde_json::Value::Object(_) | serde_json::Value::Null
+    ) {
+        return Err(vec![Problem::new(
+            "to",
+            format!(
+                "expected a target string (\"telegram:123\", \"web\") or an object {{channel, chat, thread, user}}, got {}",
+                kind_of(value)
+            ),
+        )]);
+    }
+    let mut report = Report::default();
+    let mut wrapper = serde_json::Map::new();
+    wrapper.insert("to".to_owned(), value.clone());
+    let target = json::read_target(&wrapper, "", &mut report);
+    if report.errors.is_empty() {
+        Ok((target, report.warnings))
+    } else {
+        Err(report.errors)
+    }
+}
+
 /// The path of the whole JSON input.
 pub(crate) const ROOT: &str = "$";
 

@@ -8,12 +8,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askbridge_core::lifecycle::{Input, Step};
 use askbridge_core::model::{ChannelKind, Target};
-use askbridge_core::normalize::{Normalized, Problem, kind_of, normalize_input, normalize_json};
+use askbridge_core::normalize::{
+    Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_target,
+};
 use askbridge_core::outcome::Responder;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::AppState;
 use super::error::{ApiError, json_response};
@@ -334,34 +336,13 @@ fn read_target(
     wrapper: &Map<String, Value>,
     warnings: &mut Vec<Problem>,
 ) -> Result<Option<Target>, ApiError> {
-    let Some(to) = wrapper.get("to").filter(|to| !to.is_null()) else {
+    let Some(to) = wrapper.get("to") else {
         return Ok(None);
     };
-    if !matches!(to, Value::String(_) | Value::Object(_)) {
-        return Err(ApiError::invalid_ask(&[Problem::new(
-            "to",
-            "expected a target string (\"telegram:123\", \"web\") or an object {channel, chat, thread, user}",
-        )]));
-    }
-    let probe = json!({"to": to, "questions": [{"id": "q", "header": "Q", "question": "Q", "type": "text"}]});
-    let from_to = |problem: &Problem| problem.path == "to" || problem.path.starts_with("to.");
-    match normalize_json(&probe) {
-        Ok(normalized) => {
-            warnings.extend(normalized.warnings.into_iter().filter(|p| from_to(p)));
-            Ok(normalized.ask.target)
-        }
-        Err(problems) => {
-            let problems: Vec<Problem> = problems.into_iter().filter(|p| from_to(p)).collect();
-            if problems.is_empty() {
-                Err(ApiError::invalid_ask(&[Problem::new(
-                    "to",
-                    "not a valid target",
-                )]))
-            } else {
-                Err(ApiError::invalid_ask(&problems))
-            }
-        }
-    }
+    let (target, fixes) =
+        normalize_target(to).map_err(|problems| ApiError::invalid_ask(&problems))?;
+    warnings.extend(fixes);
+    Ok(target)
 }
 
 fn channel_kind(name: &str) -> Option<ChannelKind> {
@@ -515,6 +496,8 @@ fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[track_caller]
