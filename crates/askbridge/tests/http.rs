@@ -53,6 +53,25 @@ async fn delete(daemon: &Daemon, path: &str) -> (u16, Value) {
 }
 
 /// Creates an ask and returns its id.
+/// Replies to `id` while a `GET ?wait=` long-poll waits on it; returns the
+/// reply's and then the long-poll's status and body.
+async fn reply_while_waiting(
+    daemon: &Daemon,
+    id: &str,
+    body: Value,
+) -> ((u16, Value), (u16, Value)) {
+    let waiting = tokio::spawn({
+        let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
+        async move { call(daemon::client().get(url)).await }
+    });
+    let reply = post(daemon, &format!("/v1/asks/{id}/reply"), &body).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the long-poll returned")
+        .expect("the task ran");
+    (reply, outcome)
+}
+
 async fn create(daemon: &Daemon, body: &Value) -> String {
     let (status, ask) = post(daemon, "/v1/asks", body).await;
     assert_eq!(status, 201, "{ask}");
@@ -322,21 +341,9 @@ async fn http_reply_from_someone_else_is_not_for_them() {
 async fn http_get_wait_returns_when_another_request_replies() {
     let daemon = Daemon::start();
     let id = create(&daemon, &one_question()).await;
-    let waiting = tokio::spawn({
-        let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
-        async move { call(daemon::client().get(url)).await }
-    });
-    let (status, reply) = post(
-        &daemon,
-        &format!("/v1/asks/{id}/reply"),
-        &json!({"text": "blue"}),
-    )
-    .await;
-    assert_eq!(status, 200, "{reply}");
-    let (status, outcome) = tokio::time::timeout(Duration::from_secs(30), waiting)
-        .await
-        .expect("the long-poll returned")
-        .expect("the task ran");
+    let ((reply_status, reply), (status, outcome)) =
+        reply_while_waiting(&daemon, &id, json!({"text": "blue"})).await;
+    assert_eq!(reply_status, 200, "{reply}");
     assert_eq!(status, 200, "{outcome}");
     assert_eq!(outcome["status"], "answered", "{outcome}");
     assert_eq!(outcome["answers"], json!({"color": ["Blue"]}));
@@ -845,17 +852,7 @@ async fn http_health_metrics_and_openapi() {
     assert_eq!(health, json!({"status": "ok"}));
 
     let id = create(&daemon, &one_question()).await;
-    let waiting = tokio::spawn({
-        let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
-        async move { call(daemon::client().get(url)).await }
-    });
-    post(
-        &daemon,
-        &format!("/v1/asks/{id}/reply"),
-        &json!({"text": "red"}),
-    )
-    .await;
-    waiting.await.expect("the long-poll returned");
+    reply_while_waiting(&daemon, &id, json!({"text": "red"})).await;
     create(&daemon, &one_question()).await;
 
     let response = daemon::client()
@@ -1115,21 +1112,9 @@ async fn http_pending_ask_survives_kill_9() {
         "partial answers survive: {ask}"
     );
 
-    let waiting = tokio::spawn({
-        let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
-        async move { call(daemon::client().get(url)).await }
-    });
-    let (status, reply) = post(
-        &daemon,
-        &format!("/v1/asks/{id}/reply"),
-        &json!({"text": "on-call"}),
-    )
-    .await;
-    assert_eq!(status, 200, "{reply}");
-    let (status, outcome) = tokio::time::timeout(Duration::from_secs(30), waiting)
-        .await
-        .expect("the long-poll returned")
-        .expect("the task ran");
+    let ((reply_status, reply), (status, outcome)) =
+        reply_while_waiting(&daemon, &id, json!({"text": "on-call"})).await;
+    assert_eq!(reply_status, 200, "{reply}");
     assert_eq!(status, 200, "{outcome}");
     assert_eq!(outcome["status"], "answered", "{outcome}");
     assert_eq!(
