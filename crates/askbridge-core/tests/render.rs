@@ -1071,3 +1071,101 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// Follow-ups on chat channels: re-ask, clarify, closing line
+// ---------------------------------------------------------------------
+
+mod follow_ups {
+    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step, Timestamp};
+    use askbridge_core::model::ChannelKind;
+    use askbridge_core::outcome::Responder;
+    use askbridge_core::render::{Locale, clarify_prompt, closing_line, reask_prompt};
+
+    use super::{ask, opt, release, single};
+
+    fn alice() -> Responder {
+        Responder {
+            channel: ChannelKind::Telegram,
+            user_id: "42".to_owned(),
+            name: Some("Alice".to_owned()),
+        }
+    }
+
+    fn reply(lifecycle: &mut AskLifecycle, text: &str) -> Step {
+        lifecycle.handle(
+            Input::Reply {
+                from: alice(),
+                admitted: true,
+                text: text.to_owned(),
+            },
+            Timestamp::from_secs(10),
+        )
+    }
+
+    #[test]
+    fn render_reask_keeps_the_question_numbers_and_only_the_open_questions() {
+        let text = reask_prompt(&release(), &[1], Locale::En);
+        assert!(text.starts_with("Got it. Still open:\n\nQ2 "), "{text}");
+        assert!(!text.contains("Q1"), "{text}");
+        assert!(text.ends_with("Reply \"skip\" to skip."), "{text}");
+        let zh = reask_prompt(&release(), &[1], Locale::ZhCn);
+        assert!(zh.starts_with("收到。还有这些问题："), "{zh}");
+    }
+
+    #[test]
+    fn render_clarify_names_the_candidates_with_their_numbers() {
+        let one = ask(
+            None,
+            vec![single(
+                "region",
+                "Region",
+                "Which region?",
+                vec![
+                    opt("Staging EU"),
+                    opt("Staging US (Recommended)"),
+                    opt("Prod"),
+                ],
+            )],
+        );
+        let text = clarify_prompt(
+            &one,
+            &[Clarify {
+                question: 0,
+                options: vec![0, 1],
+                candidates: vec![
+                    "Staging EU".to_owned(),
+                    "Staging US (Recommended)".to_owned(),
+                ],
+            }],
+            Locale::En,
+        );
+        assert_eq!(
+            text,
+            "Which did you mean for “Region”: 1. Staging EU / 2. Staging US? Reply with the number."
+        );
+    }
+
+    #[test]
+    fn render_closing_line_summarises_the_outcome() {
+        let mut lifecycle = AskLifecycle::new("ask_1", release(), Timestamp::from_secs(0));
+        let Step::Progress(_) = reply(&mut lifecycle, "Q1: 1") else {
+            panic!("expected progress");
+        };
+        let Step::Finished(outcome) = reply(&mut lifecycle, "Q2: 1, 2") else {
+            panic!("expected the end");
+        };
+        let line = closing_line(&outcome, Locale::En);
+        assert!(line.starts_with("✅ "), "{line}");
+        assert!(line.ends_with(" — answered by Alice"), "{line}");
+        assert!(line.contains(" · "), "{line}");
+        assert!(!line.contains("(Recommended)"), "{line}");
+
+        let mut skipped = AskLifecycle::new("ask_2", release(), Timestamp::from_secs(0));
+        let Step::Finished(outcome) = reply(&mut skipped, "skip") else {
+            panic!("expected the end");
+        };
+        assert_eq!(closing_line(&outcome, Locale::En), "⏭ Skipped");
+        assert_eq!(closing_line(&outcome, Locale::Th), "⏭ ข้ามแล้ว");
+    }
+}

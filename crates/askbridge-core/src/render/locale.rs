@@ -169,6 +169,22 @@ pub struct Strings {
     pub already_answered: &'static str,
     /// Told to someone who may not answer this ask.
     pub not_for_you: &'static str,
+    /// Told to someone who may not answer an ask addressed to one person.
+    /// `{name}`: that person.
+    pub not_for_you_named: &'static str,
+    /// Told when a click was taken.
+    pub submitted: &'static str,
+    /// Asks for the person's own words (a forced reply). `{q}`: the
+    /// question.
+    pub own_words: &'static str,
+    /// Opens the re-ask of the questions still open after a partial reply.
+    pub still_open: &'static str,
+    /// Asks which option an ambiguous reply meant. `{q}`: the question,
+    /// `{options}`: the numbered candidates.
+    pub clarify: &'static str,
+    /// Told when a reply matched no open question of a multi-question ask.
+    /// `{eg}`: a keyed example such as `Q1: 2`.
+    pub not_understood: &'static str,
 }
 
 static EN: Strings = Strings {
@@ -220,6 +236,12 @@ static EN: Strings = Strings {
 
     already_answered: "This question was already answered.",
     not_for_you: "This question is not for you.",
+    not_for_you_named: "This question is for {name}.",
+    submitted: "Answer submitted",
+    own_words: "Your answer to “{q}”:",
+    still_open: "Got it. Still open:",
+    clarify: "Which did you mean for “{q}”: {options}? Reply with the number.",
+    not_understood: "I could not match that to a question. Answer each on its own line, like \"{eg}\".",
 };
 
 static ZH_CN: Strings = Strings {
@@ -271,6 +293,12 @@ static ZH_CN: Strings = Strings {
 
     already_answered: "这个问题已经有人回答了。",
     not_for_you: "这个问题不是问你的。",
+    not_for_you_named: "这个问题是问 {name} 的。",
+    submitted: "已提交",
+    own_words: "请回复你对“{q}”的答案：",
+    still_open: "收到。还有这些问题：",
+    clarify: "“{q}”你指的是哪一个：{options}？请回复编号。",
+    not_understood: "没能对应到任何问题。请每行回答一题，例如“{eg}”。",
 };
 
 static TH: Strings = Strings {
@@ -322,6 +350,12 @@ static TH: Strings = Strings {
 
     already_answered: "คำถามนี้มีคนตอบแล้ว",
     not_for_you: "คำถามนี้ไม่ได้ถามคุณ",
+    not_for_you_named: "คำถามนี้ถาม {name}",
+    submitted: "ส่งคำตอบแล้ว",
+    own_words: "พิมพ์คำตอบของคุณสำหรับ “{q}”:",
+    still_open: "รับทราบ ยังเหลือคำถามเหล่านี้:",
+    clarify: "“{q}” หมายถึงข้อไหน: {options}? ตอบเป็นหมายเลข",
+    not_understood: "จับคู่คำตอบกับคำถามไม่ได้ ตอบบรรทัดละหนึ่งข้อ เช่น “{eg}”",
 };
 
 /// Fills a template's `{name}` placeholders in one pass; inserted values

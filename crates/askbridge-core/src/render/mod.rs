@@ -21,7 +21,9 @@ pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, pars
 pub use decide::{Capabilities, Mode, decide};
 pub use locale::{Locale, Strings, fill};
 pub use split::{cut, split_message, text_len};
-pub use text::{EndState, status_line, text_prompt};
+pub use text::{
+    EndState, clarify_prompt, closing_line, not_understood, reask_prompt, status_line, text_prompt,
+};
 pub use view::{
     Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, TextView, View, rich_step, view,
 };

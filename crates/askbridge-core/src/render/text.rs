@@ -6,9 +6,11 @@
 //! fixed phrase comes from [`super::locale`]; the output depends on nothing
 //! but the ask and the locale.
 
+use crate::lifecycle::Clarify;
 use crate::model::{
     Ask, Choice, Question, QuestionKind, has_recommended_marker, strip_recommended_marker,
 };
+use crate::outcome::{Outcome, Reason, Status};
 
 use super::locale::{Locale, Strings, fill};
 use super::split::{cut, text_len};
@@ -75,6 +77,145 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
         EndState::Cancelled => format!("✖ {}", s.cancelled),
         EndState::DeliveryFailed => format!("⚠ {}", s.delivery_failed),
     }
+}
+
+/// The status line of an ended ask, from its outcome: what was answered
+/// (labels without the "(Recommended)" marker, own words, yes / no in the
+/// locale; questions separated by ` · `) and by whom, or why it ended.
+pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
+    let s = locale.strings();
+    let end = match (outcome.status, outcome.reason) {
+        (Status::Answered, _) => None,
+        (Status::NoAnswer, Some(Reason::Skipped)) => Some(EndState::Skipped),
+        (Status::NoAnswer, Some(Reason::Cancelled)) => Some(EndState::Cancelled),
+        (Status::NoAnswer, Some(Reason::DeliveryFailed)) => Some(EndState::DeliveryFailed),
+        (Status::NoAnswer, Some(Reason::Timeout) | None) => Some(EndState::Expired),
+    };
+    if let Some(end) = end {
+        return status_line(&end, locale);
+    }
+    let summary = outcome
+        .details
+        .iter()
+        .filter(|detail| !detail.skipped)
+        .map(|detail| {
+            let mut parts: Vec<String> = detail
+                .selected
+                .iter()
+                .map(|label| match label.as_str() {
+                    "yes" if detail.values == ["yes"] => s.yes.to_owned(),
+                    "no" if detail.values == ["no"] => s.no.to_owned(),
+                    _ => strip_recommended_marker(label).to_owned(),
+                })
+                .collect();
+            if detail.selected.is_empty() && detail.other.is_none() {
+                parts.extend(detail.values.iter().cloned());
+            }
+            parts.extend(detail.other.iter().cloned());
+            parts.join(s.list_sep)
+        })
+        .filter(|part| !part.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let by = outcome.answered_by.as_ref().map(|who| {
+        who.name
+            .as_deref()
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or(&who.user_id)
+    });
+    status_line(
+        &EndState::Answered {
+            summary: &summary,
+            by,
+        },
+        locale,
+    )
+}
+
+/// The questions still open after a partial reply, asked again: a short
+/// intro, then only those questions, numbered as in the full prompt (so
+/// `Q2: 1` still means the second question), and the footer for what is
+/// left. Indices that are not questions are ignored.
+pub fn reask_prompt(ask: &Ask, open: &[usize], locale: Locale) -> String {
+    let s = locale.strings();
+    let several = ask.questions.len() != 1;
+    let mut rest = ask.clone();
+    rest.questions = open
+        .iter()
+        .filter_map(|&index| ask.questions.get(index).cloned())
+        .collect();
+    let mut out = format!("{}\n\n", s.still_open);
+    for &index in open {
+        let Some(question) = ask.questions.get(index) else {
+            continue;
+        };
+        let hints = prompt_hints(question, s, several);
+        out.push_str(&question_line(
+            question,
+            several.then_some(index + 1),
+            &hints,
+            s,
+        ));
+        out.push('\n');
+        if question.kind.has_options() {
+            for (option, choice) in question.options.iter().enumerate() {
+                out.push_str(&option_line(question, option, choice));
+                out.push('\n');
+            }
+        }
+    }
+    out.push('\n');
+    out.push_str(footer(&rest, s));
+    out.push_str(s.sentence_sep);
+    out.push_str(s.reply_skip);
+    out
+}
+
+/// Asks which option an ambiguous reply meant: one line per question,
+/// naming the candidates with the numbers (or letters) they have in the
+/// prompt, so typing one resolves it.
+pub fn clarify_prompt(ask: &Ask, clarify: &[Clarify], locale: Locale) -> String {
+    let s = locale.strings();
+    let several = ask.questions.len() != 1;
+    clarify
+        .iter()
+        .filter_map(|c| {
+            let question = ask.questions.get(c.question)?;
+            let options = c
+                .options
+                .iter()
+                .zip(&c.candidates)
+                .map(|(&index, label)| match question.kind {
+                    QuestionKind::Confirm => label.clone(),
+                    _ => format!(
+                        "{}. {}",
+                        option_marker(question, index),
+                        one_line(strip_recommended_marker(label))
+                    ),
+                })
+                .collect::<Vec<_>>()
+                .join(" / ");
+            let name = [one_line(&question.header), one_line(&question.text)]
+                .into_iter()
+                .find(|name| !name.is_empty())
+                .unwrap_or_default();
+            let name = match several {
+                true => format!("Q{} {}", c.question + 1, cut(&name, MAX_HINT_VALUE_CHARS)),
+                false => cut(&name, MAX_HINT_VALUE_CHARS),
+            };
+            Some(fill(
+                s.clarify,
+                &[("q", name.trim()), ("options", &options)],
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Told when a reply matched no open question of a multi-question ask.
+pub fn not_understood(ask: &Ask, locale: Locale) -> String {
+    let s = locale.strings();
+    fill(s.not_understood, &[("eg", &keyed_example(ask, s))])
 }
 
 /// The numbered plain-text prompt for a whole ask (SPEC §4).
