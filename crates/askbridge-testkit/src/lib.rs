@@ -1,0 +1,12 @@
+//! Test support for askbridge: faithful local fakes of the chat platforms'
+//! APIs, served on `127.0.0.1`, so that askbridge's real platform clients can
+//! be exercised end to end without the internet.
+//!
+//! This crate is for tests only; nothing in production may depend on it. It
+//! must not depend on askbridge's own crates either: a fake describes the
+//! platform, never askbridge, so that a test against it checks askbridge
+//! against the platform's behaviour rather than against itself.
+//!
+//! - [`telegram`]: a fake of the Telegram Bot API ([`telegram::FakeTelegram`]).
+
+pub mod telegram;
