@@ -24,6 +24,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use askbridge_core::model::Target;
+use askbridge_core::render::{Locale, Mode};
 use serde::Deserialize;
 
 /// The address used when none is configured.
@@ -86,6 +87,8 @@ pub struct Config {
     pub mcp: McpConfig,
     /// HTTP limits.
     pub http: HttpConfig,
+    /// The Telegram channel, when it is on.
+    pub telegram: Option<TelegramConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -95,6 +98,39 @@ pub struct Config {
 pub struct WebConfig {
     /// Serve the page at `/` and deliver `web` asks to it (default true).
     pub enabled: bool,
+}
+
+/// `[telegram]`: the Telegram channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TelegramConfig {
+    /// The bot token (`TELEGRAM_BOT_TOKEN`).
+    pub token: Secret,
+    /// A self-hosted Bot API server; Telegram's own when `None`.
+    pub api_url: Option<String>,
+    /// How updates arrive.
+    pub mode: TelegramMode,
+    /// `buttons` (default), `text` or `rich`.
+    pub render: Mode,
+    /// The language of askbridge's own words.
+    pub locale: Locale,
+    /// Who may answer asks that name no user (ids or `@usernames`);
+    /// empty: everyone in the chat.
+    pub allowed_users: Vec<String>,
+}
+
+/// How Telegram updates arrive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TelegramMode {
+    /// `getUpdates` long polling (default).
+    Polling,
+    /// Telegram posts to `/telegram/webhook` with the secret header.
+    Webhook {
+        /// The public URL registered with Telegram; `None`:
+        /// `http://<listen>/telegram/webhook` (a local Bot API server).
+        url: Option<String>,
+        /// The secret (`TELEGRAM_WEBHOOK_SECRET`).
+        secret: Secret,
+    },
 }
 
 /// `[mcp]`: the streamable-HTTP MCP endpoint.
@@ -228,6 +264,15 @@ pub struct RawConfig {
     /// `[http]`.
     #[serde(default)]
     pub http: RawHttp,
+    /// `[telegram]`.
+    #[serde(default)]
+    pub telegram: RawTelegram,
+    /// `TELEGRAM_BOT_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub telegram_token: Option<String>,
+    /// `TELEGRAM_WEBHOOK_SECRET` (never from the file).
+    #[serde(skip)]
+    pub telegram_webhook_secret: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -257,6 +302,26 @@ pub struct RawHttp {
     pub max_body_bytes: Option<u64>,
 }
 
+/// `[telegram]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelegram {
+    /// `enabled = true` (default: when `TELEGRAM_BOT_TOKEN` is set).
+    pub enabled: Option<bool>,
+    /// `api_url = "http://127.0.0.1:8081"`.
+    pub api_url: Option<String>,
+    /// `mode = "polling"` or `"webhook"`.
+    pub mode: Option<String>,
+    /// `render = "buttons"`, `"text"` or `"rich"`.
+    pub render: Option<String>,
+    /// `locale = "en"`.
+    pub locale: Option<String>,
+    /// `allowed_users = ["42", "@alice"]`.
+    pub allowed_users: Option<Vec<String>>,
+    /// `webhook_url = "https://bridge.example.com/telegram/webhook"`.
+    pub webhook_url: Option<String>,
+}
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
@@ -277,6 +342,15 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
     ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
     ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
+    ("ASKBRIDGE_TELEGRAM_ENABLED", "telegram.enabled"),
+    ("ASKBRIDGE_TELEGRAM_API_URL", "telegram.api_url"),
+    ("ASKBRIDGE_TELEGRAM_MODE", "telegram.mode"),
+    ("ASKBRIDGE_TELEGRAM_RENDER", "telegram.render"),
+    ("ASKBRIDGE_TELEGRAM_LOCALE", "telegram.locale"),
+    ("ASKBRIDGE_TELEGRAM_ALLOWED_USERS", "telegram.allowed_users"),
+    ("ASKBRIDGE_TELEGRAM_WEBHOOK_URL", "telegram.webhook_url"),
+    ("TELEGRAM_BOT_TOKEN", "telegram.token"),
+    ("TELEGRAM_WEBHOOK_SECRET", "telegram.webhook_secret"),
 ];
 
 /// The environment variable naming the config file.
@@ -293,6 +367,13 @@ const KEYS: &[&str] = &[
     "web.enabled",
     "mcp.allowed_hosts",
     "http.max_body_bytes",
+    "telegram.enabled",
+    "telegram.api_url",
+    "telegram.mode",
+    "telegram.render",
+    "telegram.locale",
+    "telegram.allowed_users",
+    "telegram.webhook_url",
 ];
 
 impl RawConfig {
@@ -326,6 +407,13 @@ impl RawConfig {
             "web.enabled" => self.web.enabled.is_some(),
             "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
             "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
+            "telegram.enabled" => self.telegram.enabled.is_some(),
+            "telegram.api_url" => self.telegram.api_url.is_some(),
+            "telegram.mode" => self.telegram.mode.is_some(),
+            "telegram.render" => self.telegram.render.is_some(),
+            "telegram.locale" => self.telegram.locale.is_some(),
+            "telegram.allowed_users" => self.telegram.allowed_users.is_some(),
+            "telegram.webhook_url" => self.telegram.webhook_url.is_some(),
             _ => false,
         }
     }
@@ -356,16 +444,20 @@ impl RawConfig {
                     self.cancel_on_disconnect = Some(parse_bool(&value).map_err(invalid)?);
                 }
                 "web.enabled" => self.web.enabled = Some(parse_bool(&value).map_err(invalid)?),
-                "mcp.allowed_hosts" => {
-                    self.mcp.allowed_hosts = Some(
-                        value
-                            .split(',')
-                            .map(str::trim)
-                            .filter(|h| !h.is_empty())
-                            .map(str::to_owned)
-                            .collect(),
-                    );
+                "mcp.allowed_hosts" => self.mcp.allowed_hosts = Some(comma_list(&value)),
+                "telegram.enabled" => {
+                    self.telegram.enabled = Some(parse_bool(&value).map_err(invalid)?);
                 }
+                "telegram.api_url" => self.telegram.api_url = Some(value),
+                "telegram.mode" => self.telegram.mode = Some(value),
+                "telegram.render" => self.telegram.render = Some(value),
+                "telegram.locale" => self.telegram.locale = Some(value),
+                "telegram.allowed_users" => {
+                    self.telegram.allowed_users = Some(comma_list(&value));
+                }
+                "telegram.webhook_url" => self.telegram.webhook_url = Some(value),
+                "telegram.token" => self.telegram_token = Some(value),
+                "telegram.webhook_secret" => self.telegram_webhook_secret = Some(value),
                 "http.max_body_bytes" => {
                     let bytes = value.trim().parse::<u64>().map_err(|_| {
                         invalid(format!("expected a number of bytes, got {value:?}"))
@@ -494,6 +586,8 @@ impl RawConfig {
             None => default_allowed_hosts(listen),
         };
 
+        let telegram = self.telegram_config(&invalid)?;
+
         Ok(Config {
             listen,
             data_dir,
@@ -506,8 +600,152 @@ impl RawConfig {
             },
             mcp: McpConfig { allowed_hosts },
             http: HttpConfig { max_body_bytes },
+            telegram,
             file: file.map(Path::to_path_buf),
         })
+    }
+
+    /// `[telegram]`, when it is on: explicitly, or by `TELEGRAM_BOT_TOKEN`.
+    fn telegram_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<TelegramConfig>, ConfigError> {
+        let raw = &self.telegram;
+        let token = self
+            .telegram_token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if !raw.enabled.unwrap_or(token.is_some()) {
+            return Ok(None);
+        }
+        let token = match token {
+            None => {
+                return Err(invalid(
+                    "telegram.enabled",
+                    "Telegram is on but TELEGRAM_BOT_TOKEN is not set".to_owned(),
+                ));
+            }
+            Some(token) => match token.split_once(':') {
+                Some((id, rest))
+                    if !id.is_empty()
+                        && id.bytes().all(|b| b.is_ascii_digit())
+                        && !rest.is_empty()
+                        && !rest.contains(char::is_whitespace) =>
+                {
+                    Secret::new(token)
+                }
+                _ => {
+                    return Err(invalid(
+                        "telegram.token",
+                        "not a bot token (expected 123456:ABC…, as BotFather gives it)".to_owned(),
+                    ));
+                }
+            },
+        };
+        let api_url = raw
+            .api_url
+            .as_deref()
+            .map(|url| http_url(url).map_err(|message| invalid("telegram.api_url", message)))
+            .transpose()?;
+        let mode = match raw.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
+            None => TelegramMode::Polling,
+            Some(mode) if mode == "polling" => TelegramMode::Polling,
+            Some(mode) if mode == "webhook" => {
+                let url = raw
+                    .webhook_url
+                    .as_deref()
+                    .map(|url| {
+                        http_url(url).map_err(|message| invalid("telegram.webhook_url", message))
+                    })
+                    .transpose()?;
+                let secret = self.telegram_webhook_secret.as_deref().unwrap_or("").trim();
+                let valid = (1..=256).contains(&secret.len())
+                    && secret
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if !valid {
+                    return Err(invalid(
+                        "telegram.mode",
+                        "webhook mode needs TELEGRAM_WEBHOOK_SECRET: 1 to 256 characters of A-Z, a-z, 0-9, _ and -".to_owned(),
+                    ));
+                }
+                TelegramMode::Webhook {
+                    url,
+                    secret: Secret::new(secret),
+                }
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "telegram.mode",
+                    format!("unknown mode {other:?}; expected \"polling\" or \"webhook\""),
+                ));
+            }
+        };
+        let render = match raw.render.as_deref() {
+            None => Mode::Buttons,
+            Some(text) => Mode::parse(text).ok_or_else(|| {
+                invalid(
+                    "telegram.render",
+                    format!(
+                        "unknown render mode {text:?}; expected \"buttons\", \"text\" or \"rich\""
+                    ),
+                )
+            })?,
+        };
+        let locale = match raw.locale.as_deref() {
+            None => Locale::En,
+            Some(text) => Locale::parse(text).ok_or_else(|| {
+                invalid(
+                    "telegram.locale",
+                    format!("unsupported locale {text:?}; expected en, zh-CN or th"),
+                )
+            })?,
+        };
+        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
+        if let Some(bad) = allowed_users.iter().find(|user| {
+            let user = user.trim();
+            let id = !user.is_empty() && user.bytes().all(|b| b.is_ascii_digit());
+            let name = user.strip_prefix('@').is_some_and(|name| {
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+            !(id || name)
+        }) {
+            return Err(invalid(
+                "telegram.allowed_users",
+                format!("{bad:?} is neither a user id (digits) nor an @username"),
+            ));
+        }
+        Ok(Some(TelegramConfig {
+            token,
+            api_url,
+            mode,
+            render,
+            locale,
+            allowed_users,
+        }))
+    }
+}
+
+/// A comma-separated list from an environment variable.
+fn comma_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An `http://` or `https://` URL, trimmed.
+fn http_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {
+            Ok(url.to_owned())
+        }
+        Ok(_) => Err(format!("{url:?} is not an http:// or https:// URL")),
+        Err(error) => Err(format!("{url:?} is not a URL: {error}")),
     }
 }
 
@@ -849,5 +1087,87 @@ max_body_bytes = 4096
             || line
                 .split_once(" = ")
                 .is_some_and(|(k, _)| !k.contains(' '))
+    }
+
+    const BOT_TOKEN: &str = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11";
+
+    #[test]
+    fn config_telegram_is_on_with_a_token_and_off_without() {
+        assert_eq!(from("", &[]).expect("valid").telegram, None);
+        let config = from("", &[("TELEGRAM_BOT_TOKEN", BOT_TOKEN)]).expect("valid");
+        let telegram = config.telegram.expect("on");
+        assert_eq!(telegram.token.expose(), BOT_TOKEN);
+        assert_eq!(telegram.mode, TelegramMode::Polling);
+        assert_eq!(telegram.render, Mode::Buttons);
+        assert_eq!(telegram.locale, Locale::En);
+        assert!(
+            !format!("{telegram:?}").contains("ABC-DEF"),
+            "the token leaked"
+        );
+
+        let text = "[telegram]\napi_url = \"http://127.0.0.1:8081\"\nmode = \"webhook\"\nrender = \"rich\"\nlocale = \"zh-CN\"\nallowed_users = [\"42\", \"@alice\"]\n";
+        let env = [
+            ("TELEGRAM_BOT_TOKEN", BOT_TOKEN),
+            ("TELEGRAM_WEBHOOK_SECRET", "s3cret"),
+        ];
+        let telegram = from(text, &env).expect("valid").telegram.expect("on");
+        assert_eq!(telegram.api_url.as_deref(), Some("http://127.0.0.1:8081"));
+        assert_eq!(
+            telegram.mode,
+            TelegramMode::Webhook {
+                url: None,
+                secret: Secret::new("s3cret")
+            }
+        );
+        assert_eq!(
+            (telegram.render, telegram.locale),
+            (Mode::Rich, Locale::ZhCn)
+        );
+        assert_eq!(telegram.allowed_users, ["42", "@alice"]);
+        let off = from(
+            "[telegram]\nenabled = false\n",
+            &[("TELEGRAM_BOT_TOKEN", BOT_TOKEN)],
+        );
+        assert_eq!(off.expect("valid").telegram, None);
+    }
+
+    #[test]
+    fn config_telegram_errors_name_the_key_and_where_it_came_from() {
+        let token = [("TELEGRAM_BOT_TOKEN", BOT_TOKEN)];
+        check_error(
+            "[telegram]\nenabled = true\n",
+            &[],
+            "config/askbridge.toml: telegram.enabled: Telegram is on but TELEGRAM_BOT_TOKEN is not set",
+        );
+        check_error(
+            "",
+            &[("TELEGRAM_BOT_TOKEN", "not a token")],
+            "TELEGRAM_BOT_TOKEN: not a bot token (expected 123456:ABC…, as BotFather gives it)",
+        );
+        check_error(
+            "[telegram]\nmode = \"webhook\"\n",
+            &token,
+            "config/askbridge.toml: telegram.mode: webhook mode needs TELEGRAM_WEBHOOK_SECRET: 1 to 256 characters of A-Z, a-z, 0-9, _ and -",
+        );
+        check_error(
+            "",
+            &[token[0], ("ASKBRIDGE_TELEGRAM_RENDER", "fancy")],
+            "ASKBRIDGE_TELEGRAM_RENDER: unknown render mode \"fancy\"; expected \"buttons\", \"text\" or \"rich\"",
+        );
+        check_error(
+            "[telegram]\napi_url = \"ftp://x\"\n",
+            &token,
+            "config/askbridge.toml: telegram.api_url: \"ftp://x\" is not an http:// or https:// URL",
+        );
+        check_error(
+            "[telegram]\nallowed_users = [\"alice\"]\n",
+            &token,
+            "config/askbridge.toml: telegram.allowed_users: \"alice\" is neither a user id (digits) nor an @username",
+        );
+        check_error(
+            "[telegram]\nlocale = \"fr\"\n",
+            &token,
+            "config/askbridge.toml: telegram.locale: unsupported locale \"fr\"; expected en, zh-CN or th",
+        );
     }
 }

@@ -6,10 +6,12 @@
 //! goes through [`wire`]. This crate does the I/O; `askbridge-core` decides.
 
 pub mod bridge;
+pub mod chat;
 pub mod commands;
 pub mod config;
 pub mod http;
 pub mod mcp;
 pub mod store;
+pub mod telegram;
 pub mod web;
 pub mod wire;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use askbridge::commands::{self, render::RenderChannel};
-use askbridge_core::render::Locale;
+use askbridge_core::render::{Locale, Mode};
 use clap::{Parser, Subcommand};
 
 /// askbridge — ask a person a few structured questions from an AI agent.
@@ -43,6 +43,9 @@ enum Command {
         /// Language of askbridge's own words: en, zh-CN or th.
         #[arg(long, default_value = "en", value_parser = parse_locale)]
         locale: Locale,
+        /// Render mode of a chat channel: buttons, text or rich.
+        #[arg(long, default_value = "buttons", value_parser = parse_mode)]
+        mode: Mode,
         /// The ask, in any dialect; `-` for standard input.
         #[arg(default_value = "-")]
         file: PathBuf,
@@ -79,6 +82,11 @@ fn parse_locale(text: &str) -> Result<Locale, String> {
     Locale::parse(text).ok_or_else(|| format!("unknown locale {text:?}; expected en, zh-CN or th"))
 }
 
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    Mode::parse(text)
+        .ok_or_else(|| format!("unknown mode {text:?}; expected buttons, text or rich"))
+}
+
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(args) => block_on(commands::serve::run(args)).map(|()| ExitCode::SUCCESS),
@@ -89,8 +97,9 @@ fn main() -> ExitCode {
         Command::Render {
             channel,
             locale,
+            mode,
             file,
-        } => render(channel, locale, &file),
+        } => render(channel, locale, mode, &file),
     };
     match result {
         Ok(code) => code,
@@ -120,10 +129,11 @@ fn normalize(file: &std::path::Path) -> anyhow::Result<ExitCode> {
 fn render(
     channel: RenderChannel,
     locale: Locale,
+    mode: Mode,
     file: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let input = read(file)?;
-    match commands::render::run(&input, channel, locale) {
+    match commands::render::run(&input, channel, locale, mode) {
         Ok(text) => {
             println!("{text}");
             Ok(ExitCode::SUCCESS)

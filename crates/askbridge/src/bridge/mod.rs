@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
 use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step, Timestamp};
-use askbridge_core::model::{Ask, ChannelKind, Target};
+use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Outcome;
 use futures_util::TryStreamExt;
 use tokio::sync::{Notify, broadcast};
@@ -197,6 +197,20 @@ const EVENT_CAPACITY: usize = 4_096;
 
 /// Compare-and-set attempts before an input gives up on a busy ask.
 const CAS_ATTEMPTS: u32 = 16;
+
+/// A [`Bridge`] handle that does not keep it alive.
+#[derive(Debug, Clone)]
+pub struct WeakBridge(std::sync::Weak<Inner>);
+
+impl WeakBridge {
+    /// The bridge, unless it has been dropped.
+    pub fn upgrade(&self) -> Option<Bridge> {
+        self.0.upgrade().map(|inner| Bridge { inner })
+    }
+}
+
+/// Most pending asks [`Bridge::pending_at`] returns.
+const PENDING_PER_PLACE: i64 = 50;
 
 /// The handle every interface uses. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -620,6 +634,38 @@ impl Bridge {
     /// The messages an ask was posted as, oldest first.
     pub async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, BridgeError> {
         Ok(self.inner.store.message_refs(ask_id).await?)
+    }
+
+    /// Pending asks posted to `place` (for anyone there or for one
+    /// person), newest first, with their targets: where a typed message
+    /// that replies to nothing goes.
+    pub async fn pending_at(&self, place: &Place) -> Result<Vec<(String, Target)>, BridgeError> {
+        let place = Target {
+            place: place.clone(),
+            user: None,
+        }
+        .to_string();
+        let rows = self
+            .inner
+            .store
+            .pending_at(&place, PENDING_PER_PLACE)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, target)| match Target::parse(&target) {
+                Ok(target) => Some((id, target)),
+                Err(error) => {
+                    tracing::error!(ask_id = %id, error = %error, "unreadable target left out");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// A handle that does not keep the bridge alive (for channels, which
+    /// the bridge itself holds).
+    pub fn downgrade(&self) -> WeakBridge {
+        WeakBridge(Arc::downgrade(&self.inner))
     }
 
     /// The ask a platform message belongs to, if askbridge posted it.

@@ -1,28 +1,55 @@
 //! `askbridge render`: what a channel would be sent for an ask.
 
 use askbridge_core::normalize;
-use askbridge_core::render::{self, Locale};
+use askbridge_core::render::{self, Capabilities, Locale, Mode};
+use askbridge_telegram::ChatRef;
+
+/// The ask id shown in rendered button payloads: as long as a real one, so
+/// the payload sizes are the real sizes.
+const SAMPLE_ASK_ID: &str = "ask_0190c3a0e0007a5b8c9d0e1f2a3b4c5d";
+/// The chat used when the ask names no Telegram chat.
+const SAMPLE_CHAT: ChatRef = ChatRef {
+    chat_id: 123_456_789,
+    thread_id: None,
+};
 
 /// Channels `render` can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RenderChannel {
     /// The numbered plain-text prompt, as a channel without buttons sends it.
     Text,
+    /// The Bot API `sendMessage` payloads, as a JSON array (one per
+    /// message; the last carries the keyboard).
+    Telegram,
 }
 
-/// Renders the ask in `input` (any dialect) for `channel`. Returns the text
-/// to print, or the normaliser's errors as JSON.
+/// Renders the ask in `input` (any dialect) for `channel` in render `mode`
+/// (chat channels only). Returns the text to print, or the normaliser's
+/// errors as JSON.
 pub fn run(
     input: &str,
     channel: RenderChannel,
     locale: Locale,
+    mode: Mode,
 ) -> Result<String, serde_json::Value> {
     let normalized = normalize::normalize_input(input).map_err(|errors| {
         let (json, _) = super::normalize::run(input);
         debug_assert!(!errors.is_empty());
         json
     })?;
+    let ask = &normalized.ask;
     match channel {
-        RenderChannel::Text => Ok(render::text_prompt(&normalized.ask, locale)),
+        RenderChannel::Text => Ok(render::text_prompt(ask, locale)),
+        RenderChannel::Telegram => {
+            let chat = ask
+                .target
+                .as_ref()
+                .and_then(|target| ChatRef::of(&target.place))
+                .unwrap_or(SAMPLE_CHAT);
+            let caps = Capabilities::TELEGRAM.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let messages = askbridge_telegram::render::ask_messages(&view, chat);
+            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+        }
     }
 }

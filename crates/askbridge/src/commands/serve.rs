@@ -100,6 +100,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         )
     })?;
 
+    let telegram = config
+        .telegram
+        .as_ref()
+        .map(|telegram| crate::telegram::Telegram::new(&bridge, telegram))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("telegram: {message}"))?;
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -117,6 +123,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                 ..McpOptions::default()
             },
         )),
+        webhooks: telegram
+            .iter()
+            .filter_map(crate::telegram::Telegram::webhook_router)
+            .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();
     let app = http::app(
@@ -141,10 +151,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         %addr,
         data_dir = %config.data_dir.display(),
         web = config.web.enabled,
+        telegram = config.telegram.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
 
+    let receiving = telegram.as_ref().map(|telegram| telegram.start(addr));
     let graceful = shutdown.clone();
     let mut server = tokio::spawn(
         axum::serve(listener, app)
@@ -173,6 +185,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             );
             server.abort();
         }
+    }
+    if let Some(task) = receiving {
+        task.abort();
     }
     tracing::info!("stopped");
     Ok(())

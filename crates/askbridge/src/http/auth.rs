@@ -70,7 +70,7 @@ fn bearer(value: &str) -> Option<&str> {
 }
 
 /// Compares two byte strings in time that depends only on their lengths.
-fn same(given: &[u8], expected: &[u8]) -> bool {
+pub(crate) fn same(given: &[u8], expected: &[u8]) -> bool {
     let mut difference = given.len() ^ expected.len();
     for index in 0..given.len().max(expected.len()) {
         let a = given.get(index).copied().unwrap_or(0);

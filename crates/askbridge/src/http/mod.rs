@@ -21,6 +21,8 @@ pub mod extract;
 pub mod metrics;
 pub mod openapi;
 
+pub(crate) use auth::same as same_secret;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -37,7 +39,8 @@ use tracing::Level;
 
 use crate::bridge::Bridge;
 use crate::config::Secret;
-use error::{ApiError, ErrorInfo, code_for, json_response};
+pub use error::ApiError;
+use error::{ErrorInfo, code_for, json_response};
 use metrics::HttpMetrics;
 
 /// What the HTTP layer needs from the configuration.
@@ -59,6 +62,9 @@ pub struct Mounts {
     pub web: Option<Router>,
     /// The MCP service, nested at `/mcp`.
     pub mcp: Option<Router>,
+    /// Platform webhooks (`/telegram/webhook`), merged at the root; outside
+    /// the bearer token, each checks its platform's own secret.
+    pub webhooks: Vec<Router>,
 }
 
 /// Tells long waits that the daemon is stopping; created by the `serve`
@@ -123,6 +129,9 @@ pub fn app(
         .with_state(state.clone());
     if let Some(web) = mounts.web {
         app = app.merge(web);
+    }
+    for webhook in mounts.webhooks {
+        app = app.merge(webhook);
     }
     if let Some(mcp) = mounts.mcp {
         app = app.nest("/mcp", mcp);

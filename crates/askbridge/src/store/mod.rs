@@ -443,6 +443,29 @@ impl Store {
         rows.into_iter().map(MessageRef::try_from).collect()
     }
 
+    /// Pending asks posted to `place` (a target without its user, such
+    /// as `telegram:-100123/7`), for anyone or for one user, newest first,
+    /// at most `limit`: `(ask id, target)`.
+    pub async fn pending_at(
+        &self,
+        place: &str,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        // `@` (0x40) then `A` (0x41): the range holds exactly `place@…`.
+        Ok(sqlx::query_as(
+            "SELECT id, target FROM asks \
+             WHERE state = 'pending' \
+               AND (target = $1 OR (target >= $2 AND target < $3)) \
+             ORDER BY created_at DESC, id DESC LIMIT $4",
+        )
+        .bind(place)
+        .bind(format!("{place}@"))
+        .bind(format!("{place}A"))
+        .bind(limit)
+        .fetch_all(&self.reader)
+        .await?)
+    }
+
     /// The ask a platform message belongs to (a reply to it, a click on
     /// it), if askbridge posted it.
     pub async fn find_message_ref(

@@ -18,7 +18,8 @@
 //! ```
 //!
 //! The daemon runs in its data directory as working directory, with every
-//! `ASKBRIDGE_*` variable of the caller removed, so no repository config
+//! `ASKBRIDGE_*` (and platform `TELEGRAM_*`, `DISCORD_*`, `SLACK_*`) variable
+//! of the caller removed, so no repository config
 //! and no developer setting leaks in. Its standard error is kept (see
 //! [`Daemon::stderr`]) and echoed to the test's output.
 //!
@@ -165,7 +166,11 @@ impl Builder {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("ASKBRIDGE_") {
+            let key_text = key.to_string_lossy();
+            if ["ASKBRIDGE_", "TELEGRAM_", "DISCORD_", "SLACK_"]
+                .iter()
+                .any(|prefix| key_text.starts_with(prefix))
+            {
                 command.env_remove(key);
             }
         }

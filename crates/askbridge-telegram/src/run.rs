@@ -1,0 +1,299 @@
+//! The Bot API, through teloxide: the only async code of this crate.
+//!
+//! Sending goes through teloxide's [`Throttle`] adaptor, which keeps within
+//! Telegram's published limits (one message a second per chat, twenty a
+//! minute per group, thirty a second overall) and, when Telegram still
+//! answers 429, waits the `retry_after` it names and sends again. What
+//! fails anyway is classified ([`ApiFailure`]) so the caller can retry
+//! passing failures and give up on permanent ones.
+
+use std::time::Duration;
+
+use teloxide::adaptors::Throttle;
+use teloxide::adaptors::throttle::Limits;
+use teloxide::payloads::SendMessage;
+use teloxide::prelude::*;
+use teloxide::requests::HasPayload;
+use teloxide::types::{InlineKeyboardMarkup, MessageId, Update};
+use teloxide::{ApiError, RequestError};
+
+use crate::render::ChatRef;
+
+/// Seconds a `getUpdates` call waits for updates. Below teloxide's default
+/// client timeout (17 s), so a quiet long poll is never cut short.
+const LONG_POLL_SECS: u32 = 10;
+/// The first and the longest wait after a failed `getUpdates`.
+const POLL_BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(30));
+
+/// Why a Bot API call failed, classified for retries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiFailure {
+    /// Telegram asked us to wait this many seconds.
+    #[error("rate limited by Telegram, retry after {0} s")]
+    RetryAfter(u64),
+    /// A passing failure (network, a 5xx, a garbled answer): retry.
+    #[error("Telegram is unreachable or failing: {0}")]
+    Transient(String),
+    /// It will not work if repeated (chat not found, bot blocked or
+    /// kicked, a bad request).
+    #[error("{0}")]
+    Permanent(String),
+}
+
+/// Classifies a teloxide error.
+pub fn classify(error: &RequestError) -> ApiFailure {
+    match error {
+        RequestError::RetryAfter(after) => ApiFailure::RetryAfter(u64::from(after.seconds())),
+        RequestError::Network(error) => ApiFailure::Transient(error.to_string()),
+        RequestError::Io(error) => ApiFailure::Transient(error.to_string()),
+        RequestError::InvalidJson { raw, .. } => {
+            ApiFailure::Transient(format!("unreadable answer from the Bot API: {raw:.200}"))
+        }
+        RequestError::MigrateToChatId(id) => ApiFailure::Permanent(format!(
+            "the group became a supergroup; target telegram:{} instead",
+            id.0
+        )),
+        RequestError::Api(ApiError::Unknown(text)) if is_server_failure(text) => {
+            ApiFailure::Transient(text.clone())
+        }
+        RequestError::Api(error) => ApiFailure::Permanent(api_reason(error)),
+    }
+}
+
+/// Telegram's own words for an API error ("Forbidden: bot was blocked by
+/// the user"), which is what a person debugging a delivery wants to see.
+fn api_reason(error: &ApiError) -> String {
+    match error {
+        ApiError::Unknown(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn is_server_failure(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    [
+        "internal server error",
+        "bad gateway",
+        "gateway timeout",
+        "service unavailable",
+        "too many requests",
+    ]
+    .iter()
+    .any(|phrase| text.contains(phrase))
+}
+
+/// The Bot API client: teloxide's [`Bot`] behind its [`Throttle`]
+/// adaptor. Cheap to clone. Its `Debug` never shows the token.
+#[derive(Clone)]
+pub struct TelegramApi {
+    bot: Throttle<Bot>,
+}
+
+impl std::fmt::Debug for TelegramApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramApi")
+            .field("api_url", &self.bot.inner().api_url().as_str())
+            .field("token", &"[redacted]")
+            .finish()
+    }
+}
+
+impl TelegramApi {
+    /// A client for `token` on `api_url` (a self-hosted Bot API server, or
+    /// a fake in tests; Telegram's own when `None`), throttled to `limits`.
+    /// Spawns the throttle's worker, so call it inside a tokio runtime.
+    pub fn new(token: &str, api_url: Option<&str>, limits: Limits) -> Result<TelegramApi, String> {
+        let mut bot = Bot::new(token);
+        if let Some(url) = api_url {
+            let url = url
+                .parse()
+                .map_err(|error| format!("api_url {url:?} is not a URL: {error}"))?;
+            bot = bot.set_api_url(url);
+        }
+        Ok(TelegramApi {
+            bot: Throttle::new_spawn(bot, limits),
+        })
+    }
+
+    /// `getMe`: the bot's own account (checks the token).
+    pub async fn me(&self) -> Result<teloxide::types::Me, ApiFailure> {
+        self.bot.get_me().await.map_err(|e| classify(&e))
+    }
+
+    /// `sendMessage`; returns the new message's id.
+    pub async fn send(&self, payload: SendMessage) -> Result<i32, ApiFailure> {
+        let mut request = self.bot.send_message(payload.chat_id.clone(), "");
+        *request.payload_mut() = payload;
+        let message = request.await.map_err(|e| classify(&e))?;
+        Ok(message.id.0)
+    }
+
+    /// `editMessageText` with the given keyboard (`None` removes it). An
+    /// edit that changes nothing ("message is not modified") is a success.
+    pub async fn edit(
+        &self,
+        chat: ChatRef,
+        message_id: i32,
+        text: &str,
+        keyboard: Option<InlineKeyboardMarkup>,
+    ) -> Result<(), ApiFailure> {
+        let mut request =
+            self.bot
+                .edit_message_text(ChatId(chat.chat_id), MessageId(message_id), text);
+        request.payload_mut().reply_markup = keyboard;
+        not_modified_is_fine(request.await.map(drop))
+    }
+
+    /// `editMessageReplyMarkup`: a new keyboard, the text unchanged.
+    pub async fn edit_keyboard(
+        &self,
+        chat: ChatRef,
+        message_id: i32,
+        keyboard: InlineKeyboardMarkup,
+    ) -> Result<(), ApiFailure> {
+        let mut request = self
+            .bot
+            .edit_message_reply_markup(ChatId(chat.chat_id), MessageId(message_id));
+        request.payload_mut().reply_markup = Some(keyboard);
+        not_modified_is_fine(request.await.map(drop))
+    }
+
+    /// `answerCallbackQuery`, with a short notice (a toast) or none.
+    pub async fn answer(&self, query_id: &str, notice: Option<&str>) -> Result<(), ApiFailure> {
+        let mut request = self
+            .bot
+            .answer_callback_query(teloxide::types::CallbackQueryId(query_id.to_owned()));
+        request.payload_mut().text = notice.map(str::to_owned);
+        request.await.map(drop).map_err(|e| classify(&e))
+    }
+
+    /// `setWebhook`: Telegram posts updates to `url` with `secret` in the
+    /// `X-Telegram-Bot-Api-Secret-Token` header.
+    pub async fn set_webhook(&self, url: &str, secret: &str) -> Result<(), ApiFailure> {
+        let url = url
+            .parse()
+            .map_err(|error| ApiFailure::Permanent(format!("webhook URL {url:?}: {error}")))?;
+        let mut request = self.bot.set_webhook(url);
+        request.payload_mut().secret_token = Some(secret.to_owned());
+        request.await.map(drop).map_err(|e| classify(&e))
+    }
+
+    /// `deleteWebhook`, keeping pending updates (they are fetched next).
+    pub async fn delete_webhook(&self) -> Result<(), ApiFailure> {
+        self.bot
+            .delete_webhook()
+            .await
+            .map(drop)
+            .map_err(|e| classify(&e))
+    }
+
+    /// Long polling, forever: fetches updates and hands each batch to
+    /// `handle`, and confirms a batch (by asking for the next) only after
+    /// `handle` has returned, so an update is never dropped by a crash
+    /// mid-batch: at worst it is handled again. Failures are retried with
+    /// backoff. Removes a webhook first (Telegram refuses `getUpdates`
+    /// while one is set).
+    pub async fn poll<F, Fut>(&self, mut handle: F)
+    where
+        F: FnMut(Vec<Update>) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let mut backoff = POLL_BACKOFF.0;
+        while let Err(error) = self.delete_webhook().await {
+            tracing::warn!(error = %error, "cannot remove the Telegram webhook; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(POLL_BACKOFF.1);
+        }
+        let mut offset: Option<i32> = None;
+        backoff = POLL_BACKOFF.0;
+        loop {
+            let mut request = self.bot.get_updates();
+            request.payload_mut().offset = offset;
+            request.payload_mut().timeout = Some(LONG_POLL_SECS);
+            match request.await {
+                Ok(updates) => {
+                    backoff = POLL_BACKOFF.0;
+                    if let Some(last) = updates.last() {
+                        offset = i32::try_from(last.id.0).ok().map(|id| id.saturating_add(1));
+                    }
+                    if !updates.is_empty() {
+                        handle(updates).await;
+                    }
+                }
+                Err(error) => {
+                    let failure = classify(&error);
+                    let wait = match failure {
+                        ApiFailure::RetryAfter(secs) => Duration::from_secs(secs),
+                        _ => backoff,
+                    };
+                    tracing::warn!(error = %failure, retry_in_ms = wait.as_millis() as u64, "getUpdates failed");
+                    tokio::time::sleep(wait).await;
+                    backoff = (backoff * 2).min(POLL_BACKOFF.1);
+                }
+            }
+        }
+    }
+}
+
+fn not_modified_is_fine(result: Result<(), RequestError>) -> Result<(), ApiFailure> {
+    match result {
+        Ok(()) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+        Err(error) => Err(classify(&error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use teloxide::types::{ChatId, Seconds};
+
+    use super::*;
+
+    #[test]
+    fn run_failures_are_classified_for_retries() {
+        let cases = [
+            (
+                RequestError::RetryAfter(Seconds::from_seconds(7)),
+                ApiFailure::RetryAfter(7),
+            ),
+            (
+                RequestError::Api(ApiError::BotBlocked),
+                ApiFailure::Permanent("Forbidden: bot was blocked by the user".to_owned()),
+            ),
+            (
+                RequestError::Api(ApiError::ChatNotFound),
+                ApiFailure::Permanent("Bad Request: chat not found".to_owned()),
+            ),
+            (
+                RequestError::Api(ApiError::Unknown("Bad Gateway".to_owned())),
+                ApiFailure::Transient("Bad Gateway".to_owned()),
+            ),
+            (
+                RequestError::Api(ApiError::Unknown("Bad Request: something new".to_owned())),
+                ApiFailure::Permanent("Bad Request: something new".to_owned()),
+            ),
+            (
+                RequestError::MigrateToChatId(ChatId(-100_777)),
+                ApiFailure::Permanent(
+                    "the group became a supergroup; target telegram:-100777 instead".to_owned(),
+                ),
+            ),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(classify(&error), expected, "{error:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn run_debug_never_shows_the_token() {
+        let api = TelegramApi::new(
+            "123:SECRET-token",
+            Some("http://127.0.0.1:9/"),
+            Limits::default(),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        let shown = format!("{api:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(shown.contains("127.0.0.1:9"), "{shown}");
+        assert!(TelegramApi::new("1:x", Some("not a url"), Limits::default()).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! What every chat channel does with a person's input, whatever the
+//! platform: who is admitted, which ask a typed message answers, and what
+//! to tell the person afterwards. Platform modules (`telegram`) translate
+//! their events into these calls and draw the results; the rules live here
+//! once.
+//!
+//! - A typed message that replies to one of askbridge's messages answers
+//!   that message's ask (a reply to an "Other…" prompt answers that one
+//!   question). Otherwise it answers the newest pending ask in the
+//!   conversation that the sender may answer; chatter in a conversation
+//!   with nothing for the sender is left alone.
+//! - Who may answer is the core's rule ([`AskLifecycle::may_answer`]
+//!   (askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
+//!   user, else whoever the channel's [`AllowList`] admits.
+
+use askbridge_core::lifecycle::{Input, Rejection, Step};
+use askbridge_core::model::{Ask, ChannelKind, Place, Target};
+use askbridge_core::outcome::{Responder, Via};
+use askbridge_core::render::{self, Locale, fill};
+use serde::{Deserialize, Serialize};
+
+use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
+
+/// Who a channel admits to answer asks that name no user: user ids or
+/// `@usernames`. Empty admits everyone in the conversation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowList(Vec<String>);
+
+impl AllowList {
+    /// A list of user ids and `@usernames` (case-insensitive).
+    pub fn new(entries: impl IntoIterator<Item = String>) -> AllowList {
+        AllowList(
+            entries
+                .into_iter()
+                .map(|entry| entry.trim().to_lowercase())
+                .filter(|entry| !entry.is_empty())
+                .collect(),
+        )
+    }
+
+    /// Whether the list admits this person.
+    pub fn admits(&self, person: &Person) -> bool {
+        self.0.is_empty()
+            || self.0.iter().any(|entry| match entry.strip_prefix('@') {
+                Some(name) => person
+                    .username
+                    .as_deref()
+                    .is_some_and(|username| username.eq_ignore_ascii_case(name)),
+                None => *entry == person.responder.user_id,
+            })
+    }
+}
+
+/// Someone in a chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Their user id and display name.
+    pub responder: Responder,
+    /// Their `@username`, without the `@`, when the platform has one.
+    pub username: Option<String>,
+}
+
+/// What a channel keeps with each message it posts
+/// ([`MessageRef::extra`]), as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Posted {
+    /// The message that carries the ask's controls and is edited when it
+    /// ends, with the text it shows now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
+    /// The rich-mode step shown (a question index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// Options toggled on the shown step, not yet submitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selected: Vec<usize>,
+    /// A prompt for the person's own words: a reply to it answers this
+    /// question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_words_for: Option<usize>,
+}
+
+impl Posted {
+    /// Reads a message ref's `extra`; an unreadable or missing one is empty.
+    pub fn of(message: &MessageRef) -> Posted {
+        message
+            .extra
+            .as_deref()
+            .and_then(|extra| serde_json::from_str(extra).ok())
+            .unwrap_or_default()
+    }
+
+    /// As `extra`.
+    pub fn to_extra(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The ask a typed message answers, and the question when it replies to an
+/// own-words prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addressed {
+    /// The ask.
+    pub ask_id: String,
+    /// The one question it answers, if it replies to an own-words prompt.
+    pub question: Option<usize>,
+}
+
+/// Which ask a typed message answers (see the module docs), or `None`.
+/// `conversation` is the channel's notation of `place` for message refs.
+pub async fn address(
+    bridge: &Bridge,
+    channel: ChannelKind,
+    place: &Place,
+    conversation: &str,
+    reply_to: Option<&str>,
+    person: &Person,
+    allow: &AllowList,
+) -> Result<Option<Addressed>, BridgeError> {
+    if let Some(reply_to) = reply_to
+        && let Some(message) = bridge
+            .find_message_ref(channel, conversation, reply_to)
+            .await?
+    {
+        return Ok(Some(Addressed {
+            question: Posted::of(&message).own_words_for,
+            ask_id: message.ask_id,
+        }));
+    }
+    let pending = bridge.pending_at(place).await?;
+    Ok(pending
+        .into_iter()
+        .find(|(_, target)| may_answer(target, person, allow))
+        .map(|(ask_id, _)| Addressed {
+            ask_id,
+            question: None,
+        }))
+}
+
+/// Whether `person` may answer an ask posted to `target`, as the core
+/// decides it (the target's user, else the allow-list).
+pub fn may_answer(target: &Target, person: &Person, allow: &AllowList) -> bool {
+    match &target.user {
+        Some(user) => *user == person.responder.user_id,
+        None => allow.admits(person),
+    }
+}
+
+/// The input a typed message makes: the person's own words for one
+/// question (a reply to its prompt), or a reply to the whole ask.
+pub fn typed_input(text: &str, addressed: &Addressed, person: &Person, allow: &AllowList) -> Input {
+    let from = person.responder.clone();
+    let admitted = allow.admits(person);
+    match addressed.question {
+        Some(question) => Input::Other {
+            from,
+            admitted,
+            question,
+            text: text.to_owned(),
+            via: Via::Modal,
+        },
+        None => Input::Reply {
+            from,
+            admitted,
+            text: text.to_owned(),
+        },
+    }
+}
+
+/// Why `person` may not act on the ask now (it has ended, or it is not
+/// theirs), for actions the bridge does not see (toggling options, asking
+/// for own words); `None` when they may.
+pub fn refusal(view: &AskView, person: &Person, allow: &AllowList) -> Option<Rejection> {
+    if !view.state.is_pending() {
+        Some(Rejection::AlreadyEnded(view.state.clone()))
+    } else if !may_answer(&view.target, person, allow) {
+        Some(Rejection::NotForYou)
+    } else {
+        None
+    }
+}
+
+/// Options picked with buttons for one question: one for a pick, the
+/// toggled selection for Done.
+pub fn pick(person: &Person, allow: &AllowList, question: usize, options: Vec<usize>) -> Input {
+    Input::Pick {
+        from: person.responder.clone(),
+        admitted: allow.admits(person),
+        question,
+        options,
+        via: Via::Button,
+    }
+}
+
+/// Leaves an optional question unanswered ("Skip question" in a stepper).
+pub fn pass(ask: &Ask, person: &Person, allow: &AllowList, question: usize) -> Input {
+    let id = ask
+        .questions
+        .get(question)
+        .map(|q| q.id.clone())
+        .unwrap_or_default();
+    Input::Answers {
+        from: person.responder.clone(),
+        admitted: allow.admits(person),
+        answers: vec![(id, Vec::new())],
+    }
+}
+
+/// What to tell someone after their typed message: a clarifying question,
+/// the questions still open, why nothing changed; `None` when the closing
+/// edit (or the next step) says it all.
+pub fn after_typed(step: &Step, ask: &Ask, target: &Target, locale: Locale) -> Option<String> {
+    match step {
+        Step::Finished(_) => None,
+        Step::Progress(progress) => {
+            if !progress.clarify.is_empty() {
+                Some(render::clarify_prompt(ask, &progress.clarify, locale))
+            } else if progress.answered.is_empty() {
+                Some(render::not_understood(ask, locale))
+            } else if !progress.still_open.is_empty() && ask.questions.len() > 1 {
+                Some(render::reask_prompt(ask, &progress.still_open, locale))
+            } else {
+                None
+            }
+        }
+        Step::Rejected(rejection) => Some(rejected(rejection, target, locale)),
+    }
+}
+
+/// The short notice after a button press ("Answer submitted", "This
+/// question is for …").
+pub fn after_press(step: &Step, target: &Target, locale: Locale) -> String {
+    match step {
+        Step::Finished(_) | Step::Progress(_) => locale.strings().submitted.to_owned(),
+        Step::Rejected(rejection) => rejected(rejection, target, locale),
+    }
+}
+
+fn rejected(rejection: &Rejection, target: &Target, locale: Locale) -> String {
+    let s = locale.strings();
+    match rejection {
+        Rejection::NotForYou => match &target.user {
+            Some(user) if user.starts_with('@') => fill(s.not_for_you_named, &[("name", user)]),
+            _ => s.not_for_you.to_owned(),
+        },
+        Rejection::AlreadyEnded(_) => s.already_answered.to_owned(),
+        Rejection::Invalid(invalid) => invalid.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn person(id: &str, username: Option<&str>) -> Person {
+        Person {
+            responder: Responder {
+                channel: ChannelKind::Telegram,
+                user_id: id.to_owned(),
+                name: None,
+            },
+            username: username.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn chat_allow_list_admits_ids_and_usernames() {
+        let open = AllowList::default();
+        assert!(open.admits(&person("1", None)));
+        let list = AllowList::new(["42".to_owned(), "@Alice".to_owned()]);
+        assert!(list.admits(&person("42", None)));
+        assert!(list.admits(&person("7", Some("alice"))));
+        assert!(!list.admits(&person("7", Some("bob"))));
+        assert!(!list.admits(&person("4", None)));
+    }
+
+    #[test]
+    fn chat_named_user_beats_the_allow_list() {
+        let target = Target::parse("telegram:-100@42").expect("target");
+        let list = AllowList::new(["7".to_owned()]);
+        assert!(may_answer(&target, &person("42", None), &list));
+        assert!(!may_answer(&target, &person("7", None), &list));
+        let anyone = Target::parse("telegram:-100").expect("target");
+        assert!(may_answer(&anyone, &person("7", None), &list));
+        assert!(!may_answer(&anyone, &person("8", None), &list));
+    }
+
+    #[test]
+    fn chat_posted_reads_back_and_tolerates_garbage() {
+        let posted = Posted {
+            shown: Some("Deploy?".to_owned()),
+            step: Some(1),
+            selected: vec![0, 2],
+            own_words_for: None,
+        };
+        let message = MessageRef {
+            ask_id: "ask_1".to_owned(),
+            channel: ChannelKind::Telegram,
+            conversation: "1".to_owned(),
+            message_id: "2".to_owned(),
+            extra: Some(posted.to_extra()),
+        };
+        assert_eq!(Posted::of(&message), posted);
+        let garbage = MessageRef {
+            extra: Some("{not json".to_owned()),
+            ..message
+        };
+        assert_eq!(Posted::of(&garbage), Posted::default());
+    }
+}

@@ -1,0 +1,634 @@
+//! The Telegram channel end to end: the real daemon, its real teloxide
+//! client, and a faithful fake Bot API on 127.0.0.1
+//! (`askbridge_testkit::telegram`). An agent asks over HTTP; people press
+//! buttons and type in the fake; the agent gets the outcome.
+//!
+//! Nothing sleeps: the fake's `wait_for*` helpers are woken by each call
+//! it receives, and the agent's side waits with `?wait=` long-polls.
+
+#![allow(clippy::unwrap_used)]
+
+mod daemon;
+
+use askbridge_testkit::telegram::{
+    Chat, FakeTelegram, IncomingMessage, RateLimits, StoredMessage, User,
+};
+use daemon::{Builder, Daemon};
+use serde_json::{Value, json};
+
+const CHAT: i64 = -100_200_300;
+const ALICE: i64 = 42;
+const BOB: i64 = 77;
+
+fn alice() -> User {
+    User::new(ALICE, "Alice").username("alice")
+}
+
+fn bob() -> User {
+    User::new(BOB, "Bob").username("bob")
+}
+
+fn group() -> Chat {
+    Chat::supergroup(CHAT, "Releases")
+}
+
+/// A daemon whose Telegram channel talks to `fake`.
+fn daemon_for(fake: &FakeTelegram) -> Builder {
+    Daemon::builder()
+        .env("TELEGRAM_BOT_TOKEN", fake.token())
+        .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
+}
+
+/// The deploy question, for Alice only.
+fn deploy_ask() -> Value {
+    json!({
+        "to": format!("telegram:{CHAT}@{ALICE}"),
+        "questions": [{
+            "id": "env", "header": "Deploy", "question": "Where should I deploy?",
+            "options": ["Staging (Recommended)", "Production", "Canary"]
+        }]
+    })
+}
+
+/// Two questions: a text prompt on Telegram.
+fn release_ask() -> Value {
+    json!({
+        "to": format!("telegram:{CHAT}"),
+        "title": "Release 2.4",
+        "questions": [
+            {"id": "env", "header": "Deploy", "question": "Where?", "options": ["Staging", "Production"]},
+            {"id": "notify", "header": "Notify", "question": "Who should be told?",
+             "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+        ]
+    })
+}
+
+async fn create(daemon: &Daemon, body: &Value) -> String {
+    let response = daemon::client()
+        .post(daemon.url("/v1/asks"))
+        .json(body)
+        .send()
+        .await
+        .expect("create the ask");
+    assert_eq!(response.status(), 201);
+    let ask: Value = response.json().await.expect("JSON");
+    ask["id"].as_str().expect("id").to_owned()
+}
+
+/// The ask once it has ended (long-polls; fails if it is still pending).
+async fn outcome(daemon: &Daemon, id: &str) -> Value {
+    let ask: Value = daemon::client()
+        .get(daemon.url(&format!("/v1/asks/{id}?wait=30")))
+        .send()
+        .await
+        .expect("wait for the ask")
+        .json()
+        .await
+        .expect("JSON");
+    assert_ne!(ask["status"], "pending", "still pending: {ask}");
+    ask
+}
+
+async fn status(daemon: &Daemon, id: &str) -> Value {
+    daemon::client()
+        .get(daemon.url(&format!("/v1/asks/{id}")))
+        .send()
+        .await
+        .expect("get the ask")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+/// The n-th `sendMessage` the fake took (1-based), once it has.
+async fn sent(fake: &FakeTelegram, n: usize) -> StoredMessage {
+    fake.wait_for_sends(n).await.swap_remove(n - 1)
+}
+
+/// The message once an edit has closed it (its keyboard removed).
+async fn closed(fake: &FakeTelegram, message: &StoredMessage) -> StoredMessage {
+    let (chat, id) = (message.chat_id, message.message_id);
+    fake.wait_for("the question message to be closed", |state| {
+        state
+            .message(chat, id)
+            .filter(|m| m.edited && !m.has_inline_keyboard())
+            .cloned()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn telegram_button_press_from_the_addressed_user_answers_the_agent() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let id = create(&daemon, &deploy_ask()).await;
+
+    let question = sent(&fake, 1).await;
+    assert_eq!(question.chat_id, CHAT);
+    assert_eq!(
+        question.button_texts(),
+        [
+            vec!["Staging ⭐"],
+            vec!["Production"],
+            vec!["Canary"],
+            vec!["Other…", "Skip"]
+        ]
+    );
+    for row in question.buttons() {
+        for button in row {
+            let data = button.callback_data.expect("callback data");
+            assert!(data.len() <= 64, "{data}");
+            assert!(!data.contains("Production"), "content leaked into {data}");
+        }
+    }
+
+    // Bob may not answer: told so, nothing changes.
+    let refused = fake.press_button(&bob(), CHAT, question.message_id, "Production");
+    let notice = fake.wait_for_callback_answer(&refused).await;
+    assert_eq!(
+        notice.text.as_deref(),
+        Some("This question is not for you.")
+    );
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    let pressed = fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    let notice = fake.wait_for_callback_answer(&pressed).await;
+    assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["answers"]["env"], json!(["Production"]));
+    assert_eq!(done["details"][0]["via"], "button");
+    assert_eq!(done["answeredBy"]["userId"], ALICE.to_string());
+    assert_eq!(done["answeredBy"]["name"], "Alice");
+
+    let edited = closed(&fake, &question).await;
+    assert!(
+        edited
+            .text
+            .ends_with("\n\n✅ Production — answered by Alice"),
+        "{}",
+        edited.text
+    );
+
+    // A press that raced the closing edit is answered too, and changes
+    // nothing.
+    let staging = question
+        .callback_data("Staging ⭐")
+        .expect("a Staging button");
+    let late = fake.inject_callback(&alice(), CHAT, question.message_id, &staging);
+    let notice = fake.wait_for_callback_answer(&late).await;
+    assert_eq!(
+        notice.text.as_deref(),
+        Some("This question was already answered.")
+    );
+}
+
+#[tokio::test]
+async fn telegram_typed_replies_resolve_numbers_and_labels() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+
+    // "2" picks the second option; no reply-to needed.
+    let first = create(&daemon, &deploy_ask()).await;
+    sent(&fake, 1).await;
+    fake.inject_message(IncomingMessage::new(&group(), &alice(), "2"));
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+    assert_eq!(done["details"][0]["via"], "text");
+
+    // The label without "(Recommended)", as a reply to the question.
+    let second = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 2).await;
+    fake.inject_message(
+        IncomingMessage::new(&group(), &alice(), "staging").reply_to(question.message_id),
+    );
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(
+        done["answers"]["env"],
+        json!(["Staging (Recommended)"]),
+        "{done}"
+    );
+
+    // Someone else's chatter is left alone.
+    let third = create(&daemon, &deploy_ask()).await;
+    sent(&fake, 3).await;
+    fake.inject_message(IncomingMessage::new(&group(), &bob(), "2"));
+    fake.wait_for_updates_consumed().await;
+    assert_eq!(status(&daemon, &third).await["status"], "pending");
+}
+
+#[tokio::test]
+async fn telegram_multi_question_text_reply_keeps_partial_answers_and_reasks_the_rest() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let id = create(&daemon, &release_ask()).await;
+
+    let prompt = sent(&fake, 1).await;
+    assert!(
+        !prompt.has_inline_keyboard(),
+        "multi-question asks are text"
+    );
+    assert!(
+        prompt.text.contains("Q1 Deploy — Where?"),
+        "{}",
+        prompt.text
+    );
+    assert!(prompt.text.contains("  2. Production"), "{}", prompt.text);
+
+    let partial = fake.inject_message(IncomingMessage::new(&group(), &bob(), "Q1: 2"));
+    let reask = sent(&fake, 2).await;
+    assert_eq!(reask.reply_to_message_id, Some(partial));
+    assert!(
+        reask.text.starts_with("Got it. Still open:"),
+        "{}",
+        reask.text
+    );
+    assert!(reask.text.contains("Q2 Notify"), "{}", reask.text);
+    assert!(!reask.text.contains("Q1"), "{}", reask.text);
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    fake.inject_message(IncomingMessage::new(&group(), &bob(), "1, 2"));
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["answers"]["env"], json!(["Production"]));
+    assert_eq!(done["answers"]["notify"], json!(["Team", "On-call"]));
+    let edited = closed(&fake, &prompt).await;
+    assert!(
+        edited
+            .text
+            .ends_with("✅ Production · Team, On-call — answered by Bob"),
+        "{}",
+        edited.text
+    );
+}
+
+#[tokio::test]
+async fn telegram_ambiguous_reply_gets_a_clarifying_question() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let id = create(
+        &daemon,
+        &json!({
+            "to": format!("telegram:{CHAT}"),
+            "questions": [{"id": "region", "header": "Region", "question": "Which region?",
+                           "options": ["Staging EU", "Staging US", "Production"]}]
+        }),
+    )
+    .await;
+    sent(&fake, 1).await;
+    fake.inject_message(IncomingMessage::new(&group(), &bob(), "staging"));
+    let clarify = sent(&fake, 2).await;
+    assert!(
+        clarify.text.contains("1. Staging EU / 2. Staging US"),
+        "{}",
+        clarify.text
+    );
+    fake.inject_message(IncomingMessage::new(&group(), &bob(), "2"));
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["region"], json!(["Staging US"]), "{done}");
+}
+
+#[tokio::test]
+async fn telegram_skip_and_other_buttons() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+
+    let skipped = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 1).await;
+    fake.press_button(&alice(), CHAT, question.message_id, "Skip");
+    let done = outcome(&daemon, &skipped).await;
+    assert_eq!(done["status"], "no_answer", "{done}");
+    assert_eq!(done["reason"], "skipped");
+    assert!(closed(&fake, &question).await.text.ends_with("⏭ Skipped"));
+
+    // Other… asks for the person's own words with a forced reply.
+    let other = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 2).await;
+    let pressed = fake.press_button(&alice(), CHAT, question.message_id, "Other…");
+    fake.wait_for_callback_answer(&pressed).await;
+    let prompt = sent(&fake, 3).await;
+    assert!(prompt.is_force_reply(), "{prompt:?}");
+    assert_eq!(prompt.text, "Your answer to “Where should I deploy?”:");
+    fake.inject_message(
+        IncomingMessage::new(&group(), &alice(), "Blue-green in eu-west")
+            .reply_to(prompt.message_id),
+    );
+    let done = outcome(&daemon, &other).await;
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["details"][0]["other"], "Blue-green in eu-west");
+    assert_eq!(done["details"][0]["via"], "modal");
+}
+
+#[tokio::test]
+async fn telegram_rich_mode_toggles_and_steps_in_place() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_TELEGRAM_RENDER", "rich")
+        .start();
+    let id = create(
+        &daemon,
+        &json!({
+            "to": format!("telegram:{CHAT}"),
+            "questions": [
+                {"id": "notify", "header": "Notify", "question": "Who?",
+                 "options": ["Team", "On-call", "Nobody"], "multiSelect": true},
+                {"id": "note", "header": "Note", "question": "Release note?", "type": "text"}
+            ]
+        }),
+    )
+    .await;
+    let step = sent(&fake, 1).await;
+    assert!(step.text.contains("1/2"), "{}", step.text);
+    let chat = step.chat_id;
+    let message = step.message_id;
+    fake.press_button(&bob(), chat, message, "☐ Team");
+    fake.wait_for("Team to be checked", |state| {
+        let m = state.message(chat, message)?;
+        m.callback_data("☑ Team").map(drop)
+    })
+    .await;
+    fake.press_button(&bob(), chat, message, "☐ Nobody");
+    fake.wait_for("Nobody to be checked", |state| {
+        state
+            .message(chat, message)?
+            .callback_data("☑ Nobody")
+            .map(drop)
+    })
+    .await;
+    fake.press_button(&bob(), chat, message, "Done");
+    let second = fake
+        .wait_for("the second step", |state| {
+            state
+                .message(chat, message)
+                .filter(|m| m.text.contains("2/2"))
+                .cloned()
+        })
+        .await;
+    assert_eq!(status(&daemon, &id).await["answered"], json!(["notify"]));
+
+    let pressed = fake.press_button(&bob(), chat, second.message_id, "Answer…");
+    fake.wait_for_callback_answer(&pressed).await;
+    let prompt = sent(&fake, 2).await;
+    assert!(prompt.is_force_reply());
+    fake.inject_message(
+        IncomingMessage::new(&group(), &bob(), "Ships on Friday").reply_to(prompt.message_id),
+    );
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"]["notify"],
+        json!(["Team", "Nobody"]),
+        "{done}"
+    );
+    assert_eq!(done["answers"]["note"], json!(["Ships on Friday"]));
+}
+
+#[tokio::test]
+async fn telegram_forum_topics_are_separate_conversations() {
+    let fake = FakeTelegram::start().await;
+    let forum = Chat::supergroup(-100_999, "Ops").forum();
+    fake.add_chat(&forum);
+    let topic = fake.create_forum_topic(&forum, "Deploys");
+    let other_topic = fake.create_forum_topic(&forum, "Chatter");
+    let daemon = daemon_for(&fake).start();
+    let id = create(
+        &daemon,
+        &json!({"to": format!("telegram:-100999/{topic}"),
+                "questions": [{"question": "Ship it?", "type": "confirm"}]}),
+    )
+    .await;
+    let question = sent(&fake, 1).await;
+    assert_eq!(question.thread_id, Some(topic));
+    fake.inject_message(IncomingMessage::new(&forum, &bob(), "yes").in_topic(other_topic));
+    fake.wait_for_updates_consumed().await;
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+    fake.inject_message(IncomingMessage::new(&forum, &bob(), "yes").in_topic(topic));
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["status"], "answered", "{done}");
+}
+
+#[tokio::test]
+async fn telegram_blocked_chat_ends_the_ask_as_delivery_failed() {
+    let fake = FakeTelegram::start().await;
+    fake.mark_blocked(ALICE);
+    let daemon = daemon_for(&fake).start();
+    let id = create(
+        &daemon,
+        &json!({"to": format!("telegram:{ALICE}"), "questions": [{"question": "Ship it?", "type": "confirm"}]}),
+    )
+    .await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["status"], "no_answer", "{done}");
+    assert_eq!(done["reason"], "delivery_failed");
+    assert!(
+        done["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("bot was blocked by the user")),
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn telegram_rate_limits_delay_but_lose_nothing() {
+    // Stricter than teloxide's throttle assumes: 429s reach it, it waits
+    // the retry_after Telegram names, and every message still goes out.
+    let fake = FakeTelegram::builder()
+        .rate_limits(RateLimits {
+            overall_per_sec: Some(2),
+            ..RateLimits::OFF
+        })
+        .start()
+        .await;
+    let daemon = daemon_for(&fake).start();
+    let mut ids = Vec::new();
+    for chat in 1..=6_i64 {
+        let body = json!({"to": format!("telegram:{chat}"), "questions": [{"question": "Ship it?", "type": "confirm"}]});
+        ids.push(create(&daemon, &body).await);
+    }
+    let sends = fake.wait_for_sends(6).await;
+    let mut chats: Vec<i64> = sends.iter().map(|m| m.chat_id).collect();
+    chats.sort_unstable();
+    assert_eq!(chats, [1, 2, 3, 4, 5, 6]);
+    assert!(fake.rate_limited_count() > 0, "the limit was never hit");
+    for id in &ids {
+        assert_eq!(status(&daemon, id).await["status"], "pending");
+    }
+}
+
+#[tokio::test]
+async fn telegram_allow_list_admits_only_listed_users_and_cancel_closes_the_message() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_TELEGRAM_ALLOWED_USERS", "@alice")
+        .start();
+    let id = create(
+        &daemon,
+        &json!({"to": format!("telegram:{CHAT}"), "questions": [{"question": "Ship it?", "type": "confirm"}]}),
+    )
+    .await;
+    let question = sent(&fake, 1).await;
+    assert_eq!(question.button_texts(), [vec!["Yes", "No"], vec!["Skip"]]);
+
+    let refused = fake.press_button(&bob(), CHAT, question.message_id, "Yes");
+    let notice = fake.wait_for_callback_answer(&refused).await;
+    assert_eq!(
+        notice.text.as_deref(),
+        Some("This question is not for you.")
+    );
+    fake.inject_message(
+        IncomingMessage::new(&group(), &bob(), "yes").reply_to(question.message_id),
+    );
+    fake.wait_for_updates_consumed().await;
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    let cancelled: Value = daemon::client()
+        .delete(daemon.url(&format!("/v1/asks/{id}")))
+        .send()
+        .await
+        .expect("cancel")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(cancelled["reason"], "cancelled", "{cancelled}");
+    assert!(
+        closed(&fake, &question)
+            .await
+            .text
+            .ends_with("\n\n✖ Cancelled")
+    );
+}
+
+#[tokio::test]
+async fn telegram_buttons_and_replies_work_after_a_crash_and_restart() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let mut daemon = daemon_for(&fake).start();
+    let id = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 1).await;
+    let typed = create(&daemon, &release_ask()).await;
+    let prompt = sent(&fake, 2).await;
+    daemon.kill();
+    daemon.restart();
+
+    fake.inject_message(
+        IncomingMessage::new(&group(), &bob(), "Q1: 1\nQ2: 3").reply_to(prompt.message_id),
+    );
+    let done = outcome(&daemon, &typed).await;
+    assert_eq!(done["answers"]["notify"], json!(["Nobody"]), "{done}");
+
+    let pressed = fake.press_button(&alice(), CHAT, question.message_id, "Canary");
+    assert_eq!(
+        fake.wait_for_callback_answer(&pressed)
+            .await
+            .text
+            .as_deref(),
+        Some("Answer submitted")
+    );
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Canary"]), "{done}");
+    // Killed between posting and recording the post, the daemon posts
+    // again after the restart (at least once, never lost); never more.
+    assert!(fake.calls_to("sendMessage").len() <= 4);
+}
+
+#[tokio::test]
+async fn telegram_webhook_mode_checks_the_secret() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_TELEGRAM_MODE", "webhook")
+        .env("TELEGRAM_WEBHOOK_SECRET", "s3cret-Token_1")
+        .start();
+    let hook = fake
+        .wait_for("the webhook to be set", |state| state.webhook().cloned())
+        .await;
+    assert_eq!(hook.url, daemon.url("/telegram/webhook"));
+    assert_eq!(hook.secret_token.as_deref(), Some("s3cret-Token_1"));
+
+    let update = json!({"update_id": 1, "message": {"message_id": 1, "date": 0,
+        "chat": {"id": CHAT, "type": "supergroup", "title": "Releases"},
+        "from": {"id": ALICE, "is_bot": false, "first_name": "Alice"}, "text": "2"}});
+    for secret in [None, Some("wrong")] {
+        let mut request = daemon::client()
+            .post(daemon.url("/telegram/webhook"))
+            .json(&update);
+        if let Some(secret) = secret {
+            request = request.header("X-Telegram-Bot-Api-Secret-Token", secret);
+        }
+        let response = request.send().await.expect("post");
+        assert_eq!(response.status(), 401, "secret {secret:?}");
+    }
+
+    let id = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 1).await;
+    fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+    assert!(
+        fake.webhook_deliveries().iter().all(|d| d.delivered()),
+        "{:?}",
+        fake.webhook_deliveries()
+    );
+}
+
+#[tokio::test]
+async fn telegram_timeout_edits_the_message_to_expired_in_the_channel_locale() {
+    use std::time::Duration;
+
+    use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, Tuning};
+    use askbridge::config::{Secret, TelegramConfig, TelegramMode};
+    use askbridge::telegram::Telegram;
+    use askbridge_core::lifecycle::{State, Timestamp};
+    use askbridge_core::model::Target;
+    use askbridge_core::normalize::normalize_json;
+    use askbridge_core::render::{Locale, Mode};
+
+    let fake = FakeTelegram::start().await;
+    let clock = Clock::manual(Timestamp::from_secs(1_750_000_000));
+    let bridge = Bridge::open_with(
+        BridgeOptions::new("sqlite::memory:", Target::parse("web").unwrap()),
+        Tuning {
+            clock: clock.clone(),
+            ..Tuning::default()
+        },
+    )
+    .await
+    .unwrap();
+    let config = TelegramConfig {
+        token: Secret::new(fake.token()),
+        api_url: Some(fake.api_url()),
+        mode: TelegramMode::Polling,
+        render: Mode::Buttons,
+        locale: Locale::ZhCn,
+        allowed_users: Vec::new(),
+    };
+    let _telegram = Telegram::new(&bridge, &config).unwrap();
+    let ask = normalize_json(&json!({
+        "to": format!("telegram:{ALICE}"),
+        "timeoutSeconds": 60,
+        "questions": [{"question": "Where?", "options": ["Staging", "Production"]}]
+    }))
+    .unwrap()
+    .ask;
+    let (view, _) = bridge
+        .create(NewAsk {
+            ask,
+            idempotency_key: None,
+        })
+        .await
+        .unwrap();
+    let question = sent(&fake, 1).await;
+    assert_eq!(question.button_texts().last().unwrap(), &["其他…", "跳过"]);
+
+    clock.advance(Duration::from_secs(61));
+    let edited = closed(&fake, &question).await;
+    assert!(edited.text.ends_with("\n\n⌛ 已过期"), "{}", edited.text);
+    assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
+}
