@@ -195,13 +195,7 @@ impl TelegramChannel {
                 ..Posted::default()
             });
             bridge
-                .save_message_ref(&MessageRef {
-                    ask_id: view.id.clone(),
-                    channel: ChannelKind::Telegram,
-                    conversation: chat.conversation(),
-                    message_id: message_id.to_string(),
-                    extra: extra.map(|posted| posted.to_extra()),
-                })
+                .save_message_ref(&message_ref(&view.id, chat, message_id, extra.as_ref()))
                 .await
                 .map_err(storage)?;
         }
@@ -274,6 +268,22 @@ impl Channel for TelegramChannel {
 
     fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
         Box::pin(self.end_view(ask))
+    }
+}
+
+/// The record of a message posted for an ask.
+fn message_ref(
+    ask_id: &str,
+    chat: ChatRef,
+    message_id: i32,
+    posted: Option<&Posted>,
+) -> MessageRef {
+    MessageRef {
+        ask_id: ask_id.to_owned(),
+        channel: ChannelKind::Telegram,
+        conversation: chat.conversation(),
+        message_id: message_id.to_string(),
+        extra: posted.map(Posted::to_extra),
     }
 }
 
@@ -389,19 +399,15 @@ impl Inbound {
         if ChatRef::of(&view.target.place) != Some(chat) {
             return Ok(None);
         }
-        let conversation = chat.conversation();
-        let message_key = message_id.to_string();
         let message = bridge
-            .find_message_ref(ChannelKind::Telegram, &conversation, &message_key)
+            .find_message_ref(
+                ChannelKind::Telegram,
+                &chat.conversation(),
+                &message_id.to_string(),
+            )
             .await?
             .filter(|message| message.ask_id == view.id)
-            .unwrap_or(MessageRef {
-                ask_id: view.id.clone(),
-                channel: ChannelKind::Telegram,
-                conversation,
-                message_id: message_key,
-                extra: None,
-            });
+            .unwrap_or_else(|| message_ref(&view.id, chat, message_id, None));
         let person = person(&press.from);
         let question = button.question;
         let posted = Posted::of(&message);
@@ -519,13 +525,7 @@ impl Inbound {
             ..Posted::default()
         };
         bridge
-            .save_message_ref(&MessageRef {
-                ask_id: view.id.clone(),
-                channel: ChannelKind::Telegram,
-                conversation: chat.conversation(),
-                message_id: prompt_id.to_string(),
-                extra: Some(posted.to_extra()),
-            })
+            .save_message_ref(&message_ref(&view.id, chat, prompt_id, Some(&posted)))
             .await
     }
 

@@ -13,7 +13,7 @@ mod daemon;
 use askbridge_testkit::telegram::{
     Chat, FakeTelegram, IncomingMessage, RateLimits, StoredMessage, User,
 };
-use daemon::{Builder, Daemon};
+use daemon::{Api, Builder, Daemon};
 use serde_json::{Value, json};
 
 const CHAT: i64 = -100_200_300;
@@ -77,27 +77,15 @@ async fn create(daemon: &Daemon, body: &Value) -> String {
 
 /// The ask once it has ended (long-polls; fails if it is still pending).
 async fn outcome(daemon: &Daemon, id: &str) -> Value {
-    let ask: Value = daemon::client()
-        .get(daemon.url(&format!("/v1/asks/{id}?wait=30")))
-        .send()
-        .await
-        .expect("wait for the ask")
-        .json()
-        .await
-        .expect("JSON");
+    let api = Api::of(daemon);
+    let waiting = api.http.get(daemon.url(&format!("/v1/asks/{id}?wait=30")));
+    let ask = api.send(waiting).await;
     assert_ne!(ask["status"], "pending", "still pending: {ask}");
     ask
 }
 
 async fn status(daemon: &Daemon, id: &str) -> Value {
-    daemon::client()
-        .get(daemon.url(&format!("/v1/asks/{id}")))
-        .send()
-        .await
-        .expect("get the ask")
-        .json()
-        .await
-        .expect("JSON")
+    Api::of(daemon).ask(id).await
 }
 
 /// The n-th `sendMessage` the fake took (1-based), once it has.
@@ -488,14 +476,7 @@ async fn telegram_allow_list_admits_only_listed_users_and_cancel_closes_the_mess
     fake.wait_for_updates_consumed().await;
     assert_eq!(status(&daemon, &id).await["status"], "pending");
 
-    let cancelled: Value = daemon::client()
-        .delete(daemon.url(&format!("/v1/asks/{id}")))
-        .send()
-        .await
-        .expect("cancel")
-        .json()
-        .await
-        .expect("JSON");
+    let cancelled = Api::of(&daemon).cancel(&id).await;
     assert_eq!(cancelled["reason"], "cancelled", "{cancelled}");
     assert!(
         closed(&fake, &question)
