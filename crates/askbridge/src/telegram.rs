@@ -104,6 +104,7 @@ impl Telegram {
         match self.mode.clone() {
             TelegramMode::Polling => tokio::spawn(async move {
                 let api = inbound.api.clone();
+                check_token(&api).await;
                 api.poll(|updates| {
                     let inbound = Arc::clone(&inbound);
                     async move {
@@ -113,6 +114,7 @@ impl Telegram {
                 .await;
             }),
             TelegramMode::Webhook { url, secret } => tokio::spawn(async move {
+                check_token(&inbound.api).await;
                 let url = url.unwrap_or_else(|| format!("http://{listen}{WEBHOOK_PATH}"));
                 let mut wait = std::time::Duration::from_millis(250);
                 loop {
@@ -130,6 +132,19 @@ impl Telegram {
                 }
             }),
         }
+    }
+}
+
+/// Says which bot the token belongs to, or, loudly, that Telegram refused
+/// it (the channel keeps retrying: the token may be fixed by BotFather).
+async fn check_token(api: &TelegramApi) {
+    match api.me().await {
+        Ok(me) => tracing::info!(bot = %me.username(), "Telegram bot connected"),
+        Err(ApiFailure::Permanent(reason)) => tracing::error!(
+            reason = %reason,
+            "Telegram refused the bot token; check TELEGRAM_BOT_TOKEN"
+        ),
+        Err(error) => tracing::warn!(error = %error, "Telegram is not reachable yet"),
     }
 }
 

@@ -217,3 +217,31 @@ fn render_rejects_an_unknown_locale() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown locale"));
 }
+
+#[test]
+fn render_for_telegram_prints_the_send_message_payloads() {
+    let ask = r#"{"to": "telegram:-1001234/7", "questions": [{"header": "Release", "question": "Ship it?", "type": "confirm"}]}"#;
+    let output = askbridge(&["render", "--channel", "telegram", "-"], ask);
+    assert_eq!(output.status.code(), Some(0));
+    let payloads: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("a JSON array of payloads");
+    let message = &payloads[0];
+    assert_eq!(message["chat_id"], -1_001_234);
+    assert_eq!(message["message_thread_id"], 7);
+    assert_eq!(message["text"], "Release — Ship it?");
+    let labels: Vec<&str> = message["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .expect("an inline keyboard")
+        .iter()
+        .flat_map(|row| row.as_array().expect("a row"))
+        .map(|button| button["text"].as_str().expect("a label"))
+        .collect();
+    assert_eq!(labels, ["Yes", "No", "Skip"]);
+
+    let rich = askbridge(
+        &["render", "--channel", "telegram", "--mode", "fancy", "-"],
+        ask,
+    );
+    assert_eq!(rich.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&rich.stderr).contains("unknown mode"));
+}
