@@ -1169,3 +1169,11 @@ mod follow_ups {
         assert_eq!(closing_line(&outcome, Locale::Th), "⏭ ข้ามแล้ว");
     }
 }
+
+#[test]
+fn render_a_header_that_only_repeats_the_question_is_not_shown() {
+    let derived = ask(None, vec![confirm("ship", "Ship it", "Ship it?")]);
+    assert!(text_prompt(&derived, Locale::En).starts_with("Ship it? (yes / no)"));
+    let distinct = ask(None, vec![confirm("ship", "Release", "Ship it?")]);
+    assert!(text_prompt(&distinct, Locale::En).starts_with("Release — Ship it? (yes / no)"));
+}

@@ -437,7 +437,7 @@ pub(super) fn question_line(
         .map(str::trim_end)
         .collect::<Vec<_>>()
         .join("\n");
-    if !header.is_empty() && !header.eq_ignore_ascii_case(&text) {
+    if !header.is_empty() && !repeats(&header, &text) {
         if !head.is_empty() {
             head.push(' ');
         }
@@ -458,6 +458,18 @@ pub(super) fn question_line(
         line.push_str(s.hint_close);
     }
     line
+}
+
+/// Whether a header says nothing the question text does not: the same
+/// words, give or take the closing punctuation ("Ship it" for "Ship it?").
+fn repeats(header: &str, text: &str) -> bool {
+    let bare = |s: &str| {
+        s.trim()
+            .trim_end_matches(['?', '？', '.', '。', '!', '！', ':', '：'])
+            .trim_end()
+            .to_lowercase()
+    };
+    bare(header) == bare(text)
 }
 
 /// `  1. Label ⭐ — description` (or `  A. …` for lettered questions).
