@@ -491,9 +491,7 @@ impl Inbound {
         let Some(step) = self.draw.step(view, question, &posted.selected) else {
             return Ok(());
         };
-        let chat = ChatRef::parse_conversation(&message.conversation);
-        let message_id = message.message_id.parse().ok();
-        if let (Some(chat), Some(message_id)) = (chat, message_id)
+        if let (Ok(chat), Ok(message_id)) = (chat_of(&message), message_id_of(&message))
             && let Err(error) = self
                 .api
                 .edit_keyboard(chat, message_id, draw::step_keyboard(&step))
