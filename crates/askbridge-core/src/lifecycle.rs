@@ -594,13 +594,10 @@ impl AskLifecycle {
     /// user on the target's channel, or, when no user is named, whoever the
     /// channel's allow-list admits.
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
-        match &self.ask.target {
-            Some(target) => match &target.user {
-                Some(user) => from.channel == target.place.channel() && from.user_id == *user,
-                None => admitted,
-            },
-            None => admitted,
-        }
+        self.ask
+            .target
+            .as_ref()
+            .map_or(admitted, |target| target.may_answer(from, admitted))
     }
 
     /// The outcome, once the ask has ended; `None` while pending. It is a

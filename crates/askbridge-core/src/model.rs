@@ -298,6 +298,16 @@ pub enum TargetError {
 }
 
 impl Target {
+    /// Whether this person may answer an ask posted here (SPEC §6): the
+    /// named user on the target's channel, or, when no user is named,
+    /// whoever the channel's allow-list admits (`admitted`).
+    pub fn may_answer(&self, from: &crate::outcome::Responder, admitted: bool) -> bool {
+        match &self.user {
+            Some(user) => from.channel == self.place.channel() && from.user_id == *user,
+            None => admitted,
+        }
+    }
+
     /// Parses `telegram:<chat_id>[/<thread_id>]`, `discord:<channel_id>`,
     /// `discord:user/<user_id>`, `slack:<channel_id>[/<thread_ts>]`,
     /// `web[:<session>]`, each with an optional `@<user>` suffix.

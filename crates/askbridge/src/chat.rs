@@ -138,13 +138,10 @@ pub async fn address(
         }))
 }
 
-/// Whether `person` may answer an ask posted to `target`, as the core
-/// decides it (the target's user, else the allow-list).
+/// Whether `person` may answer an ask posted to `target`: the core's rule
+/// ([`Target::may_answer`]) with this channel's allow-list.
 pub fn may_answer(target: &Target, person: &Person, allow: &AllowList) -> bool {
-    match &target.user {
-        Some(user) => *user == person.responder.user_id,
-        None => allow.admits(person),
-    }
+    target.may_answer(&person.responder, allow.admits(person))
 }
 
 /// The input a typed message makes: the person's own words for one
