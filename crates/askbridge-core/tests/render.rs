@@ -579,7 +579,7 @@ fn show_step(out: &mut String, step: &Step) {
     ));
     let input = match input {
         StepInput::Pick => "pick".to_owned(),
-        StepInput::Toggle { selected } => format!("toggle, selected {selected:?}"),
+        StepInput::Toggle { selected, .. } => format!("toggle, selected {selected:?}"),
         StepInput::Text {
             multiline,
             label,
@@ -735,6 +735,38 @@ fn rich_step_redraws_toggles() {
     }
     insta::assert_snapshot!("rich_step_toggled_en", out);
     assert_eq!(rich_step(&release(), "k", 2, &[], &caps, Locale::En), None);
+}
+
+#[test]
+fn rich_multi_step_lists_its_options_unmarked_for_select_menus() {
+    let mut notify = notify_question();
+    notify.options[1].recommended = true;
+    notify.options[2].description = Some("  nobody\nat all ".to_owned());
+    let caps = Capabilities::SLACK.with_mode(Mode::Rich);
+    let step = rich_step(&ask(None, vec![notify]), "k", 0, &[1], &caps, Locale::En);
+    let Some(StepInput::Toggle { selected, options }) = step.map(|step| step.input) else {
+        panic!("a multi-select step toggles");
+    };
+    assert_eq!(selected, vec![1]);
+    let shown: Vec<(usize, &str, Option<&str>, bool)> = options
+        .iter()
+        .map(|o| {
+            (
+                o.index,
+                o.label.as_str(),
+                o.description.as_deref(),
+                o.recommended,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (0, "Team channel", None, false),
+            (1, "On-call ⭐", None, true),
+            (2, "Nobody", Some("nobody at all"), false),
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -25,5 +25,6 @@ pub use text::{
     EndState, clarify_prompt, closing_line, not_understood, reask_prompt, status_line, text_prompt,
 };
 pub use view::{
-    Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, TextView, View, rich_step, view,
+    Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, StepOption, TextView, View,
+    rich_step, view,
 };

@@ -96,10 +96,14 @@ pub struct Step {
 pub enum StepInput {
     /// One click picks (single-select, confirm).
     Pick,
-    /// Clicks toggle options; "Done" submits (multi-select).
+    /// Clicks toggle options; "Done" submits (multi-select). Channels with
+    /// select menus or checkboxes draw `options` as one of those instead of
+    /// the toggle buttons, submitted by the `OptionRef::Done` key.
     Toggle {
         /// Option indices currently checked, ascending.
         selected: Vec<usize>,
+        /// The question's options, unmarked, for a select menu.
+        options: Vec<StepOption>,
     },
     /// Free text: a modal, or a forced reply where there are no modals.
     /// The "Answer…" button (`OptionRef::Other`) opens it.
@@ -112,6 +116,21 @@ pub enum StepInput {
         /// Hint shown in the empty input (at most 64 characters).
         placeholder: Option<String>,
     },
+}
+
+/// One option of a multi-select step, as a select menu or checkbox shows
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepOption {
+    /// Index of the option in the question.
+    pub index: usize,
+    /// The label (the recommended marker shown once), cut to the channel's
+    /// button limit.
+    pub label: String,
+    /// The option's description, on one line and cut to the same limit.
+    pub description: Option<String>,
+    /// The option is the recommended one.
+    pub recommended: bool,
 }
 
 /// One button.
@@ -194,6 +213,7 @@ pub fn rich_step(
             StepInput::Pick
         }
         QuestionKind::Multi => {
+            let mut menu = Vec::new();
             let mut checked: Vec<usize> = selected
                 .iter()
                 .copied()
@@ -212,10 +232,24 @@ pub fn rich_step(
                     ButtonStyle::Normal
                 };
                 options.push(make(OptionRef::Index(index), &label, style));
+                menu.push(StepOption {
+                    index,
+                    label: button_label(q, index, choice, None, label_max).0,
+                    description: choice
+                        .description
+                        .as_deref()
+                        .map(one_line)
+                        .filter(|d| !d.is_empty())
+                        .map(|d| cut(&d, label_max)),
+                    recommended: is_recommended(choice),
+                });
             }
             controls.push(make(OptionRef::Done, s.done, ButtonStyle::Primary));
             controls.push(make(OptionRef::Other, s.other, ButtonStyle::Secondary));
-            StepInput::Toggle { selected: checked }
+            StepInput::Toggle {
+                selected: checked,
+                options: menu,
+            }
         }
         QuestionKind::Text | QuestionKind::Textarea => {
             controls.push(make(OptionRef::Other, s.answer, ButtonStyle::Primary));
