@@ -1,8 +1,8 @@
 //! What every chat channel does with a person's input, whatever the
 //! platform: who is admitted, which ask a typed message answers, and what
-//! to tell the person afterwards. Platform modules (`telegram`) translate
-//! their events into these calls and draw the results; the rules live here
-//! once.
+//! to tell the person afterwards. The [`driver`] applies these rules for
+//! every platform; platform modules (`telegram`, `discord`) only translate
+//! their events into its calls and draw the results.
 //!
 //! - A typed message that replies to one of askbridge's messages answers
 //!   that message's ask (a reply to an "Other…" prompt answers that one
@@ -21,13 +21,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
 
-/// Who a channel admits to answer asks that name no user: user ids or
-/// `@usernames`. Empty admits everyone in the conversation.
+pub mod driver;
+
+/// Who a channel admits to answer asks that name no user: user ids,
+/// `@usernames` or role ids. Empty admits everyone in the conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList(Vec<String>);
 
 impl AllowList {
-    /// A list of user ids and `@usernames` (case-insensitive).
+    /// A list of user ids, `@usernames` (case-insensitive) and role ids.
     pub fn new(entries: impl IntoIterator<Item = String>) -> AllowList {
         AllowList(
             entries
@@ -46,7 +48,7 @@ impl AllowList {
                     .username
                     .as_deref()
                     .is_some_and(|username| username.eq_ignore_ascii_case(name)),
-                None => *entry == person.responder.user_id,
+                None => *entry == person.responder.user_id || person.roles.contains(entry),
             })
     }
 }
@@ -58,6 +60,8 @@ pub struct Person {
     pub responder: Responder,
     /// Their `@username`, without the `@`, when the platform has one.
     pub username: Option<String>,
+    /// The ids of their roles where they are (Discord server roles).
+    pub roles: Vec<String>,
 }
 
 /// What a channel keeps with each message it posts
@@ -178,15 +182,21 @@ pub fn refusal(view: &AskView, person: &Person, allow: &AllowList) -> Option<Rej
     }
 }
 
-/// Options picked with buttons for one question: one for a pick, the
-/// toggled selection for Done.
-pub fn pick(person: &Person, allow: &AllowList, question: usize, options: Vec<usize>) -> Input {
+/// Options picked for one question: one for a button, the toggled
+/// selection for Done, a select menu's choice.
+pub fn pick(
+    person: &Person,
+    allow: &AllowList,
+    question: usize,
+    options: Vec<usize>,
+    via: Via,
+) -> Input {
     Input::Pick {
         from: person.responder.clone(),
         admitted: allow.admits(person),
         question,
         options,
-        via: Via::Button,
+        via,
     }
 }
 
@@ -258,6 +268,7 @@ mod tests {
                 name: None,
             },
             username: username.map(str::to_owned),
+            roles: vec!["900".to_owned()],
         }
     }
 
@@ -270,6 +281,8 @@ mod tests {
         assert!(list.admits(&person("7", Some("alice"))));
         assert!(!list.admits(&person("7", Some("bob"))));
         assert!(!list.admits(&person("4", None)));
+        let roles = AllowList::new(["900".to_owned()]);
+        assert!(roles.admits(&person("5", None)));
     }
 
     #[test]

@@ -1,0 +1,760 @@
+//! The chat driver: the half of every chat channel that does not depend on
+//! the platform, written once over a small [`ChatPlatform`] trait.
+//!
+//! A platform (Telegram, Discord, …) only translates: it draws the core's
+//! views as its messages, sends and edits them, answers a press, and opens
+//! a prompt for the person's own words. The driver decides everything
+//! else, the same way for every platform:
+//!
+//! - **Posting** ([`Channel::deliver`]): the drawn messages are sent in
+//!   order and each is recorded ([`MessageRef`]) as soon as it is sent, so
+//!   parts already posted are not posted again after a failure or a crash,
+//!   and buttons and replies find their ask after a restart. The message
+//!   that carries the controls records what it shows ([`Posted::shown`]).
+//! - **Presses** ([`ChatDriver::press`]): the ask is found from the
+//!   button's opaque key (its message record is not needed, so a press
+//!   that raced the record still works) and must have been posted where
+//!   the press came from. Every press is acknowledged exactly once, with
+//!   a notice or without, whatever happened.
+//! - **Own words**: "Other…" / "Answer…" opens the platform's prompt (a
+//!   forced reply or a modal); the answer comes back as a typed reply to
+//!   the prompt or as a [`Submission`].
+//! - **Typed messages** ([`ChatDriver::typed`]) go through [`crate::chat`]:
+//!   which ask they answer, the input they make, what to reply.
+//! - **Rich asks** move to their next step in place ([`Channel::update`]);
+//!   toggled options are kept with the message until Done.
+//! - **Closing** ([`Channel::end`]): the message with the controls is
+//!   edited to what it showed plus the status line, controls removed.
+
+use std::fmt;
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use askbridge_core::lifecycle::{Input, Rejection, Step};
+use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
+use askbridge_core::outcome::Via;
+use askbridge_core::render::{
+    self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line, rich_step,
+};
+
+use super::{AllowList, Person, Posted};
+use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
+use crate::bridge::{AskView, Bridge, BridgeError, MessageRef, WeakBridge};
+
+/// What a platform does for the driver: translation and I/O only.
+///
+/// Methods that talk to the platform return futures that are `Send`, so
+/// the driver can run on any task.
+pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
+    /// A conversation messages are posted in (a chat, a channel, a
+    /// thread).
+    type Chat: Clone + PartialEq + Send + Sync + fmt::Debug;
+    /// A platform message id.
+    type MessageId: Copy + fmt::Display + FromStr + Send + Sync + fmt::Debug;
+    /// A drawn message, ready to send.
+    type Message: Send;
+    /// How one press or submission is answered (a callback query id, an
+    /// interaction). Used exactly once.
+    type Reply: Send;
+
+    /// The channel this platform serves.
+    const KIND: ChannelKind;
+
+    /// The conversation's notation in message refs.
+    fn conversation(chat: &Self::Chat) -> String;
+
+    /// Reads [`ChatPlatform::conversation`] back.
+    fn parse_conversation(text: &str) -> Option<Self::Chat>;
+
+    /// Whether a press by `from` in `chat` can be about an ask posted to
+    /// `place` (a press on a message elsewhere is ignored).
+    fn is_at(place: &Place, chat: &Self::Chat, from: &Person) -> bool;
+
+    /// The conversation an ask for `place` is posted in (a DM is opened
+    /// where the platform needs that).
+    fn open(&self, place: &Place)
+    -> impl Future<Output = Result<Self::Chat, DeliveryError>> + Send;
+
+    /// The messages that post `view` in `chat`, in order; the last one
+    /// carries the controls.
+    fn ask_messages(&self, view: &View, chat: &Self::Chat) -> Vec<Self::Message>;
+
+    /// The text a drawn message shows.
+    fn text_of(message: &Self::Message) -> &str;
+
+    /// Sends one message.
+    fn send(
+        &self,
+        chat: &Self::Chat,
+        message: Self::Message,
+    ) -> impl Future<Output = Result<Self::MessageId, DeliveryError>> + Send;
+
+    /// Shows `step` in place of what the message shows now.
+    fn show_step(
+        &self,
+        chat: &Self::Chat,
+        message: Self::MessageId,
+        step: &render::Step,
+    ) -> impl Future<Output = Result<(), DeliveryError>> + Send;
+
+    /// Edits the message to `shown` plus the status line, controls removed.
+    fn close(
+        &self,
+        chat: &Self::Chat,
+        message: Self::MessageId,
+        shown: &str,
+        status: &str,
+    ) -> impl Future<Output = Result<(), DeliveryError>> + Send;
+
+    /// Answers one of the person's messages with `text`, in the background
+    /// (the answer it follows is already stored; a failure is logged).
+    fn reply(&self, chat: &Self::Chat, to: Self::MessageId, text: String);
+
+    /// Answers a press or submission.
+    fn acknowledge(&self, reply: Self::Reply, ack: Ack) -> impl Future<Output = ()> + Send;
+
+    /// Answers a press by asking for the person's own words: a forced
+    /// reply (returns its message id: a reply to it answers the question)
+    /// or a modal (returns `None`: its submission comes back as a
+    /// [`Submission`] with `prompt.key`).
+    fn ask_own_words(
+        &self,
+        reply: Self::Reply,
+        chat: &Self::Chat,
+        prompt: OwnWords<'_>,
+    ) -> impl Future<Output = Result<Option<Self::MessageId>, DeliveryError>> + Send;
+}
+
+/// How a press or submission is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ack {
+    /// It was taken ("Answer submitted"); the message shows the rest.
+    Taken(String),
+    /// Nothing changed, and this says why ("This question is not for
+    /// you."): shown to the presser alone where the platform can.
+    Refused(String),
+    /// Nothing to say (a toggle, an unreadable or foreign button).
+    Quiet,
+}
+
+/// A prompt for the person's own words for one question.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnWords<'a> {
+    /// The callback key its answer comes back with (`Other` of the
+    /// question).
+    pub key: &'a str,
+    /// The question.
+    pub question: &'a Question,
+    /// The question's rich step (label and placeholder of its input).
+    pub step: Option<&'a render::Step>,
+    /// The locale of askbridge's own words.
+    pub locale: Locale,
+}
+
+impl OwnWords<'_> {
+    /// The hint for the empty input: the step's placeholder, else its
+    /// label (text questions only).
+    pub fn placeholder(&self) -> Option<&str> {
+        match &self.step?.input {
+            render::StepInput::Text {
+                placeholder, label, ..
+            } => placeholder.as_deref().or(Some(label.as_str())),
+            render::StepInput::Pick | render::StepInput::Toggle { .. } => None,
+        }
+    }
+
+    /// Whether several lines are expected.
+    pub fn multiline(&self) -> bool {
+        self.question.kind == QuestionKind::Textarea
+    }
+}
+
+/// A button press (or a select menu choice).
+#[derive(Debug)]
+pub struct Press<P: ChatPlatform> {
+    /// How to answer it.
+    pub reply: P::Reply,
+    /// The button's payload, when it is one of askbridge's.
+    pub button: Option<CallbackRef>,
+    /// The options chosen in a select menu (whose key is the question's
+    /// `Done`); `None` for a button.
+    pub chosen: Option<Vec<usize>>,
+    /// Where the pressed message is, when the platform says.
+    pub chat: Option<P::Chat>,
+    /// The pressed message, when the platform says.
+    pub message: Option<P::MessageId>,
+    /// Who pressed.
+    pub from: Person,
+}
+
+/// The person's own words from a modal opened by "Other…" / "Answer…".
+#[derive(Debug)]
+pub struct Submission<P: ChatPlatform> {
+    /// How to answer it.
+    pub reply: P::Reply,
+    /// The key the modal was opened with, when it is one of askbridge's.
+    pub key: Option<CallbackRef>,
+    /// Where it was submitted.
+    pub chat: P::Chat,
+    /// The text.
+    pub text: String,
+    /// Who submitted it.
+    pub from: Person,
+}
+
+/// A typed message.
+#[derive(Debug)]
+pub struct Typed<P: ChatPlatform> {
+    /// The conversation it was sent in.
+    pub chat: P::Chat,
+    /// The place asks for this conversation are posted to (the channel,
+    /// the topic; a DM's user).
+    pub place: Place,
+    /// Its id.
+    pub message: P::MessageId,
+    /// The message it replies to, if any.
+    pub reply_to: Option<P::MessageId>,
+    /// The text, with platform markup the resolver does not know removed.
+    pub text: String,
+    /// Who sent it.
+    pub from: Person,
+}
+
+/// How asks are drawn on a channel: its capabilities and render mode, and
+/// the locale of askbridge's own words.
+#[derive(Debug, Clone, Copy)]
+pub struct Drawing {
+    /// What the channel can draw, with its render mode applied.
+    pub caps: Capabilities,
+    /// The locale of askbridge's own words.
+    pub locale: Locale,
+}
+
+impl Drawing {
+    /// The view of an ask; its id is the ask key in every button.
+    pub fn view(&self, view: &AskView) -> View {
+        render::view(&view.ask, &view.id, &self.caps, self.locale)
+    }
+
+    /// One rich step, with `selected` options checked.
+    pub fn step(
+        &self,
+        view: &AskView,
+        question: usize,
+        selected: &[usize],
+    ) -> Option<render::Step> {
+        rich_step(
+            &view.ask,
+            &view.id,
+            question,
+            selected,
+            &self.caps,
+            self.locale,
+        )
+    }
+}
+
+/// A chat channel: one platform driven by the shared rules. It is the
+/// bridge's [`Channel`] for the platform's targets and handles what the
+/// platform receives.
+#[derive(Debug)]
+pub struct ChatDriver<P> {
+    platform: P,
+    bridge: WeakBridge,
+    draw: Drawing,
+    allow: AllowList,
+}
+
+impl<P: ChatPlatform> ChatDriver<P> {
+    /// Drives `platform` for `bridge` and registers it as the bridge's
+    /// channel for the platform's targets.
+    pub fn register(
+        bridge: &Bridge,
+        platform: P,
+        draw: Drawing,
+        allow: AllowList,
+    ) -> Arc<ChatDriver<P>> {
+        let driver = Arc::new(ChatDriver {
+            platform,
+            bridge: bridge.downgrade(),
+            draw,
+            allow,
+        });
+        bridge.add_channel(Arc::clone(&driver) as Arc<dyn Channel>);
+        driver
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> &P {
+        &self.platform
+    }
+
+    /// How asks are drawn here.
+    pub fn drawing(&self) -> Drawing {
+        self.draw
+    }
+
+    fn bridge(&self) -> Result<Bridge, DeliveryError> {
+        self.bridge
+            .upgrade()
+            .ok_or_else(|| DeliveryError::Transient("the bridge is shutting down".to_owned()))
+    }
+
+    fn record(
+        &self,
+        ask_id: &str,
+        chat: &P::Chat,
+        message: P::MessageId,
+        posted: Option<&Posted>,
+    ) -> MessageRef {
+        MessageRef {
+            ask_id: ask_id.to_owned(),
+            channel: P::KIND,
+            conversation: P::conversation(chat),
+            message_id: message.to_string(),
+            extra: posted.map(Posted::to_extra),
+        }
+    }
+
+    async fn deliver_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+        let bridge = self.bridge()?;
+        // Parts posted before a failure or a crash are not posted again.
+        let refs = bridge.message_refs(&view.id).await.map_err(storage)?;
+        let chat = match refs.first() {
+            Some(first) => chat_of::<P>(first)?,
+            None => self.platform.open(&view.target.place).await?,
+        };
+        let drawn = self.draw.view(view);
+        let messages = self.platform.ask_messages(&drawn, &chat);
+        let last = messages.len().saturating_sub(1);
+        for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
+            let text = P::text_of(&message).to_owned();
+            let id = self.platform.send(&chat, message).await?;
+            let extra = (index == last).then(|| Posted {
+                shown: Some(text),
+                step: match &drawn {
+                    View::Rich(rich) => rich.steps.first().map(|step| step.question),
+                    View::Buttons(_) | View::Text(_) => None,
+                },
+                ..Posted::default()
+            });
+            bridge
+                .save_message_ref(&self.record(&view.id, &chat, id, extra.as_ref()))
+                .await
+                .map_err(storage)?;
+        }
+        Ok(())
+    }
+
+    /// A rich ask moves to its first open question.
+    async fn update_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+        let bridge = self.bridge()?;
+        let Some((message, mut posted)) = shown_message(&bridge, &view.id).await? else {
+            return Ok(());
+        };
+        let Some(current) = posted.step else {
+            return Ok(());
+        };
+        let Some(next) = view.answers.iter().position(Option::is_none) else {
+            return Ok(());
+        };
+        if next == current {
+            return Ok(());
+        }
+        let Some(step) = self.draw.step(view, next, &[]) else {
+            return Ok(());
+        };
+        self.platform
+            .show_step(
+                &chat_of::<P>(&message)?,
+                message_id_of::<P>(&message)?,
+                &step,
+            )
+            .await?;
+        posted.step = Some(next);
+        posted.selected.clear();
+        posted.shown = Some(step.text);
+        save_posted(&bridge, message, &posted).await
+    }
+
+    /// The question message gets its status line and loses its controls.
+    async fn end_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+        let bridge = self.bridge()?;
+        let (Some(outcome), Some((message, posted))) =
+            (&view.outcome, shown_message(&bridge, &view.id).await?)
+        else {
+            return Ok(());
+        };
+        let status = closing_line(outcome, self.draw.locale);
+        self.platform
+            .close(
+                &chat_of::<P>(&message)?,
+                message_id_of::<P>(&message)?,
+                posted.shown.as_deref().unwrap_or_default(),
+                &status,
+            )
+            .await
+    }
+
+    /// Handles a press; it is always acknowledged, once.
+    pub async fn press(&self, press: Press<P>) {
+        let Press {
+            reply,
+            button,
+            chosen,
+            chat,
+            message,
+            from,
+        } = press;
+        let Some(bridge) = self.bridge.upgrade() else {
+            self.platform.acknowledge(reply, Ack::Quiet).await;
+            return;
+        };
+        let (Some(button), Some(chat), Some(message)) = (button, chat, message) else {
+            self.platform.acknowledge(reply, Ack::Quiet).await;
+            return;
+        };
+        let view = match self.find(&bridge, &button.ask_key, &chat, &from).await {
+            Ok(Some(view)) => view,
+            Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
+            Err(error) => {
+                self.platform.acknowledge(reply, Ack::Quiet).await;
+                return warn_unhandled::<P>(&error);
+            }
+        };
+        match self
+            .pressed(&bridge, &view, button, chosen, &chat, message, &from)
+            .await
+        {
+            Ok(Pressed::Ack(ack)) => self.platform.acknowledge(reply, ack).await,
+            Ok(Pressed::OwnWords(question)) => {
+                self.open_own_words(&bridge, &view, reply, &chat, question)
+                    .await
+            }
+            Err(error) => {
+                self.platform.acknowledge(reply, Ack::Quiet).await;
+                warn_unhandled::<P>(&error);
+            }
+        }
+    }
+
+    /// The ask a key names, if it was posted where the person is.
+    async fn find(
+        &self,
+        bridge: &Bridge,
+        ask_key: &str,
+        chat: &P::Chat,
+        from: &Person,
+    ) -> Result<Option<AskView>, BridgeError> {
+        match bridge.get(ask_key).await {
+            Ok(view) => Ok(P::is_at(&view.target.place, chat, from).then_some(view)),
+            Err(BridgeError::NotFound(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Acts on a press of one of the ask's buttons.
+    #[allow(clippy::too_many_arguments)]
+    async fn pressed(
+        &self,
+        bridge: &Bridge,
+        view: &AskView,
+        button: CallbackRef,
+        chosen: Option<Vec<usize>>,
+        chat: &P::Chat,
+        message_id: P::MessageId,
+        from: &Person,
+    ) -> Result<Pressed, BridgeError> {
+        // The pressed message is normally on record; after a crash between
+        // posting and recording it is not, and the key alone still works.
+        let message = bridge
+            .find_message_ref(P::KIND, &P::conversation(chat), &message_id.to_string())
+            .await?
+            .filter(|message| message.ask_id == view.id)
+            .unwrap_or_else(|| self.record(&view.id, chat, message_id, None));
+        let question = button.question;
+        let posted = Posted::of(&message);
+        let toggles = posted.step == Some(question)
+            && view.ask.questions.get(question).map(|q| q.kind) == Some(QuestionKind::Multi);
+
+        // Toggling and asking for own words change no answer, so the
+        // bridge does not check them: check here.
+        let input = match (button.option, chosen) {
+            (OptionRef::Index(option), None) if toggles => {
+                if let Some(refused) = super::refusal(view, from, &self.allow) {
+                    return Ok(Pressed::Ack(self.refused(&refused, view)));
+                }
+                self.toggle(bridge, view, chat, message, posted, question, option)
+                    .await?;
+                return Ok(Pressed::Ack(Ack::Quiet));
+            }
+            (OptionRef::Other, _) => {
+                if let Some(refused) = super::refusal(view, from, &self.allow) {
+                    return Ok(Pressed::Ack(self.refused(&refused, view)));
+                }
+                return Ok(Pressed::OwnWords(question));
+            }
+            (_, Some(options)) => super::pick(from, &self.allow, question, options, Via::Select),
+            (OptionRef::Index(option), None) => {
+                super::pick(from, &self.allow, question, vec![option], Via::Button)
+            }
+            (OptionRef::Done, None) => {
+                super::pick(from, &self.allow, question, posted.selected, Via::Button)
+            }
+            (OptionRef::Pass, None) => super::pass(&view.ask, from, &self.allow, question),
+            (OptionRef::Skip, None) => Input::Skip {
+                from: from.responder.clone(),
+                admitted: self.allow.admits(from),
+            },
+        };
+        let (step, _) = bridge.handle(&view.id, input).await?;
+        Ok(Pressed::Ack(self.after_press(&step, view)))
+    }
+
+    fn after_press(&self, step: &Step, view: &AskView) -> Ack {
+        let text = super::after_press(step, &view.target, self.draw.locale);
+        match step {
+            Step::Rejected(_) => Ack::Refused(text),
+            Step::Finished(_) | Step::Progress(_) => Ack::Taken(text),
+        }
+    }
+
+    fn refused(&self, refused: &Rejection, view: &AskView) -> Ack {
+        self.after_press(&Step::Rejected(refused.clone()), view)
+    }
+
+    /// Checks or unchecks an option of the rich step shown, and redraws
+    /// it; the selection is kept with the message until Done.
+    #[allow(clippy::too_many_arguments)]
+    async fn toggle(
+        &self,
+        bridge: &Bridge,
+        view: &AskView,
+        chat: &P::Chat,
+        message: MessageRef,
+        mut posted: Posted,
+        question: usize,
+        option: usize,
+    ) -> Result<(), BridgeError> {
+        match posted.selected.binary_search(&option) {
+            Ok(at) => {
+                posted.selected.remove(at);
+            }
+            Err(at) => posted.selected.insert(at, option),
+        }
+        let Some(step) = self.draw.step(view, question, &posted.selected) else {
+            return Ok(());
+        };
+        if let Ok(message_id) = message_id_of::<P>(&message)
+            && let Err(error) = self.platform.show_step(chat, message_id, &step).await
+        {
+            tracing::warn!(ask_id = %view.id, error = %error, "cannot redraw the toggles");
+        }
+        bridge
+            .save_message_ref(&MessageRef {
+                extra: Some(posted.to_extra()),
+                ..message
+            })
+            .await
+    }
+
+    /// Opens the platform's prompt for the person's own words; a forced
+    /// reply is recorded so a reply to it answers `question`.
+    async fn open_own_words(
+        &self,
+        bridge: &Bridge,
+        view: &AskView,
+        reply: P::Reply,
+        chat: &P::Chat,
+        question: usize,
+    ) {
+        let Some(q) = view.ask.questions.get(question) else {
+            return self.platform.acknowledge(reply, Ack::Quiet).await;
+        };
+        let step = self.draw.step(view, question, &[]);
+        let key = callback_key(&view.id, question, OptionRef::Other);
+        let prompt = OwnWords {
+            key: &key,
+            question: q,
+            step: step.as_ref(),
+            locale: self.draw.locale,
+        };
+        let prompt_id = match self.platform.ask_own_words(reply, chat, prompt).await {
+            Ok(Some(id)) => id,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(ask_id = %view.id, error = %error, "cannot ask for own words");
+                return;
+            }
+        };
+        let posted = Posted {
+            own_words_for: Some(question),
+            ..Posted::default()
+        };
+        if let Err(error) = bridge
+            .save_message_ref(&self.record(&view.id, chat, prompt_id, Some(&posted)))
+            .await
+        {
+            warn_unhandled::<P>(&error);
+        }
+    }
+
+    /// Handles the person's own words from a modal; always acknowledged.
+    pub async fn submitted(&self, submission: Submission<P>) {
+        let Submission {
+            reply,
+            key,
+            chat,
+            text,
+            from,
+        } = submission;
+        let (Some(bridge), Some(key)) = (self.bridge.upgrade(), key) else {
+            return self.platform.acknowledge(reply, Ack::Quiet).await;
+        };
+        let view = match self.find(&bridge, &key.ask_key, &chat, &from).await {
+            Ok(Some(view)) => view,
+            Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
+            Err(error) => {
+                self.platform.acknowledge(reply, Ack::Quiet).await;
+                return warn_unhandled::<P>(&error);
+            }
+        };
+        let input = Input::Other {
+            from: from.responder.clone(),
+            admitted: self.allow.admits(&from),
+            question: key.question,
+            text,
+            via: Via::Modal,
+        };
+        match bridge.handle(&view.id, input).await {
+            Ok((step, _)) => {
+                let ack = self.after_press(&step, &view);
+                self.platform.acknowledge(reply, ack).await;
+            }
+            Err(error) => {
+                self.platform.acknowledge(reply, Ack::Quiet).await;
+                warn_unhandled::<P>(&error);
+            }
+        }
+    }
+
+    /// Handles a typed message. Whatever the bridge recorded is stored
+    /// before this returns; the reply to the person may still be on its
+    /// way.
+    pub async fn typed(&self, typed: Typed<P>) {
+        let Some(bridge) = self.bridge.upgrade() else {
+            return;
+        };
+        if let Err(error) = self.typed_in(&bridge, typed).await {
+            warn_unhandled::<P>(&error);
+        }
+    }
+
+    async fn typed_in(&self, bridge: &Bridge, typed: Typed<P>) -> Result<(), BridgeError> {
+        let reply_to = typed.reply_to.map(|id| id.to_string());
+        let Some(addressed) = super::address(
+            bridge,
+            P::KIND,
+            &typed.place,
+            &P::conversation(&typed.chat),
+            reply_to.as_deref(),
+            &typed.from,
+            &self.allow,
+        )
+        .await?
+        else {
+            return Ok(());
+        };
+        let input = super::typed_input(&typed.text, &addressed, &typed.from, &self.allow);
+        let (step, view) = match bridge.handle(&addressed.ask_id, input).await {
+            Ok(handled) => handled,
+            Err(BridgeError::NotFound(_)) => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        if let Some(text) = super::after_typed(&step, &view.ask, &view.target, self.draw.locale) {
+            self.platform.reply(&typed.chat, typed.message, text);
+        }
+        Ok(())
+    }
+}
+
+/// What a press leads to.
+enum Pressed {
+    /// Acknowledge it so.
+    Ack(Ack),
+    /// Ask for the person's own words for this question.
+    OwnWords(usize),
+}
+
+impl<P: ChatPlatform> Channel for ChatDriver<P> {
+    fn kind(&self) -> ChannelKind {
+        P::KIND
+    }
+
+    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(self.deliver_view(ask))
+    }
+
+    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(self.update_view(ask))
+    }
+
+    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+        Box::pin(self.end_view(ask))
+    }
+}
+
+/// The message of an ask that carries its controls, with what it shows.
+async fn shown_message(
+    bridge: &Bridge,
+    ask_id: &str,
+) -> Result<Option<(MessageRef, Posted)>, DeliveryError> {
+    let refs = bridge.message_refs(ask_id).await.map_err(storage)?;
+    Ok(refs.into_iter().rev().find_map(|message| {
+        let posted = Posted::of(&message);
+        posted.shown.is_some().then_some((message, posted))
+    }))
+}
+
+async fn save_posted(
+    bridge: &Bridge,
+    message: MessageRef,
+    posted: &Posted,
+) -> Result<(), DeliveryError> {
+    bridge
+        .save_message_ref(&MessageRef {
+            extra: Some(posted.to_extra()),
+            ..message
+        })
+        .await
+        .map_err(storage)
+}
+
+fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, DeliveryError> {
+    P::parse_conversation(&message.conversation).ok_or_else(|| {
+        DeliveryError::Permanent(format!(
+            "unreadable {} conversation {:?}",
+            P::KIND.as_str(),
+            message.conversation
+        ))
+    })
+}
+
+fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, DeliveryError> {
+    message.message_id.parse().map_err(|_| {
+        DeliveryError::Permanent(format!(
+            "unreadable {} message id {:?}",
+            P::KIND.as_str(),
+            message.message_id
+        ))
+    })
+}
+
+fn storage(error: BridgeError) -> DeliveryError {
+    DeliveryError::Transient(format!("storage: {error}"))
+}
+
+fn warn_unhandled<P: ChatPlatform>(error: &BridgeError) {
+    tracing::warn!(channel = P::KIND.as_str(), error = %error, "chat event not handled");
+}
