@@ -89,6 +89,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// The Telegram channel, when it is on.
     pub telegram: Option<TelegramConfig>,
+    /// The Discord channel, when it is on.
+    pub discord: Option<DiscordConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -115,6 +117,26 @@ pub struct TelegramConfig {
     pub locale: Locale,
     /// Who may answer asks that name no user (ids or `@usernames`);
     /// empty: everyone in the chat.
+    pub allowed_users: Vec<String>,
+}
+
+/// `[discord]`: the Discord channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscordConfig {
+    /// The bot token (`DISCORD_BOT_TOKEN`).
+    pub token: Secret,
+    /// A REST proxy (or a local fake) standing in for `https://discord.com`;
+    /// askbridge calls `{api_url}/api/v10/…`. Discord itself when `None`.
+    pub api_url: Option<String>,
+    /// The application's public key (`DISCORD_PUBLIC_KEY`, hex): when set,
+    /// interactions are also taken over HTTP at `/discord/interactions`.
+    pub public_key: Option<String>,
+    /// `buttons` (default), `text` or `rich`.
+    pub render: Mode,
+    /// The language of askbridge's own words.
+    pub locale: Locale,
+    /// Who may answer asks that name no user (user ids or role ids);
+    /// empty: everyone in the channel.
     pub allowed_users: Vec<String>,
 }
 
@@ -273,6 +295,15 @@ pub struct RawConfig {
     /// `TELEGRAM_WEBHOOK_SECRET` (never from the file).
     #[serde(skip)]
     pub telegram_webhook_secret: Option<String>,
+    /// `[discord]`.
+    #[serde(default)]
+    pub discord: RawDiscord,
+    /// `DISCORD_BOT_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub discord_token: Option<String>,
+    /// `DISCORD_PUBLIC_KEY` (never from the file).
+    #[serde(skip)]
+    pub discord_public_key: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -322,6 +353,22 @@ pub struct RawTelegram {
     pub webhook_url: Option<String>,
 }
 
+/// `[discord]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscord {
+    /// `enabled = true` (default: when `DISCORD_BOT_TOKEN` is set).
+    pub enabled: Option<bool>,
+    /// `api_url = "http://127.0.0.1:8082"`.
+    pub api_url: Option<String>,
+    /// `render = "buttons"`, `"text"` or `"rich"`.
+    pub render: Option<String>,
+    /// `locale = "en"`.
+    pub locale: Option<String>,
+    /// `allowed_users = ["80351110224678912", "<role id>"]`.
+    pub allowed_users: Option<Vec<String>>,
+}
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
@@ -351,6 +398,13 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_TELEGRAM_WEBHOOK_URL", "telegram.webhook_url"),
     ("TELEGRAM_BOT_TOKEN", "telegram.token"),
     ("TELEGRAM_WEBHOOK_SECRET", "telegram.webhook_secret"),
+    ("ASKBRIDGE_DISCORD_ENABLED", "discord.enabled"),
+    ("ASKBRIDGE_DISCORD_API_URL", "discord.api_url"),
+    ("ASKBRIDGE_DISCORD_RENDER", "discord.render"),
+    ("ASKBRIDGE_DISCORD_LOCALE", "discord.locale"),
+    ("ASKBRIDGE_DISCORD_ALLOWED_USERS", "discord.allowed_users"),
+    ("DISCORD_BOT_TOKEN", "discord.token"),
+    ("DISCORD_PUBLIC_KEY", "discord.public_key"),
 ];
 
 /// The environment variable naming the config file.
@@ -374,6 +428,11 @@ const KEYS: &[&str] = &[
     "telegram.locale",
     "telegram.allowed_users",
     "telegram.webhook_url",
+    "discord.enabled",
+    "discord.api_url",
+    "discord.render",
+    "discord.locale",
+    "discord.allowed_users",
 ];
 
 impl RawConfig {
@@ -414,6 +473,11 @@ impl RawConfig {
             "telegram.locale" => self.telegram.locale.is_some(),
             "telegram.allowed_users" => self.telegram.allowed_users.is_some(),
             "telegram.webhook_url" => self.telegram.webhook_url.is_some(),
+            "discord.enabled" => self.discord.enabled.is_some(),
+            "discord.api_url" => self.discord.api_url.is_some(),
+            "discord.render" => self.discord.render.is_some(),
+            "discord.locale" => self.discord.locale.is_some(),
+            "discord.allowed_users" => self.discord.allowed_users.is_some(),
             _ => false,
         }
     }
@@ -458,6 +522,15 @@ impl RawConfig {
                 "telegram.webhook_url" => self.telegram.webhook_url = Some(value),
                 "telegram.token" => self.telegram_token = Some(value),
                 "telegram.webhook_secret" => self.telegram_webhook_secret = Some(value),
+                "discord.enabled" => {
+                    self.discord.enabled = Some(parse_bool(&value).map_err(invalid)?);
+                }
+                "discord.api_url" => self.discord.api_url = Some(value),
+                "discord.render" => self.discord.render = Some(value),
+                "discord.locale" => self.discord.locale = Some(value),
+                "discord.allowed_users" => self.discord.allowed_users = Some(comma_list(&value)),
+                "discord.token" => self.discord_token = Some(value),
+                "discord.public_key" => self.discord_public_key = Some(value),
                 "http.max_body_bytes" => {
                     let bytes = value.trim().parse::<u64>().map_err(|_| {
                         invalid(format!("expected a number of bytes, got {value:?}"))
@@ -587,6 +660,7 @@ impl RawConfig {
         };
 
         let telegram = self.telegram_config(&invalid)?;
+        let discord = self.discord_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -601,6 +675,7 @@ impl RawConfig {
             mcp: McpConfig { allowed_hosts },
             http: HttpConfig { max_body_bytes },
             telegram,
+            discord,
             file: file.map(Path::to_path_buf),
         })
     }
@@ -682,26 +757,8 @@ impl RawConfig {
                 ));
             }
         };
-        let render = match raw.render.as_deref() {
-            None => Mode::Buttons,
-            Some(text) => Mode::parse(text).ok_or_else(|| {
-                invalid(
-                    "telegram.render",
-                    format!(
-                        "unknown render mode {text:?}; expected \"buttons\", \"text\" or \"rich\""
-                    ),
-                )
-            })?,
-        };
-        let locale = match raw.locale.as_deref() {
-            None => Locale::En,
-            Some(text) => Locale::parse(text).ok_or_else(|| {
-                invalid(
-                    "telegram.locale",
-                    format!("unsupported locale {text:?}; expected en, zh-CN or th"),
-                )
-            })?,
-        };
+        let render = render_mode(raw.render.as_deref(), "telegram.render", invalid)?;
+        let locale = locale(raw.locale.as_deref(), "telegram.locale", invalid)?;
         let allowed_users = raw.allowed_users.clone().unwrap_or_default();
         if let Some(bad) = allowed_users.iter().find(|user| {
             let user = user.trim();
@@ -724,6 +781,110 @@ impl RawConfig {
             locale,
             allowed_users,
         }))
+    }
+}
+
+impl RawConfig {
+    /// `[discord]`, when it is on: explicitly, or by `DISCORD_BOT_TOKEN`.
+    fn discord_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<DiscordConfig>, ConfigError> {
+        let raw = &self.discord;
+        let token = self
+            .discord_token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if !raw.enabled.unwrap_or(token.is_some()) {
+            return Ok(None);
+        }
+        let token = match token {
+            None => {
+                return Err(invalid(
+                    "discord.enabled",
+                    "Discord is on but DISCORD_BOT_TOKEN is not set".to_owned(),
+                ));
+            }
+            Some(token) if token.contains(char::is_whitespace) || token.contains(char::is_control) => {
+                return Err(invalid(
+                    "discord.token",
+                    "not a bot token: give the token alone, as the developer portal shows it (without \"Bot \")".to_owned(),
+                ));
+            }
+            Some(token) => Secret::new(token),
+        };
+        let api_url = raw
+            .api_url
+            .as_deref()
+            .map(|url| http_url(url).map_err(|message| invalid("discord.api_url", message)))
+            .transpose()?;
+        let public_key = match self.discord_public_key.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(key) if key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Some(key.to_ascii_lowercase())
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "discord.public_key",
+                    "DISCORD_PUBLIC_KEY is not an application public key (64 hex digits, as the developer portal shows it)".to_owned(),
+                ));
+            }
+        };
+        let render = render_mode(raw.render.as_deref(), "discord.render", invalid)?;
+        let locale = locale(raw.locale.as_deref(), "discord.locale", invalid)?;
+        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
+        if let Some(bad) = allowed_users.iter().find(|user| {
+            let user = user.trim();
+            user.is_empty() || !user.bytes().all(|b| b.is_ascii_digit())
+        }) {
+            return Err(invalid(
+                "discord.allowed_users",
+                format!("{bad:?} is neither a user id nor a role id (digits)"),
+            ));
+        }
+        Ok(Some(DiscordConfig {
+            token,
+            api_url,
+            public_key,
+            render,
+            locale,
+            allowed_users,
+        }))
+    }
+}
+
+/// A channel's `render` key: `buttons` when unset.
+fn render_mode(
+    text: Option<&str>,
+    key: &'static str,
+    invalid: &impl Fn(&'static str, String) -> ConfigError,
+) -> Result<Mode, ConfigError> {
+    match text {
+        None => Ok(Mode::Buttons),
+        Some(text) => Mode::parse(text).ok_or_else(|| {
+            invalid(
+                key,
+                format!("unknown render mode {text:?}; expected \"buttons\", \"text\" or \"rich\""),
+            )
+        }),
+    }
+}
+
+/// A channel's `locale` key: `en` when unset.
+fn locale(
+    text: Option<&str>,
+    key: &'static str,
+    invalid: &impl Fn(&'static str, String) -> ConfigError,
+) -> Result<Locale, ConfigError> {
+    match text {
+        None => Ok(Locale::En),
+        Some(text) => Locale::parse(text).ok_or_else(|| {
+            invalid(
+                key,
+                format!("unsupported locale {text:?}; expected en, zh-CN or th"),
+            )
+        }),
     }
 }
 
@@ -1083,8 +1244,12 @@ max_body_bytes = 4096
         for (var, _) in ENV_KEYS {
             assert!(text.contains(var), "the example does not mention {var}");
         }
-        raw.apply_env(|var| (var == "TELEGRAM_BOT_TOKEN").then(|| BOT_TOKEN.to_owned()))
-            .and_then(|raw| raw.validate(Some(file)))
+        raw.apply_env(|var| match var {
+            "TELEGRAM_BOT_TOKEN" => Some(BOT_TOKEN.to_owned()),
+            "DISCORD_BOT_TOKEN" => Some(DISCORD_TOKEN.to_owned()),
+            _ => None,
+        })
+        .and_then(|raw| raw.validate(Some(file)))
             .expect("example values are valid");
     }
 
@@ -1174,6 +1339,76 @@ max_body_bytes = 4096
             "[telegram]\nlocale = \"fr\"\n",
             &token,
             "config/askbridge.toml: telegram.locale: unsupported locale \"fr\"; expected en, zh-CN or th",
+        );
+    }
+
+    const DISCORD_TOKEN: &str = "MTA4NzY1NDMyMQ.Gx1yZ2.abcdefghijklmnopqrstuvwxyz0123456789";
+    const PUBLIC_KEY: &str = "e7a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f";
+
+    #[test]
+    fn config_discord_is_on_with_a_token_and_off_without() {
+        assert_eq!(from("", &[]).expect("valid").discord, None);
+        let discord = from("", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)])
+            .expect("valid")
+            .discord
+            .expect("on");
+        assert_eq!(discord.token.expose(), DISCORD_TOKEN);
+        assert_eq!((discord.render, discord.locale), (Mode::Buttons, Locale::En));
+        assert_eq!((discord.api_url, discord.public_key), (None, None));
+        assert!(!format!("{:?}", from("", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)])).contains("abcdefgh"), "the token leaked");
+
+        let text = "[discord]\napi_url = \"http://127.0.0.1:8082\"\nrender = \"rich\"\nlocale = \"th\"\nallowed_users = [\"42\", \"900\"]\n";
+        let env = [
+            ("DISCORD_BOT_TOKEN", DISCORD_TOKEN),
+            ("DISCORD_PUBLIC_KEY", PUBLIC_KEY),
+            ("ASKBRIDGE_DISCORD_LOCALE", "zh-CN"),
+        ];
+        let discord = from(text, &env).expect("valid").discord.expect("on");
+        assert_eq!(discord.api_url.as_deref(), Some("http://127.0.0.1:8082"));
+        assert_eq!(discord.public_key.as_deref(), Some(PUBLIC_KEY));
+        assert_eq!((discord.render, discord.locale), (Mode::Rich, Locale::ZhCn));
+        assert_eq!(discord.allowed_users, ["42", "900"]);
+        let off = from("[discord]\nenabled = false\n", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)]);
+        assert_eq!(off.expect("valid").discord, None);
+    }
+
+    #[test]
+    fn config_discord_errors_name_the_key_and_where_it_came_from() {
+        let token = [("DISCORD_BOT_TOKEN", DISCORD_TOKEN)];
+        check_error(
+            "[discord]\nenabled = true\n",
+            &[],
+            "config/askbridge.toml: discord.enabled: Discord is on but DISCORD_BOT_TOKEN is not set",
+        );
+        check_error(
+            "",
+            &[("DISCORD_BOT_TOKEN", "Bot abc.def")],
+            "DISCORD_BOT_TOKEN: not a bot token: give the token alone, as the developer portal shows it (without \"Bot \")",
+        );
+        check_error(
+            "",
+            &[token[0], ("DISCORD_PUBLIC_KEY", "xyz")],
+            "DISCORD_PUBLIC_KEY: DISCORD_PUBLIC_KEY is not an application public key (64 hex digits, as the developer portal shows it)",
+        );
+        check_error(
+            "",
+            &[token[0], ("ASKBRIDGE_DISCORD_RENDER", "fancy")],
+            "ASKBRIDGE_DISCORD_RENDER: unknown render mode \"fancy\"; expected \"buttons\", \"text\" or \"rich\"",
+        );
+        check_error(
+            "[discord]\napi_url = \"discord.com\"\n",
+            &token,
+            "config/askbridge.toml: discord.api_url: \"discord.com\" is not a URL: relative URL without a base",
+        );
+        check_error(
+            "[discord]\nallowed_users = [\"@alice\"]\n",
+            &token,
+            "config/askbridge.toml: discord.allowed_users: \"@alice\" is neither a user id nor a role id (digits)",
+        );
+        check_error(
+            "[discord]\nbot_token = \"x\"\n",
+            &token,
+            "config/askbridge.toml: discord.bot_token: unknown field `bot_token`, expected one of `enabled`, `api_url`, `render`, `locale`, `allowed_users` (line 2, column 1)",
         );
     }
 }
