@@ -1,0 +1,317 @@
+//! Discord events as askbridge events: a button press or select, a modal
+//! submit, a typed message, with who sent it and where. Pure.
+//!
+//! Input is serenity's own models, as the gateway delivers them
+//! (`INTERACTION_CREATE`, `MESSAGE_CREATE`) or as an HTTP interaction body
+//! reads ([`http_interaction`]). Only what askbridge acts on is kept:
+//! component and modal interactions, and text messages from people (not
+//! bots, webhooks or system messages) that are ordinary messages or
+//! replies. Anything else is `None`.
+
+use askbridge_core::model::ChannelKind;
+use askbridge_core::outcome::Responder;
+use askbridge_core::render::{CallbackRef, parse_callback_key};
+use serenity::model::application::{
+    ActionRowComponent, ComponentInteraction, ComponentInteractionDataKind, Interaction,
+    ModalInteraction,
+};
+use serenity::model::channel::{Message, MessageReferenceKind, MessageType};
+use serenity::model::guild::{Member, PartialMember};
+use serenity::model::id::{ChannelId, GuildId, InteractionId, MessageId, RoleId, UserId};
+use serenity::model::user::User;
+
+/// Someone who pressed, submitted or wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    /// Their user id.
+    pub id: UserId,
+    /// Their unique username.
+    pub username: String,
+    /// What Discord shows for them: the server nickname, else the global
+    /// display name.
+    pub display_name: Option<String>,
+    /// Their roles in the server (empty in DMs).
+    pub roles: Vec<RoleId>,
+    /// The account is a bot.
+    pub bot: bool,
+}
+
+impl Sender {
+    fn of(user: &User, nick: Option<&str>, roles: &[RoleId]) -> Sender {
+        let named = |name: Option<&str>| {
+            name.map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+        };
+        Sender {
+            id: user.id,
+            username: user.name.clone(),
+            display_name: named(nick).or_else(|| named(user.global_name.as_deref())),
+            roles: roles.to_vec(),
+            bot: user.bot,
+        }
+    }
+
+    fn of_member(member: &Member) -> Sender {
+        Sender::of(&member.user, member.nick.as_deref(), &member.roles)
+    }
+
+    /// The sender as the core's responder: the snowflake in decimal, the
+    /// display name else the username.
+    pub fn responder(&self) -> Responder {
+        Responder {
+            channel: ChannelKind::Discord,
+            user_id: self.id.get().to_string(),
+            name: self
+                .display_name
+                .clone()
+                .or_else(|| Some(self.username.clone()))
+                .filter(|name| !name.trim().is_empty()),
+        }
+    }
+}
+
+/// The interaction to answer, by its id and token. The token is a secret
+/// for 15 minutes (it can post in the channel): `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InteractionRef {
+    /// The interaction id.
+    pub id: InteractionId,
+    /// The interaction token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for InteractionRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractionRef")
+            .field("id", &self.id)
+            .field("token", &"[redacted]")
+            .finish()
+    }
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A button was pressed or a select menu chosen from.
+    Press(Press),
+    /// A modal was submitted.
+    Submit(Submit),
+    /// A text message was sent.
+    Text(TextMessage),
+}
+
+/// A button press or a string select (`MESSAGE_COMPONENT`). Answer it
+/// within 3 seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Press {
+    /// The interaction to answer.
+    pub interaction: InteractionRef,
+    /// The component's key, when it is one of askbridge's and readable.
+    pub button: Option<CallbackRef>,
+    /// A string select's chosen values as option indices, in Discord's
+    /// order; `None` for a button.
+    pub values: Option<Vec<usize>>,
+    /// The channel (or thread) of the message.
+    pub channel_id: ChannelId,
+    /// The message the component is on.
+    pub message_id: Option<MessageId>,
+    /// The server, `None` in DMs.
+    pub guild_id: Option<GuildId>,
+    /// Who pressed.
+    pub from: Sender,
+}
+
+/// A modal submit (`MODAL_SUBMIT`). Answer it within 3 seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submit {
+    /// The interaction to answer.
+    pub interaction: InteractionRef,
+    /// The modal's key (the Other… / Answer… button's), when it is one of
+    /// askbridge's.
+    pub key: Option<CallbackRef>,
+    /// The first text input's value (empty if there is none).
+    pub text: String,
+    /// The channel the modal was opened in.
+    pub channel_id: ChannelId,
+    /// The message whose button opened the modal, when Discord says.
+    pub message_id: Option<MessageId>,
+    /// The server, `None` in DMs.
+    pub guild_id: Option<GuildId>,
+    /// Who submitted.
+    pub from: Sender,
+}
+
+/// A text message from a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextMessage {
+    /// Where it was sent (a thread is a channel of its own).
+    pub channel_id: ChannelId,
+    /// Its message id.
+    pub message_id: MessageId,
+    /// The server, `None` in DMs.
+    pub guild_id: Option<GuildId>,
+    /// The message it replies to, if it is a reply.
+    pub reply_to: Option<MessageId>,
+    /// Who sent it.
+    pub from: Sender,
+    /// The text, without a leading mention of the bot; never blank.
+    pub text: String,
+}
+
+/// An interaction as the HTTP interactions endpoint receives it.
+// One per request, matched at once: not worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpInteraction {
+    /// Discord checking the endpoint: answer with `PONG` (type 1).
+    Ping,
+    /// Anything else, read as for the gateway (`None`: not acted on).
+    Event(Option<Event>),
+}
+
+/// Reads an interaction; `None` for anything askbridge does not act on
+/// (pings, commands, autocomplete).
+pub fn interaction(interaction: &Interaction) -> Option<Event> {
+    match interaction {
+        Interaction::Component(component) => Some(Event::Press(press(component))),
+        Interaction::Modal(modal) => Some(Event::Submit(submit(modal))),
+        Interaction::Ping(_) | Interaction::Command(_) | Interaction::Autocomplete(_) => None,
+        _ => None,
+    }
+}
+
+/// Reads the body of an HTTP interaction (after its signature was checked
+/// with [`crate::run::Verifier`]).
+pub fn http_interaction(body: &[u8]) -> Result<HttpInteraction, String> {
+    let parsed: Interaction = serde_json::from_slice(body)
+        .map_err(|error| format!("unreadable Discord interaction: {error}"))?;
+    Ok(match &parsed {
+        Interaction::Ping(_) => HttpInteraction::Ping,
+        other => HttpInteraction::Event(interaction(other)),
+    })
+}
+
+/// Reads a `MESSAGE_CREATE`; `None` unless it is an ordinary message or a
+/// reply from a person with some text. `bot_id` is askbridge's own bot,
+/// whose leading mention (`<@id>` or `<@!id>`) is taken off the text.
+pub fn message(message: &Message, bot_id: UserId) -> Option<TextMessage> {
+    let author = &message.author;
+    if author.bot || author.system || author.id == bot_id || message.webhook_id.is_some() {
+        return None;
+    }
+    let reply_to = match message.kind {
+        MessageType::Regular => None,
+        MessageType::InlineReply => message
+            .message_reference
+            .as_ref()
+            .filter(|reference| reference.kind == MessageReferenceKind::Default)
+            .and_then(|reference| reference.message_id)
+            .or_else(|| message.referenced_message.as_ref().map(|m| m.id)),
+        _ => return None,
+    };
+    let text = strip_bot_mention(&message.content, bot_id).trim();
+    if text.is_empty() {
+        return None;
+    }
+    let member: Option<&PartialMember> = message.member.as_deref();
+    Some(TextMessage {
+        channel_id: message.channel_id,
+        message_id: message.id,
+        guild_id: message.guild_id,
+        reply_to,
+        from: Sender::of(
+            author,
+            member.and_then(|m| m.nick.as_deref()),
+            member.map(|m| m.roles.as_slice()).unwrap_or_default(),
+        ),
+        text: text.to_owned(),
+    })
+}
+
+fn press(component: &ComponentInteraction) -> Press {
+    let key = parse_callback_key(&component.data.custom_id);
+    let (button, values) = match &component.data.kind {
+        ComponentInteractionDataKind::Button => (key, None),
+        ComponentInteractionDataKind::StringSelect { values } => match indices(values) {
+            Some(values) => (key, Some(values)),
+            None => (None, None),
+        },
+        // Not a component askbridge draws.
+        _ => (None, None),
+    };
+    Press {
+        interaction: InteractionRef {
+            id: component.id,
+            token: component.token.clone(),
+        },
+        button,
+        values,
+        channel_id: component.channel_id,
+        message_id: Some(component.message.id),
+        guild_id: component.guild_id,
+        from: interaction_sender(component.member.as_ref(), &component.user),
+    }
+}
+
+fn submit(modal: &ModalInteraction) -> Submit {
+    let text = modal
+        .data
+        .components
+        .iter()
+        .flat_map(|row| &row.components)
+        .find_map(|component| match component {
+            ActionRowComponent::InputText(input) => Some(input.value.clone().unwrap_or_default()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Submit {
+        interaction: InteractionRef {
+            id: modal.id,
+            token: modal.token.clone(),
+        },
+        key: parse_callback_key(&modal.data.custom_id),
+        text,
+        channel_id: modal.channel_id,
+        message_id: modal.message.as_ref().map(|m| m.id),
+        guild_id: modal.guild_id,
+        from: interaction_sender(modal.member.as_ref(), &modal.user),
+    }
+}
+
+/// In a server Discord sends `member` (with its user); in a DM, `user`.
+fn interaction_sender(member: Option<&Member>, user: &User) -> Sender {
+    match member {
+        Some(member) => Sender::of_member(member),
+        None => Sender::of(user, None, &[]),
+    }
+}
+
+/// Select values as option indices (the decimal strings askbridge puts in
+/// `value`); `None` if any is something else.
+fn indices(values: &[String]) -> Option<Vec<usize>> {
+    values
+        .iter()
+        .map(|value| {
+            let digits =
+                !value.is_empty() && value.len() <= 4 && value.bytes().all(|b| b.is_ascii_digit());
+            digits.then(|| value.parse().ok()).flatten()
+        })
+        .collect()
+}
+
+/// `text` without a leading `<@bot>` / `<@!bot>` mention.
+fn strip_bot_mention(text: &str, bot_id: UserId) -> &str {
+    let text = text.trim_start();
+    let id = bot_id.get().to_string();
+    for prefix in ["<@", "<@!"] {
+        if let Some(rest) = text
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix(id.as_str()))
+            .and_then(|rest| rest.strip_prefix('>'))
+        {
+            return rest;
+        }
+    }
+    text
+}
