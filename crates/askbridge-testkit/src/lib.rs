@@ -8,5 +8,8 @@
 //! against the platform's behaviour rather than against itself.
 //!
 //! - [`telegram`]: a fake of the Telegram Bot API ([`telegram::FakeTelegram`]).
+//! - [`discord`]: a fake of Discord's REST API and gateway
+//!   ([`discord::FakeDiscord`]).
 
+pub mod discord;
 pub mod telegram;
