@@ -333,10 +333,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             let id = self.platform.send(&chat, message).await?;
             let extra = (index == last).then(|| Posted {
                 shown: Some(text),
-                step: match &drawn {
-                    View::Rich(rich) => rich.steps.first().map(|step| step.question),
-                    View::Buttons(_) | View::Text(_) => None,
-                },
+                step: first_step(&drawn),
                 ..Posted::default()
             });
             bridge
@@ -378,23 +375,31 @@ impl<P: ChatPlatform> ChatDriver<P> {
         save_posted(&bridge, message, &posted).await
     }
 
-    /// The question message gets its status line and loses its controls.
+    /// Every message with the ask's controls gets its status line and
+    /// loses its controls (there are two when a crash made the ask post
+    /// again and someone pressed the first copy).
     async fn end_view(&self, view: &AskView) -> Result<(), DeliveryError> {
         let bridge = self.bridge()?;
-        let (Some(outcome), Some((message, posted))) =
-            (&view.outcome, shown_message(&bridge, &view.id).await?)
-        else {
+        let Some(outcome) = &view.outcome else {
             return Ok(());
         };
         let status = closing_line(outcome, self.draw.locale);
-        self.platform
-            .close(
-                &chat_of::<P>(&message)?,
-                message_id_of::<P>(&message)?,
-                posted.shown.as_deref().unwrap_or_default(),
-                &status,
-            )
-            .await
+        let refs = bridge.message_refs(&view.id).await.map_err(storage)?;
+        // Each copy is tried, whatever became of another (deleted, say).
+        let mut first_error = None;
+        for message in refs {
+            let Some(shown) = Posted::of(&message).shown else {
+                continue;
+            };
+            let closed = match (chat_of::<P>(&message), message_id_of::<P>(&message)) {
+                (Ok(chat), Ok(id)) => self.platform.close(&chat, id, &shown, &status).await,
+                (Err(error), _) | (_, Err(error)) => Err(error),
+            };
+            if let Err(error) = closed {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Handles a press; it is always acknowledged, once.
@@ -467,12 +472,17 @@ impl<P: ChatPlatform> ChatDriver<P> {
         from: &Person,
     ) -> Result<Pressed, BridgeError> {
         // The pressed message is normally on record; after a crash between
-        // posting and recording it is not, and the key alone still works.
-        let message = bridge
+        // posting and recording it is not (and the ask was posted again):
+        // the key alone finds the ask, and the copy is recorded now, so it
+        // is closed with the rest when the ask ends.
+        let message = match bridge
             .find_message_ref(P::KIND, &P::conversation(chat), &message_id.to_string())
             .await?
             .filter(|message| message.ask_id == view.id)
-            .unwrap_or_else(|| self.record(&view.id, chat, message_id, None));
+        {
+            Some(message) => message,
+            None => self.adopt(bridge, view, chat, message_id).await?,
+        };
         let question = button.question;
         let posted = Posted::of(&message);
         let toggles = posted.step == Some(question)
@@ -510,6 +520,30 @@ impl<P: ChatPlatform> ChatDriver<P> {
         };
         let (step, _) = bridge.handle(&view.id, input).await?;
         Ok(Pressed::Ack(self.after_press(&step, view)))
+    }
+
+    /// Records a message of the ask that was posted but never recorded,
+    /// as showing what the ask's controls show when first posted.
+    async fn adopt(
+        &self,
+        bridge: &Bridge,
+        view: &AskView,
+        chat: &P::Chat,
+        message_id: P::MessageId,
+    ) -> Result<MessageRef, BridgeError> {
+        let drawn = self.draw.view(view);
+        let posted = Posted {
+            shown: self
+                .platform
+                .ask_messages(&drawn, chat)
+                .last()
+                .map(|message| P::text_of(message).to_owned()),
+            step: first_step(&drawn),
+            ..Posted::default()
+        };
+        let message = self.record(&view.id, chat, message_id, Some(&posted));
+        bridge.save_message_ref(&message).await?;
+        Ok(message)
     }
 
     fn after_press(&self, step: &Step, view: &AskView) -> Ack {
@@ -705,7 +739,16 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
     }
 }
 
-/// The message of an ask that carries its controls, with what it shows.
+/// The rich step a freshly posted view shows.
+fn first_step(drawn: &View) -> Option<usize> {
+    match drawn {
+        View::Rich(rich) => rich.steps.first().map(|step| step.question),
+        View::Buttons(_) | View::Text(_) => None,
+    }
+}
+
+/// The newest message of an ask that carries its controls, with what it
+/// shows.
 async fn shown_message(
     bridge: &Bridge,
     ask_id: &str,
