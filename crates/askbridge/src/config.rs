@@ -806,7 +806,9 @@ impl RawConfig {
                     "Discord is on but DISCORD_BOT_TOKEN is not set".to_owned(),
                 ));
             }
-            Some(token) if token.contains(char::is_whitespace) || token.contains(char::is_control) => {
+            Some(token)
+                if token.contains(char::is_whitespace) || token.contains(char::is_control) =>
+            {
                 return Err(invalid(
                     "discord.token",
                     "not a bot token: give the token alone, as the developer portal shows it (without \"Bot \")".to_owned(),
@@ -1250,7 +1252,7 @@ max_body_bytes = 4096
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))
-            .expect("example values are valid");
+        .expect("example values are valid");
     }
 
     fn looks_like_setting(line: &str) -> bool {
@@ -1353,9 +1355,16 @@ max_body_bytes = 4096
             .discord
             .expect("on");
         assert_eq!(discord.token.expose(), DISCORD_TOKEN);
-        assert_eq!((discord.render, discord.locale), (Mode::Buttons, Locale::En));
+        assert_eq!(
+            (discord.render, discord.locale),
+            (Mode::Buttons, Locale::En)
+        );
         assert_eq!((discord.api_url, discord.public_key), (None, None));
-        assert!(!format!("{:?}", from("", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)])).contains("abcdefgh"), "the token leaked");
+        assert!(
+            !format!("{:?}", from("", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)]))
+                .contains("abcdefgh"),
+            "the token leaked"
+        );
 
         let text = "[discord]\napi_url = \"http://127.0.0.1:8082\"\nrender = \"rich\"\nlocale = \"th\"\nallowed_users = [\"42\", \"900\"]\n";
         let env = [
@@ -1368,7 +1377,10 @@ max_body_bytes = 4096
         assert_eq!(discord.public_key.as_deref(), Some(PUBLIC_KEY));
         assert_eq!((discord.render, discord.locale), (Mode::Rich, Locale::ZhCn));
         assert_eq!(discord.allowed_users, ["42", "900"]);
-        let off = from("[discord]\nenabled = false\n", &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)]);
+        let off = from(
+            "[discord]\nenabled = false\n",
+            &[("DISCORD_BOT_TOKEN", DISCORD_TOKEN)],
+        );
         assert_eq!(off.expect("valid").discord, None);
     }
 

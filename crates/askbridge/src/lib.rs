@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod chat;
 pub mod commands;
 pub mod config;
+pub mod discord;
 pub mod http;
 pub mod mcp;
 pub mod store;

@@ -245,3 +245,41 @@ fn render_for_telegram_prints_the_send_message_payloads() {
     assert_eq!(rich.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&rich.stderr).contains("unknown mode"));
 }
+
+#[test]
+fn render_for_discord_prints_the_create_message_payloads() {
+    let ask = r#"{"to": "discord:1100000000000000042", "questions": [{"header": "Deploy", "question": "Where?", "options": ["Staging (Recommended)", "Production"]}]}"#;
+    let output = askbridge(&["render", "--channel", "discord", "-"], ask);
+    assert_eq!(output.status.code(), Some(0));
+    let payloads: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("a JSON array of payloads");
+    let message = &payloads[0];
+    assert_eq!(message["content"], "Deploy — Where?");
+    let buttons: Vec<(&str, u64)> = message["components"]
+        .as_array()
+        .expect("action rows")
+        .iter()
+        .flat_map(|row| row["components"].as_array().expect("a row"))
+        .map(|button| {
+            let custom_id = button["custom_id"].as_str().expect("a custom_id");
+            assert!(custom_id.len() <= 100, "{custom_id}");
+            assert!(
+                !custom_id.contains("Staging"),
+                "content leaked into {custom_id}"
+            );
+            (
+                button["label"].as_str().expect("a label"),
+                button["style"].as_u64().expect("a style"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        buttons,
+        [
+            ("Staging ⭐", 1),
+            ("Production", 2),
+            ("Other…", 2),
+            ("Skip", 2)
+        ]
+    );
+}

@@ -1,8 +1,10 @@
 //! `askbridge render`: what a channel would be sent for an ask.
 
+use askbridge_core::model::Place;
 use askbridge_core::normalize;
 use askbridge_core::render::{self, Capabilities, Locale, Mode};
 use askbridge_telegram::ChatRef;
+use serenity::model::id::ChannelId;
 
 /// The ask id shown in rendered button payloads: as long as a real one, so
 /// the payload sizes are the real sizes.
@@ -13,6 +15,9 @@ const SAMPLE_CHAT: ChatRef = ChatRef {
     thread_id: None,
 };
 
+/// The channel used when the ask names no Discord channel.
+const SAMPLE_DISCORD_CHANNEL: ChannelId = ChannelId::new(1_100_000_000_000_000_001);
+
 /// Channels `render` can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RenderChannel {
@@ -21,6 +26,9 @@ pub enum RenderChannel {
     /// The Bot API `sendMessage` payloads, as a JSON array (one per
     /// message; the last carries the keyboard).
     Telegram,
+    /// Discord's create-message payloads, as a JSON array (one per
+    /// message; the last carries the components).
+    Discord,
 }
 
 /// Renders the ask in `input` (any dialect) for `channel` in render `mode`
@@ -49,6 +57,21 @@ pub fn run(
             let caps = Capabilities::TELEGRAM.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
             let messages = askbridge_telegram::render::ask_messages(&view, chat);
+            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+        }
+        RenderChannel::Discord => {
+            let caps = Capabilities::DISCORD.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let channel = match ask.target.as_ref().map(|target| &target.place) {
+                Some(&Place::DiscordChannel { channel_id }) if channel_id != 0 => {
+                    ChannelId::new(channel_id)
+                }
+                _ => SAMPLE_DISCORD_CHANNEL,
+            };
+            let messages: Vec<_> = askbridge_discord::render::ask_messages(&view)
+                .iter()
+                .map(|message| message.to_create(channel))
+                .collect();
             Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
         }
     }

@@ -106,6 +106,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|telegram| crate::telegram::Telegram::new(&bridge, telegram))
         .transpose()
         .map_err(|message| anyhow::anyhow!("telegram: {message}"))?;
+    let discord = config
+        .discord
+        .as_ref()
+        .map(|discord| crate::discord::Discord::new(&bridge, discord))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("discord: {message}"))?;
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -126,6 +132,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         webhooks: telegram
             .iter()
             .filter_map(crate::telegram::Telegram::webhook_router)
+            .chain(
+                discord
+                    .iter()
+                    .filter_map(crate::discord::Discord::interactions_router),
+            )
             .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();
@@ -152,11 +163,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         data_dir = %config.data_dir.display(),
         web = config.web.enabled,
         telegram = config.telegram.is_some(),
+        discord = config.discord.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
 
-    let receiving = telegram.as_ref().map(|telegram| telegram.start(addr));
+    let receiving: Vec<_> = telegram
+        .iter()
+        .map(|telegram| telegram.start(addr))
+        .chain(discord.iter().map(crate::discord::Discord::start))
+        .collect();
     let graceful = shutdown.clone();
     let mut server = tokio::spawn(
         axum::serve(listener, app)
@@ -186,7 +202,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             server.abort();
         }
     }
-    if let Some(task) = receiving {
+    for task in receiving {
         task.abort();
     }
     tracing::info!("stopped");

@@ -62,8 +62,9 @@ pub struct Mounts {
     pub web: Option<Router>,
     /// The MCP service, nested at `/mcp`.
     pub mcp: Option<Router>,
-    /// Platform webhooks (`/telegram/webhook`), merged at the root; outside
-    /// the bearer token, each checks its platform's own secret.
+    /// Platform webhooks (`/telegram/webhook`, `/discord/interactions`),
+    /// merged at the root; outside the bearer token, each checks its
+    /// platform's own secret.
     pub webhooks: Vec<Router>,
 }
 

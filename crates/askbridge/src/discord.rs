@@ -1,0 +1,407 @@
+//! The Discord channel wired to the bridge.
+//!
+//! [`askbridge_discord`] draws and reads Discord messages, modals and
+//! interactions and talks to Discord; this module only translates for the
+//! shared [`ChatDriver`]:
+//!
+//! - [`DiscordPlatform`] is Discord as a [`ChatPlatform`]: it opens DMs,
+//!   sends and edits messages, answers interactions (a deferred update
+//!   when a press was taken — the edit that follows shows it — and an
+//!   ephemeral message, seen by the presser alone, when it was refused)
+//!   and asks for own words with a modal.
+//! - [`Discord`] builds it from `[discord]`, listens on the gateway, and
+//!   serves `POST /discord/interactions` when `DISCORD_PUBLIC_KEY` is set:
+//!   Ed25519-checked, PING answered with PONG, and every other
+//!   interaction answered in the HTTP response, as Discord expects.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askbridge_core::model::{ChannelKind, Place};
+use askbridge_core::render::{self, Capabilities, View, cut};
+use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef, Sender};
+use askbridge_discord::render::{self as draw, Destination, Message};
+use askbridge_discord::run::{ApiFailure, DiscordApi, Gateway, Verifier};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serenity::builder::CreateInteractionResponse;
+use serenity::model::id::{ChannelId, MessageId};
+use tokio::sync::oneshot;
+
+use crate::bridge::Bridge;
+use crate::bridge::channel::DeliveryError;
+use crate::chat::driver::{
+    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
+};
+use crate::chat::{AllowList, Person};
+use crate::config::DiscordConfig;
+use crate::http::ApiError;
+
+/// Where Discord posts interactions when an endpoint URL is set.
+pub const INTERACTIONS_PATH: &str = "/discord/interactions";
+/// Longest modal title and text-input label Discord takes.
+const MAX_MODAL_LABEL_CHARS: usize = 45;
+/// How long an HTTP interaction waits for the driver's answer: Discord
+/// gives 3 seconds for the initial response.
+const HTTP_ANSWER_WITHIN: Duration = Duration::from_millis(2_500);
+
+/// The Discord channel and its inbound side, built from the config.
+#[derive(Debug, Clone)]
+pub struct Discord {
+    driver: Arc<ChatDriver<DiscordPlatform>>,
+    gateway: Gateway,
+    verifier: Option<Arc<Verifier>>,
+}
+
+impl Discord {
+    /// Connects the REST client and registers the channel with the
+    /// bridge. Call inside the runtime.
+    pub fn new(bridge: &Bridge, config: &DiscordConfig) -> Result<Discord, String> {
+        let api = DiscordApi::new(config.token.expose(), config.api_url.as_deref())?;
+        let gateway = Gateway::new(config.token.expose(), config.api_url.as_deref())?;
+        let verifier = config
+            .public_key
+            .as_deref()
+            .map(Verifier::new)
+            .transpose()?
+            .map(Arc::new);
+        let driver = ChatDriver::register(
+            bridge,
+            DiscordPlatform { api },
+            Drawing {
+                caps: Capabilities::DISCORD.with_mode(config.render),
+                locale: config.locale,
+            },
+            AllowList::new(config.allowed_users.iter().cloned()),
+        );
+        Ok(Discord {
+            driver,
+            gateway,
+            verifier,
+        })
+    }
+
+    /// `POST /discord/interactions`, when `DISCORD_PUBLIC_KEY` is set.
+    pub fn interactions_router(&self) -> Option<Router> {
+        let verifier = Arc::clone(self.verifier.as_ref()?);
+        Some(
+            Router::new()
+                .route(INTERACTIONS_PATH, post(interactions))
+                .with_state(Endpoint {
+                    driver: Arc::clone(&self.driver),
+                    verifier,
+                }),
+        )
+    }
+
+    /// Connects to the gateway and handles what arrives, for as long as
+    /// the daemon runs (serenity reconnects and resumes by itself).
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let driver = Arc::clone(&self.driver);
+        let gateway = self.gateway.clone();
+        tokio::spawn(async move {
+            let listening = gateway
+                .listen(move |event| {
+                    let driver = Arc::clone(&driver);
+                    async move { handle(&driver, event, Reply::Gateway).await }
+                })
+                .await;
+            if let Err(reason) = listening {
+                tracing::error!(reason = %reason, "Discord refused the bot; check DISCORD_BOT_TOKEN");
+            }
+        })
+    }
+}
+
+/// Hands one event to the driver; `reply` makes the answer to an
+/// interaction.
+async fn handle(
+    driver: &ChatDriver<DiscordPlatform>,
+    event: Event,
+    reply: impl FnOnce(InteractionRef) -> Reply,
+) {
+    match event {
+        Event::Press(press) => {
+            driver
+                .press(Press {
+                    reply: reply(press.interaction),
+                    button: press.button,
+                    chosen: press.values,
+                    chat: Some(press.channel_id),
+                    message: press.message_id,
+                    from: person(&press.from),
+                })
+                .await
+        }
+        Event::Submit(submit) => {
+            driver
+                .submitted(Submission {
+                    reply: reply(submit.interaction),
+                    key: submit.key,
+                    chat: submit.channel_id,
+                    text: submit.text,
+                    from: person(&submit.from),
+                })
+                .await
+        }
+        Event::Text(message) => {
+            // A DM's channel is Discord's to choose: asks for a DM are
+            // filed under the user.
+            let place = match message.guild_id {
+                Some(_) => Place::DiscordChannel {
+                    channel_id: message.channel_id.get(),
+                },
+                None => Place::DiscordUser {
+                    user_id: message.from.id.get(),
+                },
+            };
+            driver
+                .typed(Typed {
+                    chat: message.channel_id,
+                    place,
+                    message: message.message_id,
+                    reply_to: message.reply_to,
+                    text: message.text,
+                    from: person(&message.from),
+                })
+                .await
+        }
+    }
+}
+
+fn person(sender: &Sender) -> Person {
+    Person {
+        responder: sender.responder(),
+        username: Some(sender.username.clone()),
+        roles: sender
+            .roles
+            .iter()
+            .map(|role| role.get().to_string())
+            .collect(),
+    }
+}
+
+/// How an interaction is answered: through the REST callback (gateway),
+/// or in the response to Discord's HTTP request.
+#[derive(Debug)]
+pub enum Reply {
+    /// `POST /interactions/{id}/{token}/callback`.
+    Gateway(InteractionRef),
+    /// The body of the HTTP response.
+    Http(oneshot::Sender<CreateInteractionResponse>),
+}
+
+/// Discord as a [`ChatPlatform`]: serenity's REST client.
+#[derive(Debug)]
+pub struct DiscordPlatform {
+    api: DiscordApi,
+}
+
+impl DiscordPlatform {
+    async fn respond(&self, reply: Reply, response: CreateInteractionResponse) {
+        match reply {
+            Reply::Gateway(interaction) => {
+                if let Err(error) = self.api.respond(&interaction, response).await {
+                    tracing::warn!(error = %error, "cannot answer a Discord interaction");
+                }
+            }
+            Reply::Http(answer) => {
+                if answer.send(response).is_err() {
+                    tracing::warn!("a Discord interaction was answered too late");
+                }
+            }
+        }
+    }
+}
+
+impl ChatPlatform for DiscordPlatform {
+    type Chat = ChannelId;
+    type MessageId = MessageId;
+    type Message = Message;
+    type Reply = Reply;
+
+    const KIND: ChannelKind = ChannelKind::Discord;
+
+    fn conversation(chat: &ChannelId) -> String {
+        chat.get().to_string()
+    }
+
+    fn parse_conversation(text: &str) -> Option<ChannelId> {
+        text.parse().ok()
+    }
+
+    /// A channel ask's press comes from that channel (or thread). A DM's
+    /// channel id is Discord's to choose and only its recipient can press
+    /// there, so a DM ask's press must come from the DM's user.
+    fn is_at(place: &Place, chat: &ChannelId, from: &Person) -> bool {
+        match place {
+            Place::DiscordChannel { channel_id } => chat.get() == *channel_id,
+            Place::DiscordUser { user_id } => from.responder.user_id == user_id.to_string(),
+            _ => false,
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<ChannelId, DeliveryError> {
+        match Destination::of(place) {
+            Some(Destination::Channel(channel)) => Ok(channel),
+            Some(Destination::User(user)) => self.api.dm_channel(user).await.map_err(delivery),
+            None => Err(DeliveryError::Permanent("not a Discord target".to_owned())),
+        }
+    }
+
+    fn ask_messages(&self, view: &View, _chat: &ChannelId) -> Vec<Message> {
+        draw::ask_messages(view)
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.content
+    }
+
+    async fn send(&self, chat: &ChannelId, message: Message) -> Result<MessageId, DeliveryError> {
+        self.api.send(*chat, &message).await.map_err(delivery)
+    }
+
+    async fn show_step(
+        &self,
+        chat: &ChannelId,
+        message: MessageId,
+        step: &render::Step,
+    ) -> Result<(), DeliveryError> {
+        self.api
+            .edit(*chat, message, &draw::step_message(step))
+            .await
+            .map_err(delivery)
+    }
+
+    async fn close(
+        &self,
+        chat: &ChannelId,
+        message: MessageId,
+        shown: &str,
+        status: &str,
+    ) -> Result<(), DeliveryError> {
+        self.api
+            .edit(*chat, message, &draw::closed(shown, status))
+            .await
+            .map_err(delivery)
+    }
+
+    fn reply(&self, chat: &ChannelId, to: MessageId, text: String) {
+        let api = self.api.clone();
+        let chat = *chat;
+        tokio::spawn(async move {
+            if let Err(error) = api.send(chat, &draw::reply_to(to, &text)).await {
+                tracing::warn!(error = %error, "cannot reply on Discord");
+            }
+        });
+    }
+
+    /// A taken press is a deferred update: the edit that follows (the
+    /// closed question, the next step) is what the person sees. A refusal
+    /// is an ephemeral message, for the presser alone.
+    async fn acknowledge(&self, reply: Reply, ack: Ack) {
+        let response = match &ack {
+            Ack::Refused(text) => draw::notice(text),
+            Ack::Taken(_) | Ack::Quiet => draw::acknowledge(),
+        };
+        self.respond(reply, response).await;
+    }
+
+    /// A modal with one text input, keyed like the button that opened it.
+    async fn ask_own_words(
+        &self,
+        reply: Reply,
+        _chat: &ChannelId,
+        prompt: OwnWords<'_>,
+    ) -> Result<Option<MessageId>, DeliveryError> {
+        let question = prompt.question;
+        let title = [question.header.trim(), question.text.trim()]
+            .into_iter()
+            .find(|text| !text.is_empty())
+            .unwrap_or(prompt.locale.strings().other);
+        let label = match question.text.trim() {
+            "" => title,
+            text => text,
+        };
+        let modal = draw::own_words_modal(
+            prompt.key,
+            &cut(title, MAX_MODAL_LABEL_CHARS),
+            &cut(label, MAX_MODAL_LABEL_CHARS),
+            prompt.placeholder(),
+            prompt.multiline(),
+        );
+        self.respond(reply, modal).await;
+        Ok(None)
+    }
+}
+
+fn delivery(failure: ApiFailure) -> DeliveryError {
+    match failure {
+        ApiFailure::RetryAfter(secs) => DeliveryError::RetryAfter(secs),
+        ApiFailure::Transient(reason) => DeliveryError::Transient(reason),
+        ApiFailure::Permanent(reason) => DeliveryError::Permanent(reason),
+    }
+}
+
+/// The HTTP interactions endpoint's state.
+#[derive(Debug, Clone)]
+struct Endpoint {
+    driver: Arc<ChatDriver<DiscordPlatform>>,
+    verifier: Arc<Verifier>,
+}
+
+/// `POST /discord/interactions`: an interaction from Discord, refused with
+/// 401 unless `X-Signature-Ed25519` signs `X-Signature-Timestamp` + body.
+async fn interactions(
+    State(endpoint): State<Endpoint>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+    };
+    let signature = header("x-signature-ed25519");
+    let timestamp = header("x-signature-timestamp");
+    if !endpoint.verifier.verify(signature, timestamp, &body) {
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or bad X-Signature-Ed25519 / X-Signature-Timestamp",
+        )
+        .into_response();
+    }
+    let event = match parse::http_interaction(&body) {
+        // serenity's `Pong` carries `"data": null`; Discord documents
+        // `{"type": 1}` alone.
+        Ok(HttpInteraction::Ping) => {
+            return axum::Json(serde_json::json!({"type": 1})).into_response();
+        }
+        Ok(HttpInteraction::Event(Some(event))) => event,
+        Ok(HttpInteraction::Event(None)) => return answer(draw::acknowledge()),
+        Err(message) => {
+            return ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message)
+                .into_response();
+        }
+    };
+    let (tx, rx) = oneshot::channel();
+    let driver = Arc::clone(&endpoint.driver);
+    // The driver finishes even if Discord gives up on this request.
+    tokio::spawn(async move { handle(&driver, event, |_| Reply::Http(tx)).await });
+    match tokio::time::timeout(HTTP_ANSWER_WITHIN, rx).await {
+        Ok(Ok(response)) => answer(response),
+        // Not answered in time (or not at all): a deferred update keeps
+        // Discord from showing a failure; what was recorded stands.
+        Ok(Err(_)) | Err(_) => answer(draw::acknowledge()),
+    }
+}
+
+fn answer(response: CreateInteractionResponse) -> Response {
+    axum::Json(response).into_response()
+}
