@@ -73,6 +73,7 @@ fn tuning(clock: &Clock) -> Tuning {
             attempts: 4,
             first_backoff: Duration::ZERO,
             max_backoff: Duration::ZERO,
+            rate_limited_waits: 100,
         },
         ..Tuning::default()
     }
@@ -961,6 +962,29 @@ async fn a_rate_limit_is_waited_out_on_the_clock() {
     assert_eq!(channel.calls_now().len(), 1);
     clock.advance(Duration::from_secs(1));
     assert_eq!(channel.calls(2).await[1], format!("deliver {}", created.id));
+}
+
+#[tokio::test]
+async fn rate_limits_in_a_burst_do_not_use_up_the_attempts() {
+    // Four attempts in these tests; ten rate limits in a row, then a
+    // transient failure, still end in a delivery.
+    let db = Scratch::new();
+    let clock = Clock::manual(START);
+    let bridge = open(&db, &clock).await;
+    let mut script: Vec<Result<(), DeliveryError>> =
+        (0..10).map(|_| Err(DeliveryError::RetryAfter(0))).collect();
+    script.push(Err(DeliveryError::Transient("502".to_owned())));
+    let channel = ScriptedChannel::new(ChannelKind::Telegram, script);
+    bridge.add_channel(channel.clone());
+    let created = create(&bridge, telegram_ask()).await;
+    assert_eq!(
+        channel.calls(12).await[11],
+        format!("deliver {}", created.id)
+    );
+    assert_eq!(
+        bridge.get(&created.id).await.expect("get").state,
+        State::Pending
+    );
 }
 
 #[tokio::test]

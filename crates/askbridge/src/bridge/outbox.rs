@@ -33,38 +33,61 @@ pub(super) const NOT_DELIVERED: u8 = 3;
 pub(super) const FOREIGN: u8 = 4;
 
 /// How channel calls are retried.
+///
+/// A rate limit is the platform pacing us, not a failure: its waits do not
+/// use up `attempts`, so a burst that meets a platform's limits is slowed
+/// down, never dropped. Delivery stops anyway when the ask ends (it times
+/// out at the latest); `rate_limited_waits` bounds the rest.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
-    /// Attempts per operation, the first included (at least 1).
+    /// Attempts per operation, the first included (at least 1), counting
+    /// transient failures only.
     pub attempts: u32,
     /// The wait after the first transient failure; doubled each time.
     pub first_backoff: Duration,
     /// The longest wait between transient failures.
     pub max_backoff: Duration,
+    /// Most rate-limit waits for one operation.
+    pub rate_limited_waits: u32,
 }
 
 impl Default for RetryPolicy {
-    /// Six attempts, backing off from 500 ms to at most 30 s.
+    /// Six attempts, backing off from 500 ms to at most 30 s; up to 1,000
+    /// rate-limit waits.
     fn default() -> RetryPolicy {
         RetryPolicy {
             attempts: 6,
             first_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
+            rate_limited_waits: 1_000,
         }
     }
 }
 
+/// What one operation has met so far.
+#[derive(Debug, Default)]
+struct Tries {
+    /// Transient failures.
+    failures: u32,
+    /// Rate limits.
+    rate_limited: u32,
+}
+
 impl RetryPolicy {
-    /// The wait after failed attempt `attempt` (1-based), or `None` when no
-    /// attempt is left.
-    fn wait(&self, attempt: u32, error: &DeliveryError) -> Option<Duration> {
-        if attempt >= self.attempts.max(1) {
-            return None;
-        }
+    /// Counts `error` in `tries` and says how long to wait before the next
+    /// try, or `None` when none is left.
+    fn wait(&self, tries: &mut Tries, error: &DeliveryError) -> Option<Duration> {
         match error {
-            DeliveryError::RetryAfter(secs) => Some(Duration::from_secs(*secs)),
+            DeliveryError::RetryAfter(secs) => {
+                tries.rate_limited += 1;
+                (tries.rate_limited <= self.rate_limited_waits).then(|| Duration::from_secs(*secs))
+            }
             DeliveryError::Transient(_) => {
-                let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+                tries.failures += 1;
+                if tries.failures >= self.attempts.max(1) {
+                    return None;
+                }
+                let factor = 2u32.saturating_pow(tries.failures - 1);
                 Some(
                     self.first_backoff
                         .saturating_mul(factor)
@@ -164,6 +187,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
         },
     };
     let mut attempt = 0u32;
+    let mut tries = Tries::default();
     loop {
         if entry.slot.lock().await.ended {
             entry.delivery.store(NOT_DELIVERED, Ordering::Release);
@@ -180,7 +204,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
             }
             Err(error) => error,
         };
-        let Some(wait) = inner.retry.wait(attempt, &error) else {
+        let Some(wait) = inner.retry.wait(&mut tries, &error) else {
             fail(inner, entry, error.to_string()).await;
             return;
         };
@@ -234,9 +258,8 @@ enum Call {
 /// Updates or closes a posted ask, retrying as the channel allows; a
 /// failure is logged, never fatal.
 async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) {
-    let mut attempt = 0u32;
+    let mut tries = Tries::default();
     loop {
-        attempt += 1;
         let result = match call {
             Call::Update => channel.update(view).await,
             Call::End => channel.end(view).await,
@@ -245,7 +268,7 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) 
             Ok(()) => return,
             Err(error) => error,
         };
-        match inner.retry.wait(attempt, &error) {
+        match inner.retry.wait(&mut tries, &error) {
             Some(wait) => inner.clock.sleep(wait).await,
             None => {
                 tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), call = ?call, error = %error, "channel call failed");
