@@ -10,6 +10,9 @@
 //! - [`telegram`]: a fake of the Telegram Bot API ([`telegram::FakeTelegram`]).
 //! - [`discord`]: a fake of Discord's REST API and gateway
 //!   ([`discord::FakeDiscord`]).
+//! - [`slack`]: a fake of Slack's Web API, Socket Mode and response URLs
+//!   ([`slack::FakeSlack`]).
 
 pub mod discord;
+pub mod slack;
 pub mod telegram;
