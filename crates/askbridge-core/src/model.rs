@@ -200,6 +200,11 @@ pub enum Place {
         /// `thread_ts` of the thread.
         thread_ts: Option<String>,
     },
+    /// A Slack direct message to a user (the IM is opened when posting).
+    SlackUser {
+        /// User id (`U…`, `W…`).
+        user_id: String,
+    },
     /// askbridge's own web page, optionally one session of it.
     Web {
         /// Session name; `None` is the default page.
@@ -213,7 +218,7 @@ impl Place {
         match self {
             Place::Telegram { .. } => ChannelKind::Telegram,
             Place::DiscordChannel { .. } | Place::DiscordUser { .. } => ChannelKind::Discord,
-            Place::Slack { .. } => ChannelKind::Slack,
+            Place::Slack { .. } | Place::SlackUser { .. } => ChannelKind::Slack,
             Place::Web { .. } => ChannelKind::Web,
         }
     }
@@ -265,6 +270,7 @@ impl fmt::Display for Target {
                     write!(f, "/{ts}")?;
                 }
             }
+            Place::SlackUser { user_id } => write!(f, "slack:user/{user_id}")?,
             Place::Web { session } => {
                 f.write_str("web")?;
                 if let Some(session) = session {
@@ -404,19 +410,28 @@ fn parse_discord(rest: &str) -> Result<Place, TargetError> {
 }
 
 fn parse_slack(rest: &str) -> Result<Place, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "slack",
+        given: rest.to_owned(),
+        expected: "slack:<channel_id>[/<thread_ts>][@<user_id>] or slack:user/<user_id>",
+    };
+    let id_ok = |id: &str| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric());
+    if let Some(user) = rest.strip_prefix("user/") {
+        return match id_ok(user) {
+            true => Ok(Place::SlackUser {
+                user_id: user.to_owned(),
+            }),
+            false => Err(malformed()),
+        };
+    }
     let (channel, thread) = match rest.split_once('/') {
         Some((channel, thread)) => (channel, Some(thread)),
         None => (rest, None),
     };
-    let channel_ok = !channel.is_empty() && channel.chars().all(|c| c.is_ascii_alphanumeric());
     let thread_ok = thread
         .is_none_or(|ts| !ts.is_empty() && ts.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    if !channel_ok || !thread_ok {
-        return Err(TargetError::Malformed {
-            channel: "slack",
-            given: rest.to_owned(),
-            expected: "slack:<channel_id>[/<thread_ts>][@<user_id>]",
-        });
+    if !id_ok(channel) || !thread_ok {
+        return Err(malformed());
     }
     Ok(Place::Slack {
         channel_id: channel.to_owned(),
@@ -453,6 +468,8 @@ mod tests {
             Ok("slack:C123/1700000000.000100"),
         );
         check_target("slack:C123@U42", Ok("slack:C123@U42"));
+        check_target("slack:user/U42", Ok("slack:user/U42"));
+        check_target("slack:user/", Err("slack:user/<user_id>"));
         check_target("web", Ok("web"));
         check_target("web:review", Ok("web:review"));
         check_target("web@alice", Ok("web@alice"));

@@ -115,22 +115,28 @@ pub enum Destination {
 
 impl Destination {
     /// The destination of a `slack:` target; `None` for other channels and
-    /// for ids Slack does not use for conversations or users. A thread on a
-    /// user id is dropped (the DM is not open yet, so it has no threads).
+    /// for ids Slack does not use for conversations or users.
+    /// `slack:user/<U…>` is a DM; so is a bare user id (`slack:U…`), as
+    /// Slack's `chat.postMessage` reads it, and a thread on it is dropped
+    /// (the DM is not open yet, so it has no threads).
     pub fn of(place: &Place) -> Option<Destination> {
-        let Place::Slack {
-            channel_id,
-            thread_ts,
-        } = place
-        else {
-            return None;
+        let valid = |id: &str| id.len() >= 2 && id.bytes().all(|b| b.is_ascii_alphanumeric());
+        let (id, thread_ts) = match place {
+            Place::Slack {
+                channel_id,
+                thread_ts,
+            } => (channel_id.trim(), thread_ts.as_deref()),
+            Place::SlackUser { user_id } => {
+                let id = user_id.trim();
+                return (valid(id) && matches!(id.as_bytes()[0], b'U' | b'W'))
+                    .then(|| Destination::User(SlackUserId(id.to_owned())));
+            }
+            _ => return None,
         };
-        let id = channel_id.trim();
-        if id.len() < 2 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        if !valid(id) {
             return None;
         }
         let thread_ts = thread_ts
-            .as_deref()
             .map(str::trim)
             .filter(|ts| !ts.is_empty())
             .map(|ts| SlackTs(ts.to_owned()));

@@ -448,6 +448,18 @@ fn render_destinations_of_targets() {
         Destination::of(&slack("U012AB3CD", None)),
         Some(Destination::User(SlackUserId("U012AB3CD".into())))
     );
+    assert_eq!(
+        Destination::of(&Place::SlackUser {
+            user_id: "U012AB3CD".into()
+        }),
+        Some(Destination::User(SlackUserId("U012AB3CD".into())))
+    );
+    assert_eq!(
+        Destination::of(&Place::SlackUser {
+            user_id: "C012AB3CD".into()
+        }),
+        None
+    );
     assert_eq!(Destination::of(&slack("X123", None)), None);
     assert_eq!(Destination::of(&slack("", None)), None);
     assert_eq!(Destination::of(&Place::Web { session: None }), None);
