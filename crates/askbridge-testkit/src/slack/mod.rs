@@ -778,6 +778,14 @@ impl FakeSlack {
             .mutate(|state| state.socket.force_redelivery(Some(envelope_id)) > 0)
     }
 
+    /// Loses the acks of envelope `envelope_id` on their way to Slack: it
+    /// is redelivered now with `retry_attempt` + 1, as Slack does when no
+    /// ack arrives in time. Returns whether it exists.
+    pub fn lose_ack(&self, envelope_id: &str) -> bool {
+        self.inner
+            .mutate(|state| state.socket.lose_ack(envelope_id))
+    }
+
     /// Drops every Socket Mode connection without a close frame (as a
     /// network failure would). Unacked envelopes are redelivered when the
     /// client reconnects (after `apps.connections.open`).

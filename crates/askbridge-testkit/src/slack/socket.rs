@@ -208,6 +208,24 @@ impl SocketState {
         count
     }
 
+    /// Forgets the acks of envelope `id`, as if they never reached Slack,
+    /// and makes it due for redelivery now. Returns whether it exists.
+    pub(crate) fn lose_ack(&mut self, id: &str) -> bool {
+        match self
+            .envelopes
+            .iter_mut()
+            .find(|envelope| envelope.record.envelope_id == id)
+        {
+            Some(envelope) => {
+                envelope.record.acks.clear();
+                envelope.record.given_up = false;
+                envelope.forced = true;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Every envelope, in order.
     pub(crate) fn records(&self) -> Vec<&EnvelopeRecord> {
         self.envelopes

@@ -167,6 +167,10 @@ pub struct State {
     triggers: HashMap<String, Trigger>,
     hooks: HashMap<String, Hook>,
     views: Vec<OpenedView>,
+    /// What each user chose in each message's inputs (by user, channel,
+    /// message ts): Slack sends it all as `state.values` with every
+    /// action on that message.
+    inputs: HashMap<(String, String, String), Map<String, Value>>,
     limiter: Limiter,
     clock: Clock,
     counter: u64,
@@ -339,6 +343,7 @@ impl State {
             triggers: HashMap::new(),
             hooks: HashMap::new(),
             views: Vec::new(),
+            inputs: HashMap::new(),
             limiter: Limiter::default(),
             clock: Clock::default(),
             counter: 0,
@@ -1291,7 +1296,13 @@ impl State {
             .filter(|message| !message.deleted)
             .cloned()
             .ok_or_else(|| format!("no message {message_ts} in {channel}"))?;
-        let (block_id, element) = find_element(&message.blocks, action_id)
+        // An action_id is unique within its block only: a press means a
+        // button, a choice anything else.
+        let wanted = |element: &Value| {
+            (str_field(element, "type") == Some("button")) == matches!(act, Act::Press)
+        };
+        let (block_id, element) = find_element(&message.blocks, action_id, wanted)
+            .or_else(|| find_element(&message.blocks, action_id, |_| true))
             .ok_or_else(|| format!("message {message_ts} has no element {action_id:?}"))?;
         let kind = str_field(&element, "type").unwrap_or_default().to_owned();
         let action_ts = format_ts(self.clock.next_micros());
@@ -1350,10 +1361,17 @@ impl State {
             }
             (act, kind) => return Err(format!("cannot {act:?} a {kind} element ({action_id:?})")),
         }
-        let mut values = Map::new();
+        let inputs = self
+            .inputs
+            .entry((user.id.clone(), channel.to_owned(), message_ts.to_owned()))
+            .or_default();
         if !state_value.is_null() {
-            values.insert(block_id.clone(), json!({ action_id: state_value }));
+            let block = inputs.entry(block_id.clone()).or_insert_with(|| json!({}));
+            if let Value::Object(block) = block {
+                block.insert(action_id.to_owned(), state_value);
+            }
         }
+        let values = inputs.clone();
         let trigger_id = self.new_trigger(&user.id);
         let kind = InteractionKind::BlockActions {
             channel: channel.to_owned(),
@@ -1517,9 +1535,14 @@ impl State {
     }
 }
 
-/// The element with `action_id` in `blocks` (actions elements, section
-/// accessories, input elements) and its block's id.
-fn find_element(blocks: &Value, action_id: &str) -> Option<(String, Value)> {
+/// The first element with `action_id` in `blocks` (actions elements,
+/// section accessories, input elements) that is `wanted`, and its block's
+/// id.
+fn find_element(
+    blocks: &Value,
+    action_id: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> Option<(String, Value)> {
     for block in blocks.as_array()? {
         let block_id = str_field(block, "block_id").unwrap_or_default().to_owned();
         let mut candidates: Vec<&Value> = Vec::new();
@@ -1530,7 +1553,7 @@ fn find_element(blocks: &Value, action_id: &str) -> Option<(String, Value)> {
         candidates.extend(block.get("element"));
         if let Some(found) = candidates
             .into_iter()
-            .find(|element| str_field(element, "action_id") == Some(action_id))
+            .find(|element| str_field(element, "action_id") == Some(action_id) && wanted(element))
         {
             return Some((block_id, found.clone()));
         }

@@ -97,6 +97,7 @@ const INTERACTIVE: &[&str] = &[
 
 struct Checker {
     errors: Vec<String>,
+    /// The `action_id`s of the block being checked.
     action_ids: HashSet<String>,
     block_ids: HashSet<String>,
 }
@@ -253,6 +254,8 @@ impl Checker {
     }
 
     fn block(&mut self, block: &Value, pointer: &str) {
+        // Slack wants an `action_id` unique within its block only.
+        self.action_ids.clear();
         let kind = str_field(block, "type").unwrap_or_default();
         if !BLOCK_TYPES.contains(&kind) {
             self.error(
@@ -424,6 +427,11 @@ mod tests {
         let duplicate =
             json!([{"type": "actions", "elements": [button("a", "A"), button("a", "B")]}]);
         assert!(check_blocks(&duplicate, "/blocks", false)[0].starts_with("duplicate action_id"));
+        let apart = json!([
+            {"type": "actions", "elements": [button("a", "A")]},
+            {"type": "actions", "elements": [button("a", "B")]},
+        ]);
+        assert!(check_blocks(&apart, "/blocks", false).is_empty());
 
         let label = json!([{"type": "actions", "elements": [button("a", &"x".repeat(76))]}]);
         assert_eq!(check_blocks(&label, "/blocks", false).len(), 1);
