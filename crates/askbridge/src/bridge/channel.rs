@@ -1,6 +1,6 @@
 //! What the bridge needs from a channel: deliver an ask, show progress,
-//! close the question when it ends. Implemented by the web channel now and
-//! by Telegram, Discord and Slack later.
+//! close the question when it ends. Implemented by the web channel, and for
+//! Telegram, Discord and Slack by the chat driver (`crate::chat::driver`).
 
 use std::future::Future;
 use std::pin::Pin;

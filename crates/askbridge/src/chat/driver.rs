@@ -51,7 +51,7 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// thread).
     type Chat: Clone + PartialEq + Send + Sync + fmt::Debug;
     /// A platform message id.
-    type MessageId: Copy + fmt::Display + FromStr + Send + Sync + fmt::Debug;
+    type MessageId: Clone + fmt::Display + FromStr + Send + Sync + fmt::Debug;
     /// A drawn message, ready to send.
     type Message: Send;
     /// How one press or submission is answered (a callback query id, an
