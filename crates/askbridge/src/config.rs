@@ -91,6 +91,8 @@ pub struct Config {
     pub telegram: Option<TelegramConfig>,
     /// The Discord channel, when it is on.
     pub discord: Option<DiscordConfig>,
+    /// The Slack channel, when it is on.
+    pub slack: Option<SlackConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -138,6 +140,40 @@ pub struct DiscordConfig {
     /// Who may answer asks that name no user (user ids or role ids);
     /// empty: everyone in the channel.
     pub allowed_users: Vec<String>,
+}
+
+/// `[slack]`: the Slack channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlackConfig {
+    /// The bot token (`SLACK_BOT_TOKEN`, `xoxb-…`).
+    pub token: Secret,
+    /// The Web API base standing in for `https://slack.com/api` (GovSlack,
+    /// a proxy, a local fake); askbridge calls `{api_url}/{method}`.
+    pub api_url: Option<String>,
+    /// How events and interactions arrive.
+    pub mode: SlackMode,
+    /// `buttons` (default), `text` or `rich`.
+    pub render: Mode,
+    /// The language of askbridge's own words.
+    pub locale: Locale,
+    /// Who may answer asks that name no user (`U…` ids); empty: everyone
+    /// in the channel.
+    pub allowed_users: Vec<String>,
+}
+
+/// How Slack events arrive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlackMode {
+    /// Socket Mode (default): a WebSocket askbridge opens, no public URL.
+    Socket {
+        /// The app-level token (`SLACK_APP_TOKEN`, `xapp-…`).
+        app_token: Secret,
+    },
+    /// Slack posts to `/slack/events` and `/slack/interactivity`, signed.
+    Http {
+        /// The signing secret (`SLACK_SIGNING_SECRET`).
+        signing_secret: Secret,
+    },
 }
 
 /// How Telegram updates arrive.
@@ -304,6 +340,18 @@ pub struct RawConfig {
     /// `DISCORD_PUBLIC_KEY` (never from the file).
     #[serde(skip)]
     pub discord_public_key: Option<String>,
+    /// `[slack]`.
+    #[serde(default)]
+    pub slack: RawSlack,
+    /// `SLACK_BOT_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub slack_token: Option<String>,
+    /// `SLACK_APP_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub slack_app_token: Option<String>,
+    /// `SLACK_SIGNING_SECRET` (never from the file).
+    #[serde(skip)]
+    pub slack_signing_secret: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -369,6 +417,24 @@ pub struct RawDiscord {
     pub allowed_users: Option<Vec<String>>,
 }
 
+/// `[slack]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlack {
+    /// `enabled = true` (default: when `SLACK_BOT_TOKEN` is set).
+    pub enabled: Option<bool>,
+    /// `api_url = "https://slack-gov.com/api"`.
+    pub api_url: Option<String>,
+    /// `mode = "socket"` or `"http"`.
+    pub mode: Option<String>,
+    /// `render = "buttons"`, `"text"` or `"rich"`.
+    pub render: Option<String>,
+    /// `locale = "en"`.
+    pub locale: Option<String>,
+    /// `allowed_users = ["U012AB3CD"]`.
+    pub allowed_users: Option<Vec<String>>,
+}
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
@@ -405,6 +471,15 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_DISCORD_ALLOWED_USERS", "discord.allowed_users"),
     ("DISCORD_BOT_TOKEN", "discord.token"),
     ("DISCORD_PUBLIC_KEY", "discord.public_key"),
+    ("ASKBRIDGE_SLACK_ENABLED", "slack.enabled"),
+    ("ASKBRIDGE_SLACK_API_URL", "slack.api_url"),
+    ("ASKBRIDGE_SLACK_MODE", "slack.mode"),
+    ("ASKBRIDGE_SLACK_RENDER", "slack.render"),
+    ("ASKBRIDGE_SLACK_LOCALE", "slack.locale"),
+    ("ASKBRIDGE_SLACK_ALLOWED_USERS", "slack.allowed_users"),
+    ("SLACK_BOT_TOKEN", "slack.token"),
+    ("SLACK_APP_TOKEN", "slack.app_token"),
+    ("SLACK_SIGNING_SECRET", "slack.signing_secret"),
 ];
 
 /// The environment variable naming the config file.
@@ -433,6 +508,12 @@ const KEYS: &[&str] = &[
     "discord.render",
     "discord.locale",
     "discord.allowed_users",
+    "slack.enabled",
+    "slack.api_url",
+    "slack.mode",
+    "slack.render",
+    "slack.locale",
+    "slack.allowed_users",
 ];
 
 impl RawConfig {
@@ -478,6 +559,12 @@ impl RawConfig {
             "discord.render" => self.discord.render.is_some(),
             "discord.locale" => self.discord.locale.is_some(),
             "discord.allowed_users" => self.discord.allowed_users.is_some(),
+            "slack.enabled" => self.slack.enabled.is_some(),
+            "slack.api_url" => self.slack.api_url.is_some(),
+            "slack.mode" => self.slack.mode.is_some(),
+            "slack.render" => self.slack.render.is_some(),
+            "slack.locale" => self.slack.locale.is_some(),
+            "slack.allowed_users" => self.slack.allowed_users.is_some(),
             _ => false,
         }
     }
@@ -531,6 +618,17 @@ impl RawConfig {
                 "discord.allowed_users" => self.discord.allowed_users = Some(comma_list(&value)),
                 "discord.token" => self.discord_token = Some(value),
                 "discord.public_key" => self.discord_public_key = Some(value),
+                "slack.enabled" => {
+                    self.slack.enabled = Some(parse_bool(&value).map_err(invalid)?);
+                }
+                "slack.api_url" => self.slack.api_url = Some(value),
+                "slack.mode" => self.slack.mode = Some(value),
+                "slack.render" => self.slack.render = Some(value),
+                "slack.locale" => self.slack.locale = Some(value),
+                "slack.allowed_users" => self.slack.allowed_users = Some(comma_list(&value)),
+                "slack.token" => self.slack_token = Some(value),
+                "slack.app_token" => self.slack_app_token = Some(value),
+                "slack.signing_secret" => self.slack_signing_secret = Some(value),
                 "http.max_body_bytes" => {
                     let bytes = value.trim().parse::<u64>().map_err(|_| {
                         invalid(format!("expected a number of bytes, got {value:?}"))
@@ -661,6 +759,7 @@ impl RawConfig {
 
         let telegram = self.telegram_config(&invalid)?;
         let discord = self.discord_config(&invalid)?;
+        let slack = self.slack_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -676,6 +775,7 @@ impl RawConfig {
             http: HttpConfig { max_body_bytes },
             telegram,
             discord,
+            slack,
             file: file.map(Path::to_path_buf),
         })
     }
@@ -849,6 +949,112 @@ impl RawConfig {
             token,
             api_url,
             public_key,
+            render,
+            locale,
+            allowed_users,
+        }))
+    }
+}
+
+impl RawConfig {
+    /// `[slack]`, when it is on: explicitly, or by `SLACK_BOT_TOKEN`.
+    fn slack_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<SlackConfig>, ConfigError> {
+        let raw = &self.slack;
+        let secret = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        let token = secret(&self.slack_token);
+        if !raw.enabled.unwrap_or(token.is_some()) {
+            return Ok(None);
+        }
+        let token = match token {
+            None => {
+                return Err(invalid(
+                    "slack.enabled",
+                    "Slack is on but SLACK_BOT_TOKEN is not set".to_owned(),
+                ));
+            }
+            Some(token) if !token.starts_with("xoxb-") || token.contains(char::is_whitespace) => {
+                return Err(invalid(
+                    "slack.token",
+                    "not a bot token (expected xoxb-…, from OAuth & Permissions)".to_owned(),
+                ));
+            }
+            Some(token) => Secret::new(token),
+        };
+        let api_url = raw
+            .api_url
+            .as_deref()
+            .map(|url| http_url(url).map_err(|message| invalid("slack.api_url", message)))
+            .transpose()?;
+        let mode = match raw.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
+            None => "socket".to_owned(),
+            Some(mode) => mode,
+        };
+        let mode = match mode.as_str() {
+            "socket" => match secret(&self.slack_app_token) {
+                Some(app) if app.starts_with("xapp-") && !app.contains(char::is_whitespace) => {
+                    SlackMode::Socket {
+                        app_token: Secret::new(app),
+                    }
+                }
+                Some(_) => {
+                    return Err(invalid(
+                        "slack.app_token",
+                        "not an app-level token (expected xapp-…, from Basic Information → App-Level Tokens)".to_owned(),
+                    ));
+                }
+                None => {
+                    return Err(invalid(
+                        "slack.mode",
+                        "Socket Mode needs SLACK_APP_TOKEN (xapp-…, with the connections:write scope); or set mode = \"http\" with SLACK_SIGNING_SECRET".to_owned(),
+                    ));
+                }
+            },
+            "http" => match secret(&self.slack_signing_secret) {
+                Some(signing) => SlackMode::Http {
+                    signing_secret: Secret::new(signing),
+                },
+                None => {
+                    return Err(invalid(
+                        "slack.mode",
+                        "HTTP mode needs SLACK_SIGNING_SECRET (Basic Information → Signing Secret)"
+                            .to_owned(),
+                    ));
+                }
+            },
+            other => {
+                return Err(invalid(
+                    "slack.mode",
+                    format!("unknown mode {other:?}; expected \"socket\" or \"http\""),
+                ));
+            }
+        };
+        let render = render_mode(raw.render.as_deref(), "slack.render", invalid)?;
+        let locale = locale(raw.locale.as_deref(), "slack.locale", invalid)?;
+        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
+        if let Some(bad) = allowed_users.iter().find(|user| {
+            let user = user.trim();
+            !(user.len() > 1
+                && matches!(user.as_bytes()[0], b'U' | b'W')
+                && user.bytes().all(|b| b.is_ascii_alphanumeric()))
+        }) {
+            return Err(invalid(
+                "slack.allowed_users",
+                format!("{bad:?} is not a Slack user id (U… or W…)"),
+            ));
+        }
+        Ok(Some(SlackConfig {
+            token,
+            api_url,
+            mode,
             render,
             locale,
             allowed_users,
@@ -1249,6 +1455,8 @@ max_body_bytes = 4096
         raw.apply_env(|var| match var {
             "TELEGRAM_BOT_TOKEN" => Some(BOT_TOKEN.to_owned()),
             "DISCORD_BOT_TOKEN" => Some(DISCORD_TOKEN.to_owned()),
+            "SLACK_BOT_TOKEN" => Some(SLACK_TOKEN.to_owned()),
+            "SLACK_APP_TOKEN" => Some(SLACK_APP_TOKEN.to_owned()),
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))
@@ -1421,6 +1629,83 @@ max_body_bytes = 4096
             "[discord]\nbot_token = \"x\"\n",
             &token,
             "config/askbridge.toml: discord.bot_token: unknown field `bot_token`, expected one of `enabled`, `api_url`, `render`, `locale`, `allowed_users` (line 2, column 1)",
+        );
+    }
+
+    const SLACK_TOKEN: &str = "xoxb-1111-2222-abcdefghijklmnop";
+    const SLACK_APP_TOKEN: &str = "xapp-1-A111-2222-abcdef";
+
+    #[test]
+    fn config_slack_is_on_with_a_token_and_off_without() {
+        assert_eq!(from("", &[]).expect("valid").slack, None);
+        let env = [
+            ("SLACK_BOT_TOKEN", SLACK_TOKEN),
+            ("SLACK_APP_TOKEN", SLACK_APP_TOKEN),
+        ];
+        let slack = from("", &env).expect("valid").slack.expect("on");
+        assert_eq!(slack.token.expose(), SLACK_TOKEN);
+        assert_eq!(
+            slack.mode,
+            SlackMode::Socket {
+                app_token: Secret::new(SLACK_APP_TOKEN)
+            }
+        );
+        assert!(!format!("{slack:?}").contains("abcdef"), "a token leaked");
+
+        let text = "[slack]\napi_url = \"http://127.0.0.1:8083/api\"\nmode = \"http\"\nrender = \"rich\"\nlocale = \"th\"\nallowed_users = [\"U042\"]\n";
+        let env = [
+            ("SLACK_BOT_TOKEN", SLACK_TOKEN),
+            ("SLACK_SIGNING_SECRET", "8f742231b10e8888abcd99yyyzzz85a5"),
+        ];
+        let slack = from(text, &env).expect("valid").slack.expect("on");
+        assert_eq!(slack.api_url.as_deref(), Some("http://127.0.0.1:8083/api"));
+        assert_eq!(
+            slack.mode,
+            SlackMode::Http {
+                signing_secret: Secret::new("8f742231b10e8888abcd99yyyzzz85a5")
+            }
+        );
+        assert_eq!((slack.render, slack.locale), (Mode::Rich, Locale::Th));
+        assert_eq!(slack.allowed_users, ["U042"]);
+    }
+
+    #[test]
+    fn config_slack_errors_name_the_key_and_where_it_came_from() {
+        let token = ("SLACK_BOT_TOKEN", SLACK_TOKEN);
+        check_error(
+            "[slack]\nenabled = true\n",
+            &[],
+            "config/askbridge.toml: slack.enabled: Slack is on but SLACK_BOT_TOKEN is not set",
+        );
+        check_error(
+            "",
+            &[("SLACK_BOT_TOKEN", "xapp-1-wrong")],
+            "SLACK_BOT_TOKEN: not a bot token (expected xoxb-…, from OAuth & Permissions)",
+        );
+        check_error(
+            "",
+            &[token],
+            "config/askbridge.toml: slack.mode: Socket Mode needs SLACK_APP_TOKEN (xapp-…, with the connections:write scope); or set mode = \"http\" with SLACK_SIGNING_SECRET",
+        );
+        check_error(
+            "",
+            &[token, ("SLACK_APP_TOKEN", "xoxb-1-2")],
+            "SLACK_APP_TOKEN: not an app-level token (expected xapp-…, from Basic Information → App-Level Tokens)",
+        );
+        check_error(
+            "[slack]\nmode = \"http\"\n",
+            &[token],
+            "config/askbridge.toml: slack.mode: HTTP mode needs SLACK_SIGNING_SECRET (Basic Information → Signing Secret)",
+        );
+        check_error(
+            "",
+            &[token, ("ASKBRIDGE_SLACK_MODE", "rtm")],
+            "ASKBRIDGE_SLACK_MODE: unknown mode \"rtm\"; expected \"socket\" or \"http\"",
+        );
+        check_error(
+            "[slack]\nallowed_users = [\"alice\"]\n",
+            &[token, ("SLACK_APP_TOKEN", SLACK_APP_TOKEN)],
+            "config/askbridge.toml: slack.allowed_users: \"alice\" is not a Slack user id (U… or W…)",
         );
     }
 }
