@@ -12,6 +12,7 @@ pub mod config;
 pub mod discord;
 pub mod http;
 pub mod mcp;
+pub mod slack;
 pub mod store;
 pub mod telegram;
 pub mod web;

@@ -283,3 +283,27 @@ fn render_for_discord_prints_the_create_message_payloads() {
         ]
     );
 }
+
+#[test]
+fn render_for_slack_prints_the_post_message_payloads() {
+    let ask = r#"{"to": "slack:C0123", "questions": [{"header": "Deploy", "question": "Where <now>?", "options": ["Staging (Recommended)", "Production"]}]}"#;
+    let output = askbridge(&["render", "--channel", "slack", "-"], ask);
+    assert_eq!(output.status.code(), Some(0));
+    let payloads: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("a JSON array of payloads");
+    let message = &payloads[0];
+    assert_eq!(message["channel"], "C0123");
+    let blocks = message["blocks"].as_array().expect("blocks");
+    assert_eq!(blocks[0]["text"]["text"], "Deploy — Where &lt;now&gt;?");
+    let buttons: Vec<&str> = blocks
+        .iter()
+        .filter(|block| block["type"] == "actions")
+        .flat_map(|block| block["elements"].as_array().expect("elements"))
+        .map(|button| {
+            let action = button["action_id"].as_str().expect("an action_id");
+            assert!(!action.contains("Staging"), "content leaked into {action}");
+            button["text"]["text"].as_str().expect("a label")
+        })
+        .collect();
+    assert_eq!(buttons, ["Staging ⭐", "Production", "Other…", "Skip"]);
+}

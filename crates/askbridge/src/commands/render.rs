@@ -5,6 +5,7 @@ use askbridge_core::normalize;
 use askbridge_core::render::{self, Capabilities, Locale, Mode};
 use askbridge_telegram::ChatRef;
 use serenity::model::id::ChannelId;
+use slack_morphism::prelude::SlackChannelId;
 
 /// The ask id shown in rendered button payloads: as long as a real one, so
 /// the payload sizes are the real sizes.
@@ -18,6 +19,9 @@ const SAMPLE_CHAT: ChatRef = ChatRef {
 /// The channel used when the ask names no Discord channel.
 const SAMPLE_DISCORD_CHANNEL: ChannelId = ChannelId::new(1_100_000_000_000_000_001);
 
+/// The channel used when the ask names no Slack channel.
+const SAMPLE_SLACK_CHANNEL: &str = "C0123456789";
+
 /// Channels `render` can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum RenderChannel {
@@ -29,6 +33,9 @@ pub enum RenderChannel {
     /// Discord's create-message payloads, as a JSON array (one per
     /// message; the last carries the components).
     Discord,
+    /// Slack's `chat.postMessage` payloads, as a JSON array (one per
+    /// message; the last carries the buttons).
+    Slack,
 }
 
 /// Renders the ask in `input` (any dialect) for `channel` in render `mode`
@@ -71,6 +78,19 @@ pub fn run(
             let messages: Vec<_> = askbridge_discord::render::ask_messages(&view)
                 .iter()
                 .map(|message| message.to_create(channel))
+                .collect();
+            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+        }
+        RenderChannel::Slack => {
+            let channel = match ask.target.as_ref().map(|target| &target.place) {
+                Some(Place::Slack { channel_id, .. }) => channel_id.clone(),
+                _ => SAMPLE_SLACK_CHANNEL.to_owned(),
+            };
+            let caps = Capabilities::SLACK.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let messages: Vec<_> = askbridge_slack::render::ask_messages(&view)
+                .iter()
+                .map(|message| message.to_post(&SlackChannelId(channel.clone())))
                 .collect();
             Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
         }

@@ -112,6 +112,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|discord| crate::discord::Discord::new(&bridge, discord))
         .transpose()
         .map_err(|message| anyhow::anyhow!("discord: {message}"))?;
+    let slack = config
+        .slack
+        .as_ref()
+        .map(|slack| crate::slack::Slack::new(&bridge, slack))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("slack: {message}"))?;
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -137,6 +143,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                     .iter()
                     .filter_map(crate::discord::Discord::interactions_router),
             )
+            .chain(slack.iter().filter_map(crate::slack::Slack::http_router))
             .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();
@@ -164,6 +171,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         web = config.web.enabled,
         telegram = config.telegram.is_some(),
         discord = config.discord.is_some(),
+        slack = config.slack.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
@@ -172,6 +180,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .iter()
         .map(|telegram| telegram.start(addr))
         .chain(discord.iter().map(crate::discord::Discord::start))
+        .chain(slack.iter().map(crate::slack::Slack::start))
         .collect();
     let graceful = shutdown.clone();
     let mut server = tokio::spawn(

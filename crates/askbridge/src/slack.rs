@@ -1,0 +1,604 @@
+//! The Slack channel wired to the bridge.
+//!
+//! [`askbridge_slack`] draws and reads Block Kit messages, modals, events
+//! and interactions and talks to Slack; this module only translates for
+//! the shared [`ChatDriver`]:
+//!
+//! - [`SlackPlatform`] is Slack as a [`ChatPlatform`]: it opens IMs,
+//!   posts (in the target's thread, if it names one) and updates messages,
+//!   answers a refused press with an ephemeral message (through the
+//!   press's `response_url`, else `chat.postEphemeral`) — a taken press
+//!   needs no answer, its envelope or request is acknowledged at once and
+//!   the `chat.update` that follows shows it — and asks for own words with
+//!   a modal (`views.open` with the press's trigger id).
+//! - Who answered is shown by name: interactions carry only a user id, so
+//!   names come from `users.info`, remembered per user.
+//! - [`Slack`] builds it from `[slack]` and listens in Socket Mode, or
+//!   serves `POST /slack/events` and `POST /slack/interactivity` in HTTP
+//!   mode, each checked against the signing secret with a 5-minute replay
+//!   window.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use askbridge_core::model::{ChannelKind, Place};
+use askbridge_core::render::{self, Capabilities, View, cut};
+use askbridge_slack::parse::{self, Event, EventsBody, Sender};
+use askbridge_slack::render::{self as draw, Destination, Message};
+use askbridge_slack::run::{ApiFailure, SignatureCheck, SlackApi, SocketMode};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use slack_morphism::prelude::{
+    SlackChannelId, SlackResponseUrl, SlackTriggerId, SlackTs, SlackUserId,
+};
+
+use crate::bridge::Bridge;
+use crate::bridge::channel::DeliveryError;
+use crate::chat::driver::{
+    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
+};
+use crate::chat::{AllowList, Person};
+use crate::config::{SlackConfig, SlackMode};
+use crate::http::ApiError;
+
+/// Where Slack posts events in HTTP mode.
+pub const EVENTS_PATH: &str = "/slack/events";
+/// Where Slack posts interactions in HTTP mode.
+pub const INTERACTIVITY_PATH: &str = "/slack/interactivity";
+/// Longest modal title Slack takes.
+const MAX_MODAL_TITLE_CHARS: usize = 24;
+
+/// The Slack channel and its inbound side, built from the config.
+#[derive(Debug, Clone)]
+pub struct Slack {
+    inbound: Arc<Inbound>,
+    mode: SlackMode,
+}
+
+impl Slack {
+    /// Builds the Web API client and registers the channel with the
+    /// bridge. Call inside the runtime.
+    pub fn new(bridge: &Bridge, config: &SlackConfig) -> Result<Slack, String> {
+        let api = SlackApi::new(config.token.expose(), config.api_url.as_deref())?;
+        let driver = ChatDriver::register(
+            bridge,
+            SlackPlatform { api: api.clone() },
+            Drawing {
+                caps: Capabilities::SLACK.with_mode(config.render),
+                locale: config.locale,
+            },
+            AllowList::new(config.allowed_users.iter().cloned()),
+        );
+        Ok(Slack {
+            inbound: Arc::new(Inbound {
+                driver,
+                api,
+                names: Mutex::new(HashMap::new()),
+                bot: OnceLock::new(),
+            }),
+            mode: config.mode.clone(),
+        })
+    }
+
+    /// `/slack/events` and `/slack/interactivity` (HTTP mode only).
+    pub fn http_router(&self) -> Option<Router> {
+        let SlackMode::Http { signing_secret } = &self.mode else {
+            return None;
+        };
+        let check = match SignatureCheck::new(signing_secret.expose()) {
+            Ok(check) => Arc::new(check),
+            Err(error) => {
+                tracing::error!(error = %error, "Slack HTTP mode is off");
+                return None;
+            }
+        };
+        let endpoint = Endpoint {
+            inbound: Arc::clone(&self.inbound),
+            check,
+        };
+        Some(
+            Router::new()
+                .route(EVENTS_PATH, post(events))
+                .route(INTERACTIVITY_PATH, post(interactivity))
+                .with_state(endpoint),
+        )
+    }
+
+    /// Says which bot the token belongs to, then listens in Socket Mode
+    /// (HTTP mode needs only the bot's id, to know its own messages).
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let inbound = Arc::clone(&self.inbound);
+        let mode = self.mode.clone();
+        tokio::spawn(async move {
+            match mode {
+                SlackMode::Socket { app_token } => {
+                    let socket = match SocketMode::new(&inbound.api, app_token.expose()) {
+                        Ok(socket) => socket,
+                        Err(error) => {
+                            tracing::error!(error = %error, "Slack Socket Mode cannot start");
+                            return;
+                        }
+                    };
+                    let handler = Arc::clone(&inbound);
+                    let listening = socket
+                        .listen(move |event| {
+                            let inbound = Arc::clone(&handler);
+                            async move { inbound.handle(event).await }
+                        })
+                        .await;
+                    if let Err(reason) = listening {
+                        tracing::error!(
+                            reason = %reason,
+                            "Slack refused a token; check SLACK_BOT_TOKEN and SLACK_APP_TOKEN"
+                        );
+                    }
+                }
+                SlackMode::Http { .. } => match inbound.api.auth_test().await {
+                    Ok(me) => {
+                        tracing::info!(bot_user = %me.user_id.0, "Slack bot connected");
+                        let _ = inbound.bot.set(me.user_id);
+                    }
+                    Err(error) => tracing::error!(
+                        error = %error,
+                        "Slack refused the bot token; check SLACK_BOT_TOKEN"
+                    ),
+                },
+            }
+        })
+    }
+}
+
+/// Slack events translated for the driver.
+#[derive(Debug)]
+struct Inbound {
+    driver: Arc<ChatDriver<SlackPlatform>>,
+    api: SlackApi,
+    /// Display names from `users.info`, by user id.
+    names: Mutex<HashMap<String, Option<String>>>,
+    /// The bot's own user id (HTTP mode; Socket Mode knows it itself).
+    bot: OnceLock<SlackUserId>,
+}
+
+impl Inbound {
+    /// Hands one event to the driver.
+    async fn handle(&self, event: Event) {
+        match event {
+            Event::Press(press) => {
+                let from = self.person(&press.from).await;
+                let reply = Reply {
+                    trigger_id: press.trigger_id,
+                    response_url: press.response_url,
+                    channel: Some(press.channel.clone()),
+                    user: press.from.id.clone(),
+                    thread_ts: press.thread_ts.clone(),
+                };
+                self.driver
+                    .press(Press {
+                        reply,
+                        button: press.button,
+                        chosen: press.values,
+                        chat: Some(SlackChat {
+                            channel: press.channel,
+                            thread_ts: press.thread_ts,
+                        }),
+                        message: press.message_ts.map(Ts::from),
+                        from,
+                    })
+                    .await
+            }
+            Event::Submit(submit) => {
+                let from = self.person(&submit.from).await;
+                // The modal was opened with its message's conversation in
+                // `private_metadata`.
+                let channel = SlackChannelId(submit.private_metadata.clone());
+                self.driver
+                    .submitted(Submission {
+                        reply: Reply {
+                            trigger_id: None,
+                            response_url: None,
+                            channel: (!channel.0.is_empty()).then(|| channel.clone()),
+                            user: submit.from.id.clone(),
+                            thread_ts: None,
+                        },
+                        key: submit.key,
+                        chat: SlackChat {
+                            channel,
+                            thread_ts: None,
+                        },
+                        text: submit.text,
+                        from,
+                    })
+                    .await
+            }
+            Event::Text(message) => {
+                let from = self.person(&message.from).await;
+                // An IM's channel id is Slack's to choose: asks for a DM
+                // are filed under the user.
+                let place = match message.channel.0.starts_with('D') {
+                    true => Place::SlackUser {
+                        user_id: message.from.id.0.clone(),
+                    },
+                    false => Place::Slack {
+                        channel_id: message.channel.0.clone(),
+                        thread_ts: message.thread_ts.as_ref().map(|ts| ts.0.clone()),
+                    },
+                };
+                // Replies go in the thread the person wrote in, or start
+                // one under their message.
+                let thread = message
+                    .thread_ts
+                    .clone()
+                    .unwrap_or_else(|| message.ts.clone());
+                self.driver
+                    .typed(Typed {
+                        chat: SlackChat {
+                            channel: message.channel,
+                            thread_ts: Some(thread),
+                        },
+                        place,
+                        message: Ts::from(message.ts),
+                        reply_to: message.thread_ts.map(Ts::from),
+                        text: message.text,
+                        from,
+                    })
+                    .await
+            }
+        }
+    }
+
+    /// The person, named as Slack shows them (`users.info`, remembered).
+    async fn person(&self, sender: &Sender) -> Person {
+        let mut responder = sender.responder();
+        if sender.name.is_none() {
+            let known = self
+                .names
+                .lock()
+                .ok()
+                .and_then(|names| names.get(&sender.id.0).cloned());
+            let name = match known {
+                Some(name) => name,
+                None => match self.api.user_name(&sender.id).await {
+                    Ok(name) => {
+                        if let Ok(mut names) = self.names.lock() {
+                            names.insert(sender.id.0.clone(), name.clone());
+                        }
+                        name
+                    }
+                    Err(error) => {
+                        tracing::debug!(error = %error, "cannot look up a Slack user's name");
+                        None
+                    }
+                },
+            };
+            if let Some(name) = name {
+                responder.name = Some(name);
+            }
+        }
+        Person {
+            responder,
+            username: sender.username.clone(),
+            roles: Vec::new(),
+        }
+    }
+}
+
+/// A Slack conversation, with the thread new messages go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlackChat {
+    /// The conversation (`C…`, `G…`, `D…`).
+    pub channel: SlackChannelId,
+    /// The thread messages are posted in, if any.
+    pub thread_ts: Option<SlackTs>,
+}
+
+/// A message timestamp: its id within its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ts(pub SlackTs);
+
+impl From<SlackTs> for Ts {
+    fn from(ts: SlackTs) -> Ts {
+        Ts(ts)
+    }
+}
+
+impl fmt::Display for Ts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.0)
+    }
+}
+
+impl FromStr for Ts {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Ts, String> {
+        match !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            true => Ok(Ts(SlackTs(text.to_owned()))),
+            false => Err(format!("not a Slack ts: {text:?}")),
+        }
+    }
+}
+
+/// How a press is answered when it must be: privately, to its presser.
+#[derive(Debug)]
+pub struct Reply {
+    trigger_id: Option<SlackTriggerId>,
+    response_url: Option<SlackResponseUrl>,
+    channel: Option<SlackChannelId>,
+    user: SlackUserId,
+    thread_ts: Option<SlackTs>,
+}
+
+/// Slack as a [`ChatPlatform`]: the Web API through slack-morphism.
+#[derive(Debug)]
+pub struct SlackPlatform {
+    api: SlackApi,
+}
+
+impl ChatPlatform for SlackPlatform {
+    type Chat = SlackChat;
+    type MessageId = Ts;
+    type Message = Message;
+    type Reply = Reply;
+
+    const KIND: ChannelKind = ChannelKind::Slack;
+
+    fn conversation(chat: &SlackChat) -> String {
+        chat.channel.0.clone()
+    }
+
+    fn parse_conversation(text: &str) -> Option<SlackChat> {
+        (!text.is_empty()).then(|| SlackChat {
+            channel: SlackChannelId(text.to_owned()),
+            thread_ts: None,
+        })
+    }
+
+    /// A channel ask's press comes from that channel; an IM's id is
+    /// Slack's to choose and only its user can press there, so a DM ask's
+    /// press must come from the DM's user.
+    fn is_at(place: &Place, chat: &SlackChat, from: &Person) -> bool {
+        match place {
+            Place::Slack { channel_id, .. } => chat.channel.0 == *channel_id,
+            Place::SlackUser { user_id } => from.responder.user_id == *user_id,
+            _ => false,
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<SlackChat, DeliveryError> {
+        match Destination::of(place) {
+            Some(Destination::Channel { channel, thread_ts }) => {
+                Ok(SlackChat { channel, thread_ts })
+            }
+            Some(Destination::User(user)) => Ok(SlackChat {
+                channel: self.api.open_dm(&user).await.map_err(delivery)?,
+                thread_ts: None,
+            }),
+            None => Err(DeliveryError::Permanent("not a Slack target".to_owned())),
+        }
+    }
+
+    fn ask_messages(&self, view: &View, chat: &SlackChat) -> Vec<Message> {
+        draw::ask_messages(view)
+            .into_iter()
+            .map(|message| Message {
+                thread_ts: chat.thread_ts.clone(),
+                ..message
+            })
+            .collect()
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.text
+    }
+
+    async fn send(&self, chat: &SlackChat, message: Message) -> Result<Ts, DeliveryError> {
+        self.api
+            .post(&chat.channel, &message)
+            .await
+            .map(Ts)
+            .map_err(delivery)
+    }
+
+    async fn show_step(
+        &self,
+        chat: &SlackChat,
+        message: Ts,
+        step: &render::Step,
+    ) -> Result<(), DeliveryError> {
+        self.api
+            .update(&chat.channel, &message.0, &draw::step_message(step))
+            .await
+            .map_err(delivery)
+    }
+
+    async fn close(
+        &self,
+        chat: &SlackChat,
+        message: Ts,
+        shown: &str,
+        status: &str,
+    ) -> Result<(), DeliveryError> {
+        self.api
+            .update(&chat.channel, &message.0, &draw::closed(shown, status))
+            .await
+            .map_err(delivery)
+    }
+
+    fn reply(&self, chat: &SlackChat, to: Ts, text: String) {
+        let api = self.api.clone();
+        let channel = chat.channel.clone();
+        let thread = chat.thread_ts.clone().unwrap_or(to.0);
+        tokio::spawn(async move {
+            if let Err(error) = api
+                .post(&channel, &draw::reply_in_thread(&thread, &text))
+                .await
+            {
+                tracing::warn!(error = %error, "cannot reply on Slack");
+            }
+        });
+    }
+
+    /// Only a refusal is said, to the presser alone; the envelope (or the
+    /// request) was acknowledged when it arrived.
+    async fn acknowledge(&self, reply: Reply, ack: Ack) {
+        let Ack::Refused(text) = ack else {
+            return;
+        };
+        let shown = match (&reply.response_url, &reply.channel) {
+            (Some(url), _) => self.api.respond(url, &text).await,
+            (None, Some(channel)) => {
+                self.api
+                    .post_ephemeral(channel, &reply.user, &text, reply.thread_ts.as_ref())
+                    .await
+            }
+            (None, None) => Ok(()),
+        };
+        if let Err(error) = shown {
+            tracing::warn!(error = %error, "cannot tell a Slack user privately");
+        }
+    }
+
+    /// A modal keyed like the button that opened it, carrying its
+    /// conversation in `private_metadata`.
+    async fn ask_own_words(
+        &self,
+        reply: Reply,
+        chat: &SlackChat,
+        prompt: OwnWords<'_>,
+    ) -> Result<Option<Ts>, DeliveryError> {
+        let Some(trigger) = &reply.trigger_id else {
+            return Err(DeliveryError::Permanent(
+                "the press carried no trigger id".to_owned(),
+            ));
+        };
+        let question = prompt.question;
+        let title = match question.header.trim() {
+            "" => prompt.locale.strings().other,
+            header => header,
+        };
+        let label = match question.text.trim() {
+            "" => title,
+            text => text,
+        };
+        let modal = draw::own_words_modal(
+            prompt.key,
+            &cut(title, MAX_MODAL_TITLE_CHARS),
+            label,
+            prompt.placeholder(),
+            prompt.multiline(),
+            &chat.channel.0,
+        );
+        self.api
+            .open_view(trigger, modal)
+            .await
+            .map(|()| None)
+            .map_err(delivery)
+    }
+}
+
+fn delivery(failure: ApiFailure) -> DeliveryError {
+    match failure {
+        ApiFailure::RetryAfter(secs) => DeliveryError::RetryAfter(secs),
+        ApiFailure::Transient(reason) => DeliveryError::Transient(reason),
+        ApiFailure::Permanent(reason) => DeliveryError::Permanent(reason),
+    }
+}
+
+/// The HTTP-mode endpoints' state.
+#[derive(Debug, Clone)]
+struct Endpoint {
+    inbound: Arc<Inbound>,
+    check: Arc<SignatureCheck>,
+}
+
+impl Endpoint {
+    /// Refuses a request Slack did not sign, or signed more than five
+    /// minutes ago.
+    fn refuse(&self, headers: &HeaderMap, body: &[u8]) -> Option<Response> {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs() as i64);
+        let checked = self.check.verify(
+            header("x-slack-request-timestamp"),
+            header("x-slack-signature"),
+            body,
+            now,
+        );
+        checked.err().map(|refusal| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                format!("not a fresh request signed by Slack: {refusal}"),
+            )
+            .into_response()
+        })
+    }
+
+    fn bot(&self) -> SlackUserId {
+        self.inbound
+            .bot
+            .get()
+            .cloned()
+            .unwrap_or_else(|| SlackUserId(String::new()))
+    }
+}
+
+/// `POST /slack/events`: the Events API (and its URL check).
+async fn events(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = endpoint.refuse(&headers, &body) {
+        return refused;
+    }
+    match parse::events_body(&body, &endpoint.bot()) {
+        Ok(EventsBody::UrlVerification { challenge }) => {
+            axum::Json(serde_json::json!({ "challenge": challenge })).into_response()
+        }
+        Ok(EventsBody::Event(event)) => {
+            // Slack wants its 200 within 3 seconds; what the event records
+            // is stored by the driver meanwhile.
+            if let Some(event) = event {
+                let inbound = Arc::clone(&endpoint.inbound);
+                tokio::spawn(async move { inbound.handle(event).await });
+            }
+            StatusCode::OK.into_response()
+        }
+        Err(message) => {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_event", message).into_response()
+        }
+    }
+}
+
+/// `POST /slack/interactivity`: button presses and modal submissions.
+async fn interactivity(
+    State(endpoint): State<Endpoint>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refused) = endpoint.refuse(&headers, &body) {
+        return refused;
+    }
+    match parse::interactivity_body(&body) {
+        Ok(event) => {
+            if let Some(event) = event {
+                let inbound = Arc::clone(&endpoint.inbound);
+                tokio::spawn(async move { inbound.handle(event).await });
+            }
+            // An empty 200 acknowledges a press and closes a modal.
+            StatusCode::OK.into_response()
+        }
+        Err(message) => {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message).into_response()
+        }
+    }
+}
