@@ -15,7 +15,7 @@ mod mcp_client;
 use askbridge_testkit::slack::{
     Channel, EphemeralSource, FakeSlack, IncomingMessage, RateLimits, StoredMessage, User,
 };
-use daemon::{Api, Builder, Daemon};
+use daemon::{Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
 
 const CHANNEL: &str = "C0RELEASES";
@@ -78,31 +78,6 @@ fn release_ask() -> Value {
              "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
         ]
     })
-}
-
-async fn create(daemon: &Daemon, body: &Value) -> String {
-    let response = daemon::client()
-        .post(daemon.url("/v1/asks"))
-        .json(body)
-        .send()
-        .await
-        .expect("create the ask");
-    assert_eq!(response.status(), 201);
-    let ask: Value = response.json().await.expect("JSON");
-    ask["id"].as_str().expect("id").to_owned()
-}
-
-/// The ask once it has ended (long-polls; fails if it is still pending).
-async fn outcome(daemon: &Daemon, id: &str) -> Value {
-    let api = Api::of(daemon);
-    let waiting = api.http.get(daemon.url(&format!("/v1/asks/{id}?wait=30")));
-    let ask = api.send(waiting).await;
-    assert_ne!(ask["status"], "pending", "still pending: {ask}");
-    ask
-}
-
-async fn status(daemon: &Daemon, id: &str) -> Value {
-    Api::of(daemon).ask(id).await
 }
 
 /// The n-th message the bot posted (1-based), once it has.

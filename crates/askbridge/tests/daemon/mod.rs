@@ -473,3 +473,30 @@ impl Api<'_> {
             .await
     }
 }
+
+/// Creates an ask over HTTP; returns its id.
+pub async fn create(daemon: &Daemon, body: &Value) -> String {
+    let response = client()
+        .post(daemon.url("/v1/asks"))
+        .json(body)
+        .send()
+        .await
+        .expect("create the ask");
+    assert_eq!(response.status(), 201);
+    let ask: Value = response.json().await.expect("JSON");
+    ask["id"].as_str().expect("id").to_owned()
+}
+
+/// The ask once it has ended (long-polls; fails if it is still pending).
+pub async fn outcome(daemon: &Daemon, id: &str) -> Value {
+    let api = Api::of(daemon);
+    let waiting = api.http.get(daemon.url(&format!("/v1/asks/{id}?wait=30")));
+    let ask = api.send(waiting).await;
+    assert_ne!(ask["status"], "pending", "still pending: {ask}");
+    ask
+}
+
+/// The ask as it is now.
+pub async fn status(daemon: &Daemon, id: &str) -> Value {
+    Api::of(daemon).ask(id).await
+}
