@@ -1167,44 +1167,6 @@ async fn rate_limits_answer_429_with_discords_body_and_headers() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn serenitys_rate_limiter_honours_429_and_retry_after() {
-    let limits = RateLimits {
-        message_create: Some(Window::new(2, Duration::from_secs(1))),
-        ..RateLimits::OFF
-    };
-    let fake = started(FakeDiscord::builder().rate_limits(limits)).await;
-    // serenity with its rate limiter on, through the HTTPS tunnel: a burst
-    // above the limit completes without an error.
-    let http = HttpBuilder::new(TOKEN)
-        .client(fake.https_client())
-        .application_id(ApplicationId::new(APPLICATION_ID))
-        .build();
-    assert_eq!(
-        http.get_current_user().await.unwrap().id,
-        UserId::new(BOT_ID)
-    );
-    // (Three, not more: serenity sleeps out a 429 holding the bucket's
-    // lock, so each further refused request adds a whole Retry-After.)
-    let sends = (0..3).map(|n| {
-        let http = &http;
-        async move { ChannelId::new(THREAD).say(http, format!("burst {n}")).await }
-    });
-    let results = futures_util::future::join_all(sends).await;
-    assert!(results.iter().all(Result::is_ok), "{results:?}");
-    let texts: Vec<_> = fake
-        .messages_in(THREAD)
-        .into_iter()
-        .map(|message| message.content)
-        .collect();
-    assert_eq!(texts.len(), 3, "{texts:?}");
-    assert!(fake.rate_limited_count() >= 1, "the burst hit the limit");
-    let sends = fake.calls_to("POST", "/channels/{channel.id}/messages");
-    assert!(sends.iter().any(|call| call.status == 429), "{sends:?}");
-    assert_eq!(sends.iter().filter(|call| call.is_ok()).count(), 3);
-    assert!(fake.https_tunnels() >= 1);
-}
-
 type RawSocket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 

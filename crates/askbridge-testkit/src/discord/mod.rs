@@ -105,14 +105,8 @@
 //! is disabled: the rate limiter builds every request with no proxy, so an
 //! `Http` with a proxy and the rate limiter on sends its requests to
 //! `https://discord.com` itself (serenity issue #1739). Tests must therefore
-//! use `.proxy(fake.api_url()).ratelimiter_disabled(true)`, or — to run
-//! serenity's rate limiter against the fake — give serenity
-//! [`FakeDiscord::https_client`] with `HttpBuilder::client`: a
-//! `reqwest::Client` that sends `https://discord.com` through the fake as an
-//! HTTP proxy (`CONNECT discord.com:443`, answered by the fake itself with a
-//! throw-away certificate authority that only this client trusts; nothing
-//! is forwarded). serenity connects to the gateway URL it is given directly
-//! either way. serenity's builders also check some limits before sending
+//! use `.proxy(fake.api_url()).ratelimiter_disabled(true)`. serenity
+//! connects to the gateway URL it is given directly. serenity's builders also check some limits before sending
 //! (`CreateMessage` content over 2000 characters fails with
 //! `ModelError::MessageTooLong` without a request), so tests of the fake's
 //! checks send raw bodies with `Http::send_message(channel, vec![], &json)`.
@@ -137,7 +131,6 @@ mod rate;
 mod server;
 mod sign;
 mod state;
-mod tls;
 mod util;
 mod validate;
 
@@ -445,40 +438,6 @@ impl FakeDiscord {
         self.signer().public_key_hex()
     }
 
-    /// A `reqwest::Client` that reaches this fake when asked for
-    /// `https://discord.com/…`: it uses the fake as its HTTP proxy (`CONNECT
-    /// discord.com:443`) and trusts only the fake's throw-away certificate
-    /// authority. Give it to serenity with `HttpBuilder::client` to run
-    /// serenity's rate limiter (which ignores `HttpBuilder::proxy`) against
-    /// the fake.
-    ///
-    /// # Panics
-    /// If the certificate cannot be made or the client built (a bug).
-    pub fn https_client(&self) -> reqwest::Client {
-        let ca = reqwest::Certificate::from_pem(self.tls_root_pem().as_bytes())
-            .expect("FakeDiscord: the CA certificate parses");
-        let proxy = reqwest::Proxy::all(self.api_url()).expect("FakeDiscord: proxy URL");
-        reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(ca)
-            .proxy(proxy)
-            .build()
-            .expect("FakeDiscord: HTTPS client")
-    }
-
-    /// The PEM certificate of the fake's certificate authority (made on
-    /// first use), for clients other than [`https_client`](Self::https_client).
-    ///
-    /// # Panics
-    /// If the certificate cannot be made (a bug).
-    pub fn tls_root_pem(&self) -> String {
-        match self.inner.tls() {
-            Ok(tls) => tls.ca_pem.clone(),
-            Err(error) => panic!("FakeDiscord: no TLS certificate: {error}"),
-        }
-    }
-
     /// Changes the rate limits from now on.
     pub fn set_rate_limits(&self, limits: RateLimits) {
         self.inner.mutate(|state| state.set_rate_limits(limits));
@@ -558,12 +517,6 @@ impl FakeDiscord {
     /// The gateway's counters.
     pub fn gateway_stats(&self) -> GatewayStats {
         self.inspect(|state| state.gateway_stats().clone())
-    }
-
-    /// How many HTTPS tunnels clients opened (see
-    /// [`https_client`](Self::https_client)).
-    pub fn https_tunnels(&self) -> usize {
-        self.inspect(State::https_tunnels)
     }
 
     /// How many `429`s were returned.

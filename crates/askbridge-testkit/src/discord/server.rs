@@ -1,7 +1,7 @@
-//! HTTP: the REST API under `/api/v10`, the gateway WebSocket at `/gateway`,
-//! and the `CONNECT discord.com:443` tunnel for HTTPS clients.
+//! HTTP: the REST API under `/api/v10` and the gateway WebSocket at
+//! `/gateway`.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use axum::Router;
@@ -9,28 +9,24 @@ use axum::body::Body;
 use axum::extract::State as Shared;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
-use axum::http::{HeaderName, HeaderValue, Method, Request, StatusCode};
+use axum::http::{HeaderName, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::errors::Reply;
 use super::gateway;
 use super::state::{RestRequest, State};
-use super::tls::{self, Tls};
 
 /// The API prefix serenity (and every client of API v10) uses.
 const API_PREFIX: &str = "/api/v10";
 
-/// The state, the signal that it changed, and the TLS material.
+/// The state and the signal that it changed.
 pub(crate) struct Inner {
     state: Mutex<State>,
     /// Woken (all waiters) after every change to the state.
     pub(crate) changed: Notify,
-    tls: OnceLock<Result<Tls, String>>,
 }
 
 impl Inner {
@@ -38,7 +34,6 @@ impl Inner {
         Inner {
             state: Mutex::new(state),
             changed: Notify::new(),
-            tls: OnceLock::new(),
         }
     }
 
@@ -64,14 +59,6 @@ impl Inner {
         }
         out
     }
-
-    /// The TLS certificate authority and acceptor, made on first use.
-    pub(crate) fn tls(&self) -> Result<&Tls, String> {
-        self.tls
-            .get_or_init(tls::generate)
-            .as_ref()
-            .map_err(Clone::clone)
-    }
 }
 
 /// The whole HTTP surface.
@@ -87,9 +74,6 @@ async fn gateway_upgrade(Shared(inner): Shared<Arc<Inner>>, upgrade: WebSocketUp
 }
 
 async fn handle(Shared(inner): Shared<Arc<Inner>>, request: Request<Body>) -> Response {
-    if request.method() == Method::CONNECT {
-        return tunnel(inner, request);
-    }
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
@@ -151,74 +135,4 @@ fn respond(reply: Reply) -> Response {
         headers.remove(CONTENT_TYPE);
     }
     response
-}
-
-/// `CONNECT discord.com:443`: answers 200, then serves the same API over TLS
-/// (with the fake's own certificate for `discord.com`) on the tunnel.
-/// Nothing is forwarded anywhere: other targets are refused.
-fn tunnel(inner: Arc<Inner>, mut request: Request<Body>) -> Response {
-    let target = request
-        .uri()
-        .authority()
-        .map(|authority| authority.as_str().to_owned())
-        .unwrap_or_default();
-    let allowed = tls::HOSTS
-        .iter()
-        .any(|host| target == format!("{host}:443"));
-    if !allowed {
-        return (
-            StatusCode::FORBIDDEN,
-            format!(
-                "the fake Discord tunnels only to {:?} on port 443",
-                tls::HOSTS
-            ),
-        )
-            .into_response();
-    }
-    let acceptor = match inner.tls() {
-        Ok(tls) => tls.acceptor.clone(),
-        Err(error) => {
-            return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("no TLS: {error}"),
-            )
-                .into_response();
-        }
-    };
-    let Some(on_upgrade) = request
-        .extensions_mut()
-        .remove::<hyper::upgrade::OnUpgrade>()
-    else {
-        return (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "connection cannot be upgraded",
-        )
-            .into_response();
-    };
-    tokio::spawn(async move {
-        let upgraded = match on_upgrade.await {
-            Ok(upgraded) => upgraded,
-            Err(error) => {
-                tracing::debug!(%error, "fake Discord tunnel: upgrade failed");
-                return;
-            }
-        };
-        let stream = match acceptor.accept(TokioIo::new(upgraded)).await {
-            Ok(stream) => stream,
-            Err(error) => {
-                tracing::debug!(%error, "fake Discord tunnel: TLS handshake failed");
-                return;
-            }
-        };
-        inner.mutate(|state| state.tunnels += 1);
-        let service = TowerToHyperService::new(router(inner));
-        if let Err(error) = hyper::server::conn::http1::Builder::new()
-            .serve_connection(TokioIo::new(stream), service)
-            .with_upgrades()
-            .await
-        {
-            tracing::debug!(%error, "fake Discord tunnel: connection ended");
-        }
-    });
-    StatusCode::OK.into_response()
 }

@@ -298,7 +298,6 @@ pub struct State {
     ids: Snowflakes,
     next_token: u64,
     pub(crate) gateway: GatewayState,
-    pub(crate) tunnels: usize,
     pub(crate) closed: bool,
 }
 
@@ -454,12 +453,6 @@ impl State {
         self.gateway.current_session()
     }
 
-    /// How many HTTPS tunnels (`CONNECT discord.com:443` with a completed
-    /// TLS handshake) clients opened.
-    pub fn https_tunnels(&self) -> usize {
-        self.tunnels
-    }
-
     /// How many `429 Too Many Requests` the fake returned.
     pub fn rate_limited_count(&self) -> usize {
         self.rate_limited
@@ -505,7 +498,6 @@ impl State {
             ids: Snowflakes::default(),
             next_token: 0,
             gateway,
-            tunnels: 0,
             closed: false,
         }
     }
