@@ -786,37 +786,25 @@ impl RawConfig {
         invalid: &impl Fn(&'static str, String) -> ConfigError,
     ) -> Result<Option<TelegramConfig>, ConfigError> {
         let raw = &self.telegram;
-        let token = self
-            .telegram_token
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        if !raw.enabled.unwrap_or(token.is_some()) {
+        let on = ("telegram.enabled", "Telegram", "TELEGRAM_BOT_TOKEN");
+        let Some(token) = bot_token(raw.enabled, &self.telegram_token, on, invalid)? else {
             return Ok(None);
-        }
-        let token = match token {
-            None => {
+        };
+        let token = match token.split_once(':') {
+            Some((id, rest))
+                if !id.is_empty()
+                    && id.bytes().all(|b| b.is_ascii_digit())
+                    && !rest.is_empty()
+                    && !rest.contains(char::is_whitespace) =>
+            {
+                Secret::new(token)
+            }
+            _ => {
                 return Err(invalid(
-                    "telegram.enabled",
-                    "Telegram is on but TELEGRAM_BOT_TOKEN is not set".to_owned(),
+                    "telegram.token",
+                    "not a bot token (expected 123456:ABC…, as BotFather gives it)".to_owned(),
                 ));
             }
-            Some(token) => match token.split_once(':') {
-                Some((id, rest))
-                    if !id.is_empty()
-                        && id.bytes().all(|b| b.is_ascii_digit())
-                        && !rest.is_empty()
-                        && !rest.contains(char::is_whitespace) =>
-                {
-                    Secret::new(token)
-                }
-                _ => {
-                    return Err(invalid(
-                        "telegram.token",
-                        "not a bot token (expected 123456:ABC…, as BotFather gives it)".to_owned(),
-                    ));
-                }
-            },
         };
         let api_url = raw
             .api_url
@@ -882,40 +870,24 @@ impl RawConfig {
             allowed_users,
         }))
     }
-}
 
-impl RawConfig {
     /// `[discord]`, when it is on: explicitly, or by `DISCORD_BOT_TOKEN`.
     fn discord_config(
         &self,
         invalid: &impl Fn(&'static str, String) -> ConfigError,
     ) -> Result<Option<DiscordConfig>, ConfigError> {
         let raw = &self.discord;
-        let token = self
-            .discord_token
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        if !raw.enabled.unwrap_or(token.is_some()) {
+        let on = ("discord.enabled", "Discord", "DISCORD_BOT_TOKEN");
+        let Some(token) = bot_token(raw.enabled, &self.discord_token, on, invalid)? else {
             return Ok(None);
-        }
-        let token = match token {
-            None => {
-                return Err(invalid(
-                    "discord.enabled",
-                    "Discord is on but DISCORD_BOT_TOKEN is not set".to_owned(),
-                ));
-            }
-            Some(token)
-                if token.contains(char::is_whitespace) || token.contains(char::is_control) =>
-            {
-                return Err(invalid(
-                    "discord.token",
-                    "not a bot token: give the token alone, as the developer portal shows it (without \"Bot \")".to_owned(),
-                ));
-            }
-            Some(token) => Secret::new(token),
         };
+        if token.contains(char::is_whitespace) || token.contains(char::is_control) {
+            return Err(invalid(
+                "discord.token",
+                "not a bot token: give the token alone, as the developer portal shows it (without \"Bot \")".to_owned(),
+            ));
+        }
+        let token = Secret::new(token);
         let api_url = raw
             .api_url
             .as_deref()
@@ -954,41 +926,24 @@ impl RawConfig {
             allowed_users,
         }))
     }
-}
 
-impl RawConfig {
     /// `[slack]`, when it is on: explicitly, or by `SLACK_BOT_TOKEN`.
     fn slack_config(
         &self,
         invalid: &impl Fn(&'static str, String) -> ConfigError,
     ) -> Result<Option<SlackConfig>, ConfigError> {
         let raw = &self.slack;
-        let secret = |value: &Option<String>| {
-            value
-                .as_deref()
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-        };
-        let token = secret(&self.slack_token);
-        if !raw.enabled.unwrap_or(token.is_some()) {
+        let on = ("slack.enabled", "Slack", "SLACK_BOT_TOKEN");
+        let Some(token) = bot_token(raw.enabled, &self.slack_token, on, invalid)? else {
             return Ok(None);
-        }
-        let token = match token {
-            None => {
-                return Err(invalid(
-                    "slack.enabled",
-                    "Slack is on but SLACK_BOT_TOKEN is not set".to_owned(),
-                ));
-            }
-            Some(token) if !token.starts_with("xoxb-") || token.contains(char::is_whitespace) => {
-                return Err(invalid(
-                    "slack.token",
-                    "not a bot token (expected xoxb-…, from OAuth & Permissions)".to_owned(),
-                ));
-            }
-            Some(token) => Secret::new(token),
         };
+        if !token.starts_with("xoxb-") || token.contains(char::is_whitespace) {
+            return Err(invalid(
+                "slack.token",
+                "not a bot token (expected xoxb-…, from OAuth & Permissions)".to_owned(),
+            ));
+        }
+        let token = Secret::new(token);
         let api_url = raw
             .api_url
             .as_deref()
@@ -999,7 +954,7 @@ impl RawConfig {
             Some(mode) => mode,
         };
         let mode = match mode.as_str() {
-            "socket" => match secret(&self.slack_app_token) {
+            "socket" => match set(&self.slack_app_token) {
                 Some(app) if app.starts_with("xapp-") && !app.contains(char::is_whitespace) => {
                     SlackMode::Socket {
                         app_token: Secret::new(app),
@@ -1018,7 +973,7 @@ impl RawConfig {
                     ));
                 }
             },
-            "http" => match secret(&self.slack_signing_secret) {
+            "http" => match set(&self.slack_signing_secret) {
                 Some(signing) => SlackMode::Http {
                     signing_secret: Secret::new(signing),
                 },
@@ -1059,6 +1014,31 @@ impl RawConfig {
             locale,
             allowed_users,
         }))
+    }
+}
+
+/// A secret from the environment, trimmed; `None` when unset or blank.
+fn set(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A chat channel's bot token, when the channel is on: by its `enabled`
+/// key, else because the token is set. `Ok(None)`: the channel is off.
+/// `on` is the `enabled` key, the platform's name and the token variable.
+fn bot_token<'a>(
+    enabled: Option<bool>,
+    token: &'a Option<String>,
+    (key, platform, var): (&'static str, &str, &str),
+    invalid: &impl Fn(&'static str, String) -> ConfigError,
+) -> Result<Option<&'a str>, ConfigError> {
+    let token = set(token);
+    match (enabled.unwrap_or(token.is_some()), token) {
+        (false, _) => Ok(None),
+        (true, None) => Err(invalid(
+            key,
+            format!("{platform} is on but {var} is not set"),
+        )),
+        (true, Some(token)) => Ok(Some(token)),
     }
 }
 
