@@ -20,8 +20,9 @@
 //! 15 s, set by the limits); `-- 300` sends 300. Everything talks to
 //! 127.0.0.1 only and stops by itself.
 
+mod burst;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,13 +53,6 @@ fn ask_json(n: usize) -> Value {
             "options": ["Staging (Recommended)", "Production"]
         }]
     })
-}
-
-fn fresh_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("askbridge-slack-burst-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// The moment this bench saw each bot message appear.
@@ -113,12 +107,7 @@ fn button(blocks: &Value, label: &str) -> Option<String> {
     }
 }
 
-fn percentile(sorted: &[Duration], share: f64) -> Duration {
-    let index = ((sorted.len() as f64 * share).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[index]
-}
-
-async fn burst(dir: &std::path::Path, total: usize) {
+async fn run(dir: &std::path::Path, total: usize) {
     let fake = Arc::new(
         FakeSlack::builder()
             .rate_limits(RateLimits::slack())
@@ -133,7 +122,7 @@ async fn burst(dir: &std::path::Path, total: usize) {
     let alice = User::new(ALICE, "alice");
     fake.add_user(&alice);
 
-    let url = format!("sqlite://{}", dir.join("bench.db").display());
+    let url = burst::database_url(dir);
     let bridge = Bridge::open(BridgeOptions::new(url, Target::parse("web").expect("web")))
         .await
         .expect("open bridge");
@@ -221,9 +210,9 @@ async fn burst(dir: &std::path::Path, total: usize) {
          (from the first injection, as seen by the bench); acked later than 3 s: {late}",
         envelopes.len(),
         injected.as_secs_f64(),
-        percentile(&waits, 0.5).as_secs_f64(),
-        percentile(&waits, 0.99).as_secs_f64(),
-        percentile(&waits, 1.0).as_secs_f64(),
+        burst::percentile(&waits, 0.5).as_secs_f64(),
+        burst::percentile(&waits, 0.99).as_secs_f64(),
+        burst::percentile(&waits, 1.0).as_secs_f64(),
     );
 
     // The answers are recorded as the presses are handled.
@@ -246,23 +235,7 @@ async fn burst(dir: &std::path::Path, total: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo bench -- --list` and `cargo test --benches`
-    }
-    let total = args
-        .iter()
-        .find(|a| !a.starts_with("--"))
-        .map_or(DEFAULT_ASKS, |a| {
-            a.parse().expect("the number of asks, e.g. 300")
-        });
-    assert!(total > 0, "at least one ask");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = fresh_dir();
-    runtime.block_on(burst(&dir, total));
-    drop(runtime);
-    let _ = std::fs::remove_dir_all(&dir);
+    burst::main("slack-burst", DEFAULT_ASKS, |dir, total| async move {
+        run(&dir, total).await;
+    });
 }

@@ -13,8 +13,9 @@
 //! 35 s, set by the limits); `-- 300` sends 300. Everything talks to
 //! 127.0.0.1 only and stops by itself.
 
+mod burst;
+
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,13 +45,6 @@ fn ask_json(n: usize) -> serde_json::Value {
             "options": ["Staging (Recommended)", "Production"]
         }]
     })
-}
-
-fn fresh_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("askbridge-telegram-burst-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// Every message the fake stores, with its chat and the moment this bench
@@ -93,7 +87,7 @@ fn limit_text(limit: Option<u32>) -> String {
     limit.map_or_else(|| "unlimited".to_owned(), |limit| limit.to_string())
 }
 
-async fn burst(dir: &std::path::Path, total: usize) {
+async fn run(dir: &std::path::Path, total: usize) {
     let limits = RateLimits::TELEGRAM;
     let fake = Arc::new(
         FakeTelegram::builder()
@@ -102,7 +96,7 @@ async fn burst(dir: &std::path::Path, total: usize) {
             .start()
             .await,
     );
-    let url = format!("sqlite://{}", dir.join("bench.db").display());
+    let url = burst::database_url(dir);
     let bridge = Bridge::open(BridgeOptions::new(
         url,
         Target::parse("web").expect("web target"),
@@ -256,23 +250,7 @@ async fn burst(dir: &std::path::Path, total: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo bench -- --list` and `cargo test --benches`
-    }
-    let total = args
-        .iter()
-        .find(|a| !a.starts_with("--"))
-        .map_or(DEFAULT_ASKS, |a| {
-            a.parse().expect("the number of asks, e.g. 300")
-        });
-    assert!(total > 0, "at least one ask");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = fresh_dir();
-    runtime.block_on(burst(&dir, total));
-    drop(runtime);
-    let _ = std::fs::remove_dir_all(&dir);
+    burst::main("telegram-burst", DEFAULT_ASKS, |dir, total| async move {
+        run(&dir, total).await;
+    });
 }
