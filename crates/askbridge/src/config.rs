@@ -70,8 +70,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Directory for the SQLite database (created on start).
     pub data_dir: PathBuf,
-    /// `sqlite://…` (default `sqlite://<data_dir>/askbridge.db`) or, later,
-    /// `postgres://…`.
+    /// `sqlite://…` (default `sqlite://<data_dir>/askbridge.db`) or
+    /// `postgres://…` (several instances sharing one database).
     pub database_url: String,
     /// When set, every `/v1`, `/mcp` and `/metrics` request needs
     /// `Authorization: Bearer <token>`. Required to listen beyond loopback.
@@ -87,6 +87,8 @@ pub struct Config {
     pub mcp: McpConfig,
     /// HTTP limits.
     pub http: HttpConfig,
+    /// Several instances on one database.
+    pub cluster: ClusterConfig,
     /// The Telegram channel, when it is on.
     pub telegram: Option<TelegramConfig>,
     /// The Discord channel, when it is on.
@@ -96,6 +98,23 @@ pub struct Config {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
+
+/// `[cluster]`: several instances on one (Postgres) database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// This instance's name; `None`: the one kept in `data_dir`
+    /// ([`crate::instance`]).
+    pub instance: Option<String>,
+    /// How long a lease lasts unless renewed: the longest a dead
+    /// instance's bot connections and undelivered asks wait for another
+    /// to take them over (default 10 seconds).
+    pub lease: std::time::Duration,
+}
+
+/// Default `[cluster] lease_seconds`.
+pub const DEFAULT_LEASE_SECONDS: u64 = 10;
+/// Allowed `[cluster] lease_seconds`.
+pub const LEASE_SECONDS: std::ops::RangeInclusive<u64> = 1..=300;
 
 /// `[web]`: the built-in web channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,6 +341,9 @@ pub struct RawConfig {
     /// `[http]`.
     #[serde(default)]
     pub http: RawHttp,
+    /// `[cluster]`.
+    #[serde(default)]
+    pub cluster: RawCluster,
     /// `[telegram]`.
     #[serde(default)]
     pub telegram: RawTelegram,
@@ -379,6 +401,16 @@ pub struct RawMcp {
 pub struct RawHttp {
     /// `max_body_bytes = 1048576`.
     pub max_body_bytes: Option<u64>,
+}
+
+/// `[cluster]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCluster {
+    /// `instance = "db-host-a"`.
+    pub instance: Option<String>,
+    /// `lease_seconds = 10`.
+    pub lease_seconds: Option<u64>,
 }
 
 /// `[telegram]` as written.
@@ -455,6 +487,8 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
     ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
     ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
+    ("ASKBRIDGE_CLUSTER_INSTANCE", "cluster.instance"),
+    ("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "cluster.lease_seconds"),
     ("ASKBRIDGE_TELEGRAM_ENABLED", "telegram.enabled"),
     ("ASKBRIDGE_TELEGRAM_API_URL", "telegram.api_url"),
     ("ASKBRIDGE_TELEGRAM_MODE", "telegram.mode"),
@@ -496,6 +530,8 @@ const KEYS: &[&str] = &[
     "web.enabled",
     "mcp.allowed_hosts",
     "http.max_body_bytes",
+    "cluster.instance",
+    "cluster.lease_seconds",
     "telegram.enabled",
     "telegram.api_url",
     "telegram.mode",
@@ -547,6 +583,8 @@ impl RawConfig {
             "web.enabled" => self.web.enabled.is_some(),
             "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
             "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
+            "cluster.instance" => self.cluster.instance.is_some(),
+            "cluster.lease_seconds" => self.cluster.lease_seconds.is_some(),
             "telegram.enabled" => self.telegram.enabled.is_some(),
             "telegram.api_url" => self.telegram.api_url.is_some(),
             "telegram.mode" => self.telegram.mode.is_some(),
@@ -634,6 +672,13 @@ impl RawConfig {
                         invalid(format!("expected a number of bytes, got {value:?}"))
                     })?;
                     self.http.max_body_bytes = Some(bytes);
+                }
+                "cluster.instance" => self.cluster.instance = Some(value),
+                "cluster.lease_seconds" => {
+                    let seconds = value.trim().parse::<u64>().map_err(|_| {
+                        invalid(format!("expected a number of seconds, got {value:?}"))
+                    })?;
+                    self.cluster.lease_seconds = Some(seconds);
                 }
                 _ => continue,
             }
@@ -757,6 +802,7 @@ impl RawConfig {
             None => default_allowed_hosts(listen),
         };
 
+        let cluster = self.cluster_config(&invalid)?;
         let telegram = self.telegram_config(&invalid)?;
         let discord = self.discord_config(&invalid)?;
         let slack = self.slack_config(&invalid)?;
@@ -773,10 +819,46 @@ impl RawConfig {
             },
             mcp: McpConfig { allowed_hosts },
             http: HttpConfig { max_body_bytes },
+            cluster,
             telegram,
             discord,
             slack,
             file: file.map(Path::to_path_buf),
+        })
+    }
+
+    /// `[cluster]`.
+    fn cluster_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<ClusterConfig, ConfigError> {
+        let instance = match self.cluster.instance.as_deref().map(str::trim) {
+            Some(name) if !crate::instance::is_valid(name) => {
+                return Err(invalid(
+                    "cluster.instance",
+                    format!(
+                        "invalid instance name {name:?}; expected 1 to 100 letters, digits, \
+                         `.`, `_`, `-` or `:`"
+                    ),
+                ));
+            }
+            Some(name) => Some(name.to_owned()),
+            None => None,
+        };
+        let seconds = self.cluster.lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS);
+        if !LEASE_SECONDS.contains(&seconds) {
+            return Err(invalid(
+                "cluster.lease_seconds",
+                format!(
+                    "must be from {} to {} seconds, got {seconds}",
+                    LEASE_SECONDS.start(),
+                    LEASE_SECONDS.end()
+                ),
+            ));
+        }
+        Ok(ClusterConfig {
+            instance,
+            lease: std::time::Duration::from_secs(seconds),
         })
     }
 

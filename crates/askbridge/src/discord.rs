@@ -98,6 +98,10 @@ impl Discord {
         )
     }
 
+    /// The lease under which the gateway runs: one session per bot, on
+    /// one instance at a time.
+    pub const RECEIVING_LEASE: &'static str = "discord/gateway";
+
     /// Connects to the gateway and handles what arrives, for as long as
     /// the daemon runs (serenity reconnects and resumes by itself).
     pub fn start(&self) -> tokio::task::JoinHandle<()> {

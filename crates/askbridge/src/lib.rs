@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod discord;
 pub mod http;
+pub mod instance;
 pub mod mcp;
 pub mod slack;
 pub mod store;

@@ -49,6 +49,8 @@ const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 pub struct Telegram {
     inbound: Arc<Inbound>,
     mode: TelegramMode,
+    /// The bot's id (the token's part before `:`, not secret).
+    bot_id: String,
 }
 
 impl Telegram {
@@ -72,7 +74,25 @@ impl Telegram {
         Ok(Telegram {
             inbound: Arc::new(Inbound { driver }),
             mode: config.mode.clone(),
+            bot_id: config
+                .token
+                .expose()
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
         })
+    }
+
+    /// The lease under which receiving must run, when only one instance
+    /// may receive: long polling (Telegram answers a second `getUpdates`
+    /// consumer with 409 Conflict). A webhook needs none: every instance
+    /// may register it and take its requests.
+    pub fn receiving_lease(&self) -> Option<String> {
+        match self.mode {
+            TelegramMode::Polling => Some(format!("telegram/{}", self.bot_id)),
+            TelegramMode::Webhook { .. } => None,
+        }
     }
 
     /// The webhook route (webhook mode only), checked against the secret.

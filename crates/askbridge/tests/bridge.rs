@@ -1,13 +1,16 @@
-//! The lifecycle driver against real SQLite files: answers, restarts,
-//! deadlines, races between tasks and between bridges sharing a file,
-//! idempotency, partial answers and delivery.
+//! The lifecycle driver and the store under it, against both backends:
+//! answers, restarts, deadlines, races between tasks and between bridges
+//! sharing a database, idempotency, partial answers, delivery, leases and
+//! announcements between instances.
 //!
-//! Time is a manual [`Clock`]: tests move it, nothing sleeps. Each test
-//! has its own database file under the system temp directory, removed
-//! when the test ends.
+//! This is the store contract's one suite: every test is a function of a
+//! [`Scratch`] database, run once on a SQLite file and once on a fresh
+//! Postgres database (`mod sqlite` and `mod postgres`, made by
+//! `on_both_backends!` at the end). A behaviour that holds on one and not
+//! the other fails here.
+//!
+//! Time is a manual [`Clock`]: tests move it, nothing sleeps.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,45 +26,13 @@ use askbridge_core::outcome::{Reason, Responder, Status, Via};
 use serde_json::json;
 use tokio::sync::watch;
 
+mod db;
+
+use db::Scratch;
+
 // ---------------------------------------------------------------------
 // Support
 // ---------------------------------------------------------------------
-
-/// A database file that is removed (with its WAL files) when dropped.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let name = format!(
-            "askbridge-bridge-{}-{}-{nanos}.db",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        Scratch {
-            path: std::env::temp_dir().join(name),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("sqlite://{}", self.path.display())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut path = self.path.clone().into_os_string();
-            path.push(suffix);
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
 
 /// 2027-01-15T08:00:00Z.
 const START: Timestamp = Timestamp(1_800_000_000_000);
@@ -265,9 +236,7 @@ impl Channel for ScriptedChannel {
 // Answers
 // ---------------------------------------------------------------------
 
-#[tokio::test]
-async fn first_answer_finishes_the_ask_and_later_replies_are_already_ended() {
-    let db = Scratch::new();
+async fn first_answer_finishes_the_ask_and_later_replies_are_already_ended(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
 
@@ -351,9 +320,7 @@ async fn an_in_memory_database_works_for_tests_that_need_no_file() {
     assert_eq!(listed.len(), 1);
 }
 
-#[tokio::test]
-async fn unknown_ids_are_not_found() {
-    let db = Scratch::new();
+async fn unknown_ids_are_not_found(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     assert!(
@@ -369,9 +336,7 @@ async fn unknown_ids_are_not_found() {
     ));
 }
 
-#[tokio::test]
-async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is() {
-    let db = Scratch::new();
+async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let created = create(&bridge, deploy_ask(900)).await;
@@ -389,9 +354,7 @@ async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is() {
     assert_eq!(again.state, State::Cancelled { at: START });
 }
 
-#[tokio::test]
-async fn asks_without_a_target_go_to_the_default_and_named_users_are_enforced() {
-    let db = Scratch::new();
+async fn asks_without_a_target_go_to_the_default_and_named_users_are_enforced(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
 
@@ -412,9 +375,7 @@ async fn asks_without_a_target_go_to_the_default_and_named_users_are_enforced() 
     assert!(matches!(step, Step::Finished(_)), "{step:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn with_no_lifecycle_kept_in_memory_every_path_reads_the_database() {
-    let db = Scratch::new();
+async fn with_no_lifecycle_kept_in_memory_every_path_reads_the_database(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open_uncached(&db, &clock).await;
     let two = create(&bridge, two_question_ask()).await;
@@ -479,9 +440,7 @@ async fn with_no_lifecycle_kept_in_memory_every_path_reads_the_database() {
 // Restarts
 // ---------------------------------------------------------------------
 
-#[tokio::test]
-async fn pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open() {
-    let db = Scratch::new();
+async fn pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open(db: Scratch) {
     let clock_a = Clock::manual(START);
     let a = open(&db, &clock_a).await;
     let short = create(&a, deploy_ask(30)).await;
@@ -546,9 +505,7 @@ async fn pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open() {
     assert_eq!(ended.state, State::TimedOut);
 }
 
-#[tokio::test]
-async fn partial_answers_survive_a_restart() {
-    let db = Scratch::new();
+async fn partial_answers_survive_a_restart(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open(&db, &clock).await;
     let created = create(&a, two_question_ask()).await;
@@ -593,9 +550,7 @@ async fn partial_answers_survive_a_restart() {
 // Deadlines
 // ---------------------------------------------------------------------
 
-#[tokio::test]
-async fn a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters() {
-    let db = Scratch::new();
+async fn a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let mut events = bridge.subscribe();
@@ -654,9 +609,7 @@ async fn a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters() {
     );
 }
 
-#[tokio::test]
-async fn a_wait_that_runs_out_returns_the_pending_ask() {
-    let db = Scratch::new();
+async fn a_wait_that_runs_out_returns_the_pending_ask(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let created = create(&bridge, deploy_ask(900)).await;
@@ -725,9 +678,7 @@ fn exactly_one_winner(steps: &[Step]) -> String {
     winners.remove(0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn many_concurrent_replies_on_one_bridge_record_one_answer() {
-    let db = Scratch::new();
+async fn many_concurrent_replies_on_one_bridge_record_one_answer(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let created = create(&bridge, deploy_ask(900)).await;
@@ -740,9 +691,7 @@ async fn many_concurrent_replies_on_one_bridge_record_one_answer() {
     assert_eq!(bridge.metrics().ended[0], ("answered", 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_bridges_on_one_file_record_one_answer() {
-    let db = Scratch::new();
+async fn two_bridges_on_one_file_record_one_answer(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open(&db, &clock).await;
     let b = open(&db, &clock).await;
@@ -770,9 +719,7 @@ async fn two_bridges_on_one_file_record_one_answer() {
     assert_eq!(a.metrics().pending + b.metrics().pending, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_ends() {
-    let db = Scratch::new();
+async fn a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_ends(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open(&db, &clock).await;
     let b = open(&db, &clock).await;
@@ -797,9 +744,7 @@ async fn a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_en
 // Idempotency
 // ---------------------------------------------------------------------
 
-#[tokio::test]
-async fn an_idempotency_key_returns_the_same_ask_and_refuses_a_different_one() {
-    let db = Scratch::new();
+async fn an_idempotency_key_returns_the_same_ask_and_refuses_a_different_one(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let keyed = |ask| NewAsk {
@@ -847,9 +792,7 @@ fn telegram_ask() -> Ask {
     ask
 }
 
-#[tokio::test]
-async fn a_permanent_delivery_error_ends_the_ask_delivery_failed() {
-    let db = Scratch::new();
+async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
@@ -875,9 +818,7 @@ async fn a_permanent_delivery_error_ends_the_ask_delivery_failed() {
     assert_eq!(channel.calls(1).await, [format!("deliver {}", created.id)]);
 }
 
-#[tokio::test]
-async fn an_ask_for_a_channel_nobody_registered_ends_delivery_failed() {
-    let db = Scratch::new();
+async fn an_ask_for_a_channel_nobody_registered_ends_delivery_failed(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let created = create(&bridge, telegram_ask()).await;
@@ -892,9 +833,7 @@ async fn an_ask_for_a_channel_nobody_registered_ends_delivery_failed() {
     );
 }
 
-#[tokio::test]
-async fn transient_delivery_errors_are_retried_until_delivered() {
-    let db = Scratch::new();
+async fn transient_delivery_errors_are_retried_until_delivered(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
@@ -942,9 +881,7 @@ async fn transient_delivery_errors_are_retried_until_delivered() {
     );
 }
 
-#[tokio::test]
-async fn a_rate_limit_is_waited_out_on_the_clock() {
-    let db = Scratch::new();
+async fn a_rate_limit_is_waited_out_on_the_clock(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
@@ -964,11 +901,9 @@ async fn a_rate_limit_is_waited_out_on_the_clock() {
     assert_eq!(channel.calls(2).await[1], format!("deliver {}", created.id));
 }
 
-#[tokio::test]
-async fn rate_limits_in_a_burst_do_not_use_up_the_attempts() {
+async fn rate_limits_in_a_burst_do_not_use_up_the_attempts(db: Scratch) {
     // Four attempts in these tests; ten rate limits in a row, then a
     // transient failure, still end in a delivery.
-    let db = Scratch::new();
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let mut script: Vec<Result<(), DeliveryError>> =
@@ -987,9 +922,7 @@ async fn rate_limits_in_a_burst_do_not_use_up_the_attempts() {
     );
 }
 
-#[tokio::test]
-async fn delivery_stops_when_the_ask_ends_first() {
-    let db = Scratch::new();
+async fn delivery_stops_when_the_ask_ends_first(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
@@ -1015,9 +948,7 @@ async fn delivery_stops_when_the_ask_ends_first() {
     );
 }
 
-#[tokio::test]
-async fn asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is() {
-    let db = Scratch::new();
+async fn asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open_bare(&db, &clock).await;
     // With no channel the ask would fail at once; register one that
@@ -1038,9 +969,7 @@ async fn asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_
     assert_eq!(channel.calls(1).await, [format!("deliver {}", created.id)]);
 }
 
-#[tokio::test]
-async fn delivered_asks_are_not_delivered_again_after_a_restart() {
-    let db = Scratch::new();
+async fn delivered_asks_are_not_delivered_again_after_a_restart(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open_bare(&db, &clock).await;
     let first = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
@@ -1071,9 +1000,7 @@ async fn delivered_asks_are_not_delivered_again_after_a_restart() {
 // Events, listing, message references
 // ---------------------------------------------------------------------
 
-#[tokio::test]
-async fn progress_is_an_update_event_and_a_channel_update() {
-    let db = Scratch::new();
+async fn progress_is_an_update_event_and_a_channel_update(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
@@ -1110,9 +1037,7 @@ async fn progress_is_an_update_event_and_a_channel_update() {
     );
 }
 
-#[tokio::test]
-async fn list_filters_by_state_and_channel_newest_first() {
-    let db = Scratch::new();
+async fn list_filters_by_state_and_channel_newest_first(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
     bridge.add_channel(ScriptedChannel::new(ChannelKind::Telegram, vec![]));
@@ -1155,9 +1080,7 @@ async fn list_filters_by_state_and_channel_newest_first() {
     assert_eq!(ids(newest), [third.id]);
 }
 
-#[tokio::test]
-async fn message_references_are_stored_and_found_after_a_restart() {
-    let db = Scratch::new();
+async fn message_references_are_stored_and_found_after_a_restart(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open(&db, &clock).await;
     let created = create(&a, deploy_ask(900)).await;
@@ -1195,3 +1118,58 @@ async fn message_references_are_stored_and_found_after_a_restart() {
         None
     );
 }
+
+// ---------------------------------------------------------------------
+// Both backends
+// ---------------------------------------------------------------------
+
+/// Runs each named test on a SQLite file (`sqlite::…`) and on a Postgres
+/// database (`postgres::…`).
+macro_rules! on_both_backends {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $test() {
+                    super::$test(super::Scratch::sqlite()).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $test() {
+                    super::$test(super::Scratch::postgres().await).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    rate_limits_in_a_burst_do_not_use_up_the_attempts,
+    first_answer_finishes_the_ask_and_later_replies_are_already_ended,
+    unknown_ids_are_not_found,
+    cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is,
+    asks_without_a_target_go_to_the_default_and_named_users_are_enforced,
+    with_no_lifecycle_kept_in_memory_every_path_reads_the_database,
+    pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open,
+    partial_answers_survive_a_restart,
+    a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters,
+    a_wait_that_runs_out_returns_the_pending_ask,
+    many_concurrent_replies_on_one_bridge_record_one_answer,
+    two_bridges_on_one_file_record_one_answer,
+    a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_ends,
+    an_idempotency_key_returns_the_same_ask_and_refuses_a_different_one,
+    a_permanent_delivery_error_ends_the_ask_delivery_failed,
+    an_ask_for_a_channel_nobody_registered_ends_delivery_failed,
+    transient_delivery_errors_are_retried_until_delivered,
+    a_rate_limit_is_waited_out_on_the_clock,
+    delivery_stops_when_the_ask_ends_first,
+    asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is,
+    delivered_asks_are_not_delivered_again_after_a_restart,
+    progress_is_an_update_event_and_a_channel_update,
+    list_filters_by_state_and_channel_newest_first,
+    message_references_are_stored_and_found_after_a_restart,
+
+);

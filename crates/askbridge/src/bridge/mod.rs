@@ -18,9 +18,16 @@
 //!   asks whose deadline passed while the daemon was down end as
 //!   `timed_out` in one statement.
 //! - Waiters (`wait`) and subscribers (`subscribe`) are told of changes
-//!   without polling. A change made by another process sharing the
-//!   database is noticed when this process next touches the ask (any
-//!   input, `get`, or the end of a `wait`).
+//!   without polling. On Postgres, a change made by another instance is
+//!   announced by the database and applied here within milliseconds (the
+//!   `cluster` module); on SQLite, a change made by another process on
+//!   the file is noticed when this one next touches the ask (any input,
+//!   `get`, or the end of a `wait`).
+//! - Each ask is delivered by one instance, its recorded delivery owner;
+//!   an instance whose `instance/<id>` lease runs out (it died) has its
+//!   undelivered asks taken over by another. Bot connections that must
+//!   run once (Telegram polling, the Discord gateway) run under a lease
+//!   too ([`Bridge::run_owned`]).
 //! - Channels deliver, update and close asks through a per-ask outbox
 //!   (the `outbox` module), with retries; an ask that cannot be delivered
 //!   ends as `delivery_failed`.
@@ -30,6 +37,7 @@
 
 pub mod channel;
 pub mod clock;
+mod cluster;
 mod outbox;
 mod record;
 mod timer;
@@ -46,30 +54,46 @@ use askbridge_core::outcome::Outcome;
 use futures_util::TryStreamExt;
 use tokio::sync::{Notify, broadcast};
 
-use crate::store::{Inserted, ListQuery, StateChange, Store, StoreError};
+use crate::store::{Backend, Inserted, ListQuery, StateChange, Store, StoreError};
 use crate::wire::stored::StoredChannel;
 
 pub use crate::store::MessageRef;
 pub use channel::{Channel, DeliveryError};
 pub use clock::Clock;
+pub use cluster::Owned;
 pub use outbox::RetryPolicy;
 use outbox::{DELIVERED, FOREIGN, Op, Outbox, QUEUED, UNDELIVERED};
 
 /// How to open a bridge.
 #[derive(Debug, Clone)]
 pub struct BridgeOptions {
-    /// `sqlite://…` (or, later, `postgres://…`).
+    /// `sqlite://…` or `postgres://…`.
     pub database_url: String,
     /// Where asks without a `to` go.
     pub default_target: Target,
+    /// This instance's name among those sharing the database: the
+    /// delivery owner it records and the holder of its leases. A
+    /// restarted instance with the same name takes its own work back at
+    /// once; two live instances must never share one.
+    pub instance: String,
 }
 
 impl BridgeOptions {
-    /// Options for a database and a default target.
+    /// Options for a database and a default target, as the instance
+    /// `local`.
     pub fn new(database_url: impl Into<String>, default_target: Target) -> BridgeOptions {
         BridgeOptions {
             database_url: database_url.into(),
             default_target,
+            instance: "local".to_owned(),
+        }
+    }
+
+    /// The same options as another instance.
+    pub fn instance(self, instance: impl Into<String>) -> BridgeOptions {
+        BridgeOptions {
+            instance: instance.into(),
+            ..self
         }
     }
 }
@@ -87,15 +111,21 @@ pub struct Tuning {
     /// this many, a lifecycle is rebuilt from its row when needed (tens of
     /// microseconds) and dropped again. Default 4,096.
     pub cached_lifecycles: usize,
+    /// How long a lease lasts unless renewed (renewed every third of it):
+    /// after an instance dies, the longest before another takes over its
+    /// bot connections and undelivered asks. Default 10 seconds.
+    pub lease: Duration,
 }
 
 impl Default for Tuning {
-    /// The system clock, [`RetryPolicy::default`], 4,096 cached lifecycles.
+    /// The system clock, [`RetryPolicy::default`], 4,096 cached
+    /// lifecycles, 10-second leases.
     fn default() -> Tuning {
         Tuning {
             clock: Clock::system(),
             retry: RetryPolicy::default(),
             cached_lifecycles: 4_096,
+            lease: Duration::from_secs(10),
         }
     }
 }
@@ -181,6 +211,15 @@ pub struct Metrics {
     pub ended: Vec<(&'static str, u64)>,
     /// Asks pending now.
     pub pending: u64,
+    /// Changes announced by the database (Postgres), this instance's own
+    /// included.
+    pub announcements: u64,
+    /// Times the change feed was interrupted and everything re-read.
+    pub resyncs: u64,
+    /// Leases (bot connections) this instance took over from another.
+    pub lease_takeovers: u64,
+    /// Undelivered asks this instance took over from a dead one.
+    pub delivery_takeovers: u64,
 }
 
 /// The final states, in [`Metrics::ended`] order.
@@ -221,8 +260,13 @@ pub struct Bridge {
 /// The bridge's state, shared by every handle, the timer task and the
 /// channel tasks.
 struct Inner {
-    store: Store,
+    store: Arc<dyn Store>,
     default_target: Target,
+    /// This instance's name ([`BridgeOptions::instance`]).
+    instance: String,
+    lease: Duration,
+    /// The leases this instance holds now, by name (`instance/…` aside).
+    owned: Mutex<std::collections::BTreeSet<String>>,
     clock: Clock,
     retry: RetryPolicy,
     runtime: tokio::runtime::Handle,
@@ -247,6 +291,10 @@ struct Inner {
     events: broadcast::Sender<BridgeEvent>,
     created: AtomicU64,
     ended: [AtomicU64; ENDED.len()],
+    announcements: AtomicU64,
+    resyncs: AtomicU64,
+    lease_takeovers: AtomicU64,
+    delivery_takeovers: AtomicU64,
 }
 
 /// One pending ask in memory: small, because there may be 100,000.
@@ -305,15 +353,21 @@ impl Bridge {
         let BridgeOptions {
             database_url,
             default_target,
+            instance,
         } = options;
         let Tuning {
             clock,
             retry,
             cached_lifecycles,
+            lease,
         } = tuning;
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|e| BridgeError::Storage(anyhow::Error::new(e)))?;
-        let store = Store::open(&database_url).await?;
+        let store = crate::store::open(&database_url).await?;
+        // Alive before claiming: others must not take back what this
+        // instance is about to deliver.
+        cluster::renew_instance(&*store, &instance, lease).await?;
+        let claimed = cluster::claim_on_open(&*store, &instance).await?;
         let now = clock.now();
         let timed_out = record::state_json("", &State::TimedOut)?;
         let expired = store
@@ -323,6 +377,9 @@ impl Bridge {
         let inner = Arc::new(Inner {
             store,
             default_target,
+            instance,
+            lease,
+            owned: Mutex::new(std::collections::BTreeSet::new()),
             clock,
             retry,
             runtime,
@@ -338,6 +395,10 @@ impl Bridge {
             events,
             created: AtomicU64::new(0),
             ended: Default::default(),
+            announcements: AtomicU64::new(0),
+            resyncs: AtomicU64::new(0),
+            lease_takeovers: AtomicU64::new(0),
+            delivery_takeovers: AtomicU64::new(0),
         });
         if !expired.is_empty() {
             let mut to_close = Vec::new();
@@ -355,7 +416,8 @@ impl Bridge {
             );
             *lock(&inner.expired_on_open) = to_close;
         }
-        inner.reload().await?;
+        inner.reload(&claimed).await?;
+        cluster::start(&inner).await?;
         inner.runtime.spawn(timer::run(
             Arc::downgrade(&inner),
             Arc::clone(&inner.timer_wake),
@@ -431,7 +493,7 @@ impl Bridge {
         }
         let id = format!("ask_{}", uuid::Uuid::now_v7().simple());
         let lifecycle = AskLifecycle::new(id, ask, inner.clock.now());
-        let row = record::new_row(&lifecycle, idempotency_key)?;
+        let row = record::new_row(&lifecycle, idempotency_key, &inner.instance)?;
         if let Inserted::Existing(existing) = inner.store.insert_ask(&row).await? {
             if existing.ask_json != row.ask_json {
                 return Err(BridgeError::IdempotencyConflict(
@@ -599,7 +661,26 @@ impl Bridge {
                 .map(|(name, count)| (*name, count.load(Ordering::Relaxed)))
                 .collect(),
             pending: lock(&inner.asks).len() as u64,
+            announcements: inner.announcements.load(Ordering::Relaxed),
+            resyncs: inner.resyncs.load(Ordering::Relaxed),
+            lease_takeovers: inner.lease_takeovers.load(Ordering::Relaxed),
+            delivery_takeovers: inner.delivery_takeovers.load(Ordering::Relaxed),
         }
+    }
+
+    /// This instance's name among those sharing the database.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    /// Which database backend the bridge runs on.
+    pub fn backend(&self) -> Backend {
+        self.inner.store.backend()
+    }
+
+    /// The leases (bot connections) this instance holds now, by name.
+    pub fn owned(&self) -> Vec<String> {
+        lock(&self.inner.owned).iter().cloned().collect()
     }
 
     /// Writes what is only in memory (which asks were delivered, which
@@ -1010,7 +1091,7 @@ impl Inner {
 
     /// Reloads every pending ask from one query, keeping only what the
     /// timer and the map need; lifecycles are rebuilt when first used.
-    async fn reload(&self) -> Result<(), BridgeError> {
+    async fn reload(&self, claimed: &std::collections::HashSet<String>) -> Result<(), BridgeError> {
         let started = std::time::Instant::now();
         let mut loaded = 0usize;
         let mut rows = self.store.pending();
@@ -1021,10 +1102,13 @@ impl Inner {
                 tracing::error!(ask_id = %row.id, error = %error, "unreadable pending ask left out");
                 continue;
             };
+            // Undelivered asks another live instance owns stay its job.
             let delivery = if row.delivered_at.is_some() {
                 DELIVERED
-            } else {
+            } else if claimed.contains(&row.id) {
                 UNDELIVERED
+            } else {
+                FOREIGN
             };
             batch.push(Arc::new(Entry::new(
                 Arc::from(row.id.as_str()),

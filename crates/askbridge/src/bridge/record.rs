@@ -47,10 +47,11 @@ pub(super) fn ask_json(lifecycle: &AskLifecycle) -> Result<String, StoreError> {
         .map_err(|e| corrupt(lifecycle.id(), e))
 }
 
-/// The row of a new ask, at version 0.
+/// The row of a new ask, at version 0, delivered by `delivery_owner`.
 pub(super) fn new_row(
     lifecycle: &AskLifecycle,
     idempotency_key: Option<String>,
+    delivery_owner: &str,
 ) -> Result<AskRow, StoreError> {
     let id = lifecycle.id();
     let target = lifecycle.ask().target.as_ref();
@@ -71,6 +72,7 @@ pub(super) fn new_row(
         idempotency_key,
         delivered_at: None,
         updated_at: millis(lifecycle.created_at()),
+        delivery_owner: Some(delivery_owner.to_owned()),
     })
 }
 

@@ -18,7 +18,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::oneshot;
 
-use crate::bridge::{Bridge, BridgeOptions};
+use crate::bridge::{Bridge, BridgeOptions, Tuning};
 use crate::config::{self, Flags};
 use crate::mcp::backend::Backend;
 use crate::mcp::daemon::DaemonClient;
@@ -163,10 +163,16 @@ async fn open_bridge(args: &McpArgs) -> anyhow::Result<Bridge> {
         )
     })?;
     tracing::info!(data_dir = %config.data_dir.display(), "running the bridge in this process");
-    let bridge = Bridge::open(BridgeOptions {
-        database_url: config.database_url.clone(),
-        default_target: config.default_target.clone(),
-    })
+    let instance =
+        crate::instance::InstanceName::resolve(config.cluster.instance.as_deref(), &config.data_dir)?;
+    let bridge = Bridge::open_with(
+        BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
+            .instance(instance.hold()),
+        Tuning {
+            lease: config.cluster.lease,
+            ..Tuning::default()
+        },
+    )
     .await
     .with_context(|| format!("cannot open the database in {}", config.data_dir.display()))?;
     if config.web.enabled {

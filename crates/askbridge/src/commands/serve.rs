@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tracing_subscriber::EnvFilter;
 
-use crate::bridge::{Bridge, BridgeOptions};
+use crate::bridge::{Bridge, BridgeOptions, Owned, Tuning};
 use crate::config::{self, Config, Flags};
 use crate::http::{self, HttpOptions, Mounts, ShutdownSignal};
 use crate::mcp::McpOptions;
@@ -88,10 +88,17 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             config.data_dir.display()
         )
     })?;
-    let bridge = Bridge::open(BridgeOptions::new(
-        config.database_url.clone(),
-        config.default_target.clone(),
-    ))
+    // Kept (and its lock held) until the daemon exits.
+    let instance =
+        crate::instance::InstanceName::resolve(config.cluster.instance.as_deref(), &config.data_dir)?;
+    let bridge = Bridge::open_with(
+        BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
+            .instance(instance.name.clone()),
+        Tuning {
+            lease: config.cluster.lease,
+            ..Tuning::default()
+        },
+    )
     .await
     .with_context(|| {
         format!(
@@ -148,7 +155,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     };
     let (stop, shutdown) = ShutdownSignal::new();
     let app = http::app(
-        bridge,
+        bridge.clone(),
         HttpOptions {
             api_token: config.api_token.clone(),
             max_body_bytes: config.http.max_body_bytes,
@@ -169,6 +176,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         %addr,
         data_dir = %config.data_dir.display(),
         web = config.web.enabled,
+        instance = %instance.name,
+        database = ?bridge.backend(),
         telegram = config.telegram.is_some(),
         discord = config.discord.is_some(),
         slack = config.slack.is_some(),
@@ -176,12 +185,26 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "askbridge is serving"
     );
 
-    let receiving: Vec<_> = telegram
-        .iter()
-        .map(|telegram| telegram.start(addr))
-        .chain(discord.iter().map(crate::discord::Discord::start))
-        .chain(slack.iter().map(crate::slack::Slack::start))
-        .collect();
+    // Connections that must run once across instances run under a lease;
+    // the others run here whatever the other instances do.
+    let mut owned: Vec<Owned> = Vec::new();
+    let mut receiving = Vec::new();
+    if let Some(telegram) = &telegram {
+        match telegram.receiving_lease() {
+            Some(lease) => {
+                let telegram = telegram.clone();
+                owned.push(bridge.run_owned(&lease, move || telegram.start(addr)));
+            }
+            None => receiving.push(telegram.start(addr)),
+        }
+    }
+    if let Some(discord) = &discord {
+        let discord = discord.clone();
+        owned.push(bridge.run_owned(crate::discord::Discord::RECEIVING_LEASE, move || {
+            discord.start()
+        }));
+    }
+    receiving.extend(slack.iter().map(crate::slack::Slack::start));
     let graceful = shutdown.clone();
     let mut server = tokio::spawn(
         axum::serve(listener, app)
@@ -213,6 +236,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     for task in receiving {
         task.abort();
+    }
+    drop(owned);
+    // Others take over this instance's connections and undelivered asks
+    // now rather than when its leases run out.
+    if let Err(error) = bridge.leave().await {
+        tracing::warn!(error = %error, "could not give up this instance's leases");
     }
     tracing::info!("stopped");
     Ok(())

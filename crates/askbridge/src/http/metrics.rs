@@ -97,6 +97,36 @@ impl HttpMetrics {
         writeln!(out, "# HELP askbridge_asks_pending Asks pending now.")?;
         writeln!(out, "# TYPE askbridge_asks_pending gauge")?;
         writeln!(out, "askbridge_asks_pending {}", bridge.pending)?;
+        for (name, kind, help, value) in [
+            (
+                "askbridge_announcements_total",
+                "counter",
+                "Changes announced by the database (Postgres), this instance's own included.",
+                bridge.announcements,
+            ),
+            (
+                "askbridge_change_feed_resyncs_total",
+                "counter",
+                "Times the change feed was interrupted and every pending ask re-read.",
+                bridge.resyncs,
+            ),
+            (
+                "askbridge_lease_takeovers_total",
+                "counter",
+                "Bot connections this instance took over from a dead instance.",
+                bridge.lease_takeovers,
+            ),
+            (
+                "askbridge_delivery_takeovers_total",
+                "counter",
+                "Undelivered asks this instance took over from a dead instance.",
+                bridge.delivery_takeovers,
+            ),
+        ] {
+            writeln!(out, "# HELP {name} {help}")?;
+            writeln!(out, "# TYPE {name} {kind}")?;
+            writeln!(out, "{name} {value}")?;
+        }
 
         writeln!(
             out,

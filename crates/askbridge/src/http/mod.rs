@@ -160,9 +160,22 @@ pub fn app(
         )
 }
 
-/// `GET /healthz`.
-async fn healthz() -> Response {
-    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+/// `GET /healthz`: up, which instance this is, on which database, and
+/// which bot connections it runs now (the others are on other instances).
+async fn healthz(State(state): State<AppState>) -> Response {
+    let bridge = &state.bridge;
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({
+            "status": "ok",
+            "instance": bridge.instance(),
+            "database": match bridge.backend() {
+                crate::store::Backend::Sqlite => "sqlite",
+                crate::store::Backend::Postgres => "postgres",
+            },
+            "owns": bridge.owned(),
+        }),
+    )
 }
 
 /// `GET /metrics`.

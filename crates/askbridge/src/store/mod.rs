@@ -1,43 +1,46 @@
-//! Durable storage of asks (sqlx; SQLite by default).
+//! Durable storage of asks: one contract, [`Store`], with two backends.
+//!
+//! - [`SqliteStore`] (the embedded default, `sqlite://…`): one instance.
+//! - [`PostgresStore`] (`postgres://…`): several instances on one database,
+//!   which hear each other's changes through `LISTEN/NOTIFY`
+//!   ([`Store::listen`]).
 //!
 //! The store knows rows, not lifecycles: an [`AskRow`] is the `asks` table
 //! as text and numbers, a [`MessageRef`] one posted platform message. What
 //! the JSON columns mean is [`crate::wire::stored`]'s and
 //! [`crate::wire::ask`]'s business; what a change means is
 //! [`crate::bridge`]'s. The store guarantees only that a change lands
-//! whole, and that [`Store::compare_and_set`] changes a row only at the
-//! version the caller last saw.
+//! whole, that [`Store::compare_and_set`] changes a row only at the
+//! version the caller last saw, that an idempotency key is unique, and
+//! that a lease has one holder at a time.
 //!
-//! SQLite runs in WAL mode with `synchronous = NORMAL`: a write the store
-//! has acknowledged survives the process being killed (not a power cut).
-//! Writes go through one connection, so writers in this process queue in
-//! the pool instead of spinning in SQLite's busy handler; reads use a pool
-//! of their own. Another process on the same file waits on the busy
-//! timeout.
-//!
-//! The SQL is written to run unchanged on PostgreSQL (`$n` placeholders,
-//! `TEXT`/`BIGINT`, `ON CONFLICT`, `RETURNING`), so a Postgres backend
-//! needs a pool type, not new queries. Migrations live in
-//! `crates/askbridge/migrations` and are embedded at build time.
+//! Both backends run the same SQL (`$n` placeholders, `TEXT`/`BIGINT`,
+//! `ON CONFLICT`, `RETURNING`), written once (the `sql` module); each backend adds
+//! only how it connects, its migrations (`crates/askbridge/migrations/
+//! sqlite` and `…/postgres`, embedded at build time) and, for Postgres,
+//! the change feed. One test suite (`tests/bridge.rs`) runs against both.
 
-use std::str::FromStr;
-use std::time::Duration;
+// First: the other modules use its macros.
+#[macro_use]
+mod sql;
+mod postgres;
+mod sqlite;
+
+use std::sync::Arc;
 
 use askbridge_core::model::ChannelKind;
-use futures_util::TryStreamExt;
 use futures_util::stream::BoxStream;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{QueryBuilder, Sqlite};
 
 use crate::wire::stored::StoredChannel;
+
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
 
 /// Why a storage call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database URL names a backend this build cannot open.
-    #[error("unsupported database url {0:?}: expected sqlite://…")]
+    #[error("unsupported database url {0:?}: expected sqlite://… or postgres://…")]
     UnsupportedUrl(String),
     /// The database refused or failed a statement.
     #[error("database error")]
@@ -84,6 +87,8 @@ pub struct AskRow {
     pub delivered_at: Option<i64>,
     /// Last change, milliseconds since the epoch.
     pub updated_at: i64,
+    /// The instance that delivers the ask.
+    pub delivery_owner: Option<String>,
 }
 
 /// What [`Store::insert_ask`] did.
@@ -195,295 +200,159 @@ impl TryFrom<MessageRefRow> for MessageRef {
     }
 }
 
-/// The columns of `asks`, in [`AskRow`]'s order.
-macro_rules! ask_columns {
-    () => {
-        "id, ask_json, target, channel, state, state_json, answers_json, created_at, deadline, \
-         version, idempotency_key, delivered_at, updated_at"
-    };
+
+/// Which backend a store is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite: embedded, one instance.
+    Sqlite,
+    /// PostgreSQL: several instances may share it.
+    Postgres,
 }
 
-/// How long a statement waits for another process's write lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The database: a writer and a reader pool (the same pool for an
-/// in-memory database). Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct Store {
-    writer: SqlitePool,
-    reader: SqlitePool,
+/// What [`Store::take_lease`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseTaken {
+    /// Someone else holds it and it has not run out.
+    No,
+    /// The caller holds it (it did already, or it was free).
+    Held,
+    /// The caller holds it now, taken over from a holder whose lease ran out.
+    TakenOver,
 }
 
-impl Store {
-    /// Opens (creating if missing) and migrates the database at `url`:
-    /// `sqlite://path/to/file.db`, `sqlite:file.db`, or `sqlite::memory:`.
-    pub async fn open(url: &str) -> Result<Store, StoreError> {
-        if !url.starts_with("sqlite:") {
-            return Err(StoreError::UnsupportedUrl(url.to_owned()));
-        }
-        let options = SqliteConnectOptions::from_str(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let store = if in_memory {
-            // One connection that never closes: the database lives in it.
-            let pool = SqlitePoolOptions::new()
-                .max_connections(1)
-                .min_connections(1)
-                .idle_timeout(None)
-                .max_lifetime(None)
-                .connect_with(options)
-                .await?;
-            Store {
-                writer: pool.clone(),
-                reader: pool,
-            }
-        } else {
-            let writer = SqlitePoolOptions::new()
-                .max_connections(1)
-                .test_before_acquire(false)
-                .connect_with(options.clone())
-                .await?;
-            let readers = std::thread::available_parallelism().map_or(4, |n| n.get().clamp(2, 8));
-            let reader = SqlitePoolOptions::new()
-                .max_connections(u32::try_from(readers).unwrap_or(4))
-                .test_before_acquire(false)
-                .connect_with(options)
-                .await?;
-            Store { writer, reader }
-        };
-        sqlx::migrate!().run(&store.writer).await?;
-        Ok(store)
+impl LeaseTaken {
+    /// Whether the caller holds the lease now.
+    pub fn held(self) -> bool {
+        self != LeaseTaken::No
     }
+}
+
+/// A change another instance (or this one) made, as the change feed
+/// announces it. Only a wake-up: read the row for the truth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Announcement {
+    /// The ask is new or changed; `version` is the row's version after it.
+    Changed {
+        /// The ask.
+        id: String,
+        /// Its version after the change.
+        version: i64,
+        /// The instance that delivers it, if recorded.
+        delivery_owner: Option<String>,
+    },
+    /// The feed was interrupted (and has reconnected): changes may have
+    /// been missed, so re-read what matters.
+    Missed,
+}
+
+/// The storage contract every backend keeps. Each method is one
+/// statement (or one short read after it); none holds a transaction open
+/// across calls.
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Which backend this is.
+    fn backend(&self) -> Backend;
 
     /// Writes a new ask. With an idempotency key already stored, writes
     /// nothing and returns the row that has it.
-    pub async fn insert_ask(&self, row: &AskRow) -> Result<Inserted, StoreError> {
-        let done = sqlx::query(concat!(
-            "INSERT INTO asks (",
-            ask_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-             ON CONFLICT (idempotency_key) DO NOTHING"
-        ))
-        .bind(&row.id)
-        .bind(&row.ask_json)
-        .bind(&row.target)
-        .bind(&row.channel)
-        .bind(&row.state)
-        .bind(&row.state_json)
-        .bind(&row.answers_json)
-        .bind(row.created_at)
-        .bind(row.deadline)
-        .bind(row.version)
-        .bind(&row.idempotency_key)
-        .bind(row.delivered_at)
-        .bind(row.updated_at)
-        .execute(&self.writer)
-        .await?;
-        if done.rows_affected() == 1 {
-            return Ok(Inserted::New);
-        }
-        let key = row.idempotency_key.as_deref().unwrap_or_default();
-        let existing: Option<AskRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            ask_columns!(),
-            " FROM asks WHERE idempotency_key = $1"
-        ))
-        .bind(key)
-        .fetch_optional(&self.writer)
-        .await?;
-        existing
-            .map(|row| Inserted::Existing(Box::new(row)))
-            .ok_or_else(|| StoreError::Corrupt {
-                id: row.id.clone(),
-                problem: "insert ignored but no ask has its idempotency key".to_owned(),
-            })
-    }
+    async fn insert_ask(&self, row: &AskRow) -> Result<Inserted, StoreError>;
 
     /// The ask with this id.
-    pub async fn load_ask(&self, id: &str) -> Result<Option<AskRow>, StoreError> {
-        Ok(sqlx::query_as(concat!(
-            "SELECT ",
-            ask_columns!(),
-            " FROM asks WHERE id = $1"
-        ))
-        .bind(id)
-        .fetch_optional(&self.reader)
-        .await?)
-    }
+    async fn load_ask(&self, id: &str) -> Result<Option<AskRow>, StoreError>;
 
     /// The ask's current version, without reading the rest of the row.
-    pub async fn load_version(&self, id: &str) -> Result<Option<i64>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT version FROM asks WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?)
-    }
+    async fn load_version(&self, id: &str) -> Result<Option<i64>, StoreError>;
 
     /// Changes an ask's state and answers if, and only if, it is still at
     /// `expected_version`; returns whether it did. `false` means someone
     /// else changed it first: reload and decide again.
-    pub async fn compare_and_set(&self, change: &StateChange<'_>) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE asks SET state = $1, state_json = $2, answers_json = $3, version = $4, \
-             updated_at = $5 WHERE id = $6 AND version = $7",
-        )
-        .bind(change.state)
-        .bind(change.state_json)
-        .bind(change.answers_json)
-        .bind(change.expected_version.saturating_add(1))
-        .bind(change.updated_at)
-        .bind(change.id)
-        .bind(change.expected_version)
-        .execute(&self.writer)
-        .await?;
-        Ok(done.rows_affected() == 1)
-    }
+    async fn compare_and_set(&self, change: &StateChange<'_>) -> Result<bool, StoreError>;
 
-    /// Notes that channels took these asks (first time only), in one
-    /// statement per few hundred ids. Not a state change: versions stay.
-    pub async fn mark_delivered(&self, ids: &[&str], at: i64) -> Result<(), StoreError> {
-        for chunk in ids.chunks(500) {
-            let mut sql = QueryBuilder::<Sqlite>::new("UPDATE asks SET delivered_at = ");
-            sql.push_bind(at)
-                .push(" WHERE delivered_at IS NULL AND id IN (");
-            let mut separated = sql.separated(", ");
-            for id in chunk {
-                separated.push_bind(*id);
-            }
-            sql.push(")");
-            sql.build().execute(&self.writer).await?;
-        }
-        Ok(())
-    }
+    /// Notes that channels took these asks (first time only). Not a state
+    /// change: versions stay.
+    async fn mark_delivered(&self, ids: &[&str], at: i64) -> Result<(), StoreError>;
 
     /// Ends, in one statement, every pending ask whose deadline is at or
     /// before `now`, writing `state_json` (the stored `timed_out` state),
     /// and returns them. Only pending rows change, so it is safe against
-    /// any concurrent compare-and-set.
-    pub async fn time_out_expired(
+    /// any concurrent compare-and-set, on any instance.
+    async fn time_out_expired(
         &self,
         now: i64,
         state_json: &str,
-    ) -> Result<Vec<ExpiredAsk>, StoreError> {
-        Ok(sqlx::query_as(
-            "UPDATE asks SET state = 'timed_out', state_json = $1, version = version + 1, \
-             updated_at = $2 WHERE state = 'pending' AND deadline <= $2 \
-             RETURNING id, channel, delivered_at",
-        )
-        .bind(state_json)
-        .bind(now)
-        .fetch_all(&self.writer)
-        .await?)
-    }
+    ) -> Result<Vec<ExpiredAsk>, StoreError>;
 
     /// What the bridge keeps in memory of every pending ask (not the ask
     /// itself), earliest deadline first, as a stream.
-    pub fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>> {
-        Box::pin(
-            sqlx::query_as(
-                "SELECT id, channel, deadline, version, delivered_at FROM asks \
-                 WHERE state = 'pending' ORDER BY deadline",
-            )
-            .fetch(&self.reader)
-            .map_err(StoreError::from),
-        )
-    }
+    fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>>;
 
     /// Asks matching the query, newest first.
-    pub async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError> {
-        let mut sql = QueryBuilder::<Sqlite>::new(concat!("SELECT ", ask_columns!(), " FROM asks"));
-        let mut joiner = " WHERE ";
-        if query.pending_only {
-            // A literal, so the partial index on pending asks applies.
-            sql.push(joiner).push("state = 'pending'");
-            joiner = " AND ";
-        }
-        if let Some(channel) = query.channel {
-            sql.push(joiner).push("channel = ").push_bind(channel);
-        }
-        sql.push(" ORDER BY created_at DESC, id DESC");
-        if let Some(limit) = query.limit {
-            sql.push(" LIMIT ").push_bind(limit.max(0));
-        }
-        Ok(sql.build_query_as().fetch_all(&self.reader).await?)
-    }
+    async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError>;
 
     /// Records (or updates the `extra` of) a posted message.
-    pub async fn save_message_ref(&self, message: &MessageRef, at: i64) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO message_refs (ask_id, channel, conversation, message_id, extra, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (ask_id, channel, conversation, message_id) \
-             DO UPDATE SET extra = excluded.extra",
-        )
-        .bind(&message.ask_id)
-        .bind(message.channel.as_str())
-        .bind(&message.conversation)
-        .bind(&message.message_id)
-        .bind(&message.extra)
-        .bind(at)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
-    }
+    async fn save_message_ref(&self, message: &MessageRef, at: i64) -> Result<(), StoreError>;
 
     /// The messages an ask was posted as, oldest first.
-    pub async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, StoreError> {
-        let rows: Vec<MessageRefRow> = sqlx::query_as(
-            "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
-             WHERE ask_id = $1 ORDER BY created_at, message_id",
-        )
-        .bind(ask_id)
-        .fetch_all(&self.reader)
-        .await?;
-        rows.into_iter().map(MessageRef::try_from).collect()
-    }
+    async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, StoreError>;
 
     /// Pending asks posted to `place` (a target without its user, such
     /// as `telegram:-100123/7`), for anyone or for one user, newest first,
     /// at most `limit`: `(ask id, target)`.
-    pub async fn pending_at(
-        &self,
-        place: &str,
-        limit: i64,
-    ) -> Result<Vec<(String, String)>, StoreError> {
-        // `@` (0x40) then `A` (0x41): the range holds exactly `place@…`.
-        Ok(sqlx::query_as(
-            "SELECT id, target FROM asks \
-             WHERE state = 'pending' \
-               AND (target = $1 OR (target >= $2 AND target < $3)) \
-             ORDER BY created_at DESC, id DESC LIMIT $4",
-        )
-        .bind(place)
-        .bind(format!("{place}@"))
-        .bind(format!("{place}A"))
-        .bind(limit)
-        .fetch_all(&self.reader)
-        .await?)
-    }
+    async fn pending_at(&self, place: &str, limit: i64)
+    -> Result<Vec<(String, String)>, StoreError>;
 
     /// The ask a platform message belongs to (a reply to it, a click on
     /// it), if askbridge posted it.
-    pub async fn find_message_ref(
+    async fn find_message_ref(
         &self,
         channel: ChannelKind,
         conversation: &str,
         message_id: &str,
-    ) -> Result<Option<MessageRef>, StoreError> {
-        let row: Option<MessageRefRow> = sqlx::query_as(
-            "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
-             WHERE channel = $1 AND conversation = $2 AND message_id = $3 \
-             ORDER BY created_at DESC LIMIT 1",
-        )
-        .bind(channel.as_str())
-        .bind(conversation)
-        .bind(message_id)
-        .fetch_optional(&self.reader)
-        .await?;
-        row.map(MessageRef::try_from).transpose()
+    ) -> Result<Option<MessageRef>, StoreError>;
+
+    /// Takes or renews the lease `name` for `holder` until `expires_at`,
+    /// if it is free, already the holder's, or ran out at or before `now`
+    /// (all milliseconds since the epoch). One holder at a time, however
+    /// many instances race for it.
+    async fn take_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<LeaseTaken, StoreError>;
+
+    /// Gives the lease up if `holder` has it, so another may take it at
+    /// once.
+    async fn release_lease(&self, name: &str, holder: &str) -> Result<(), StoreError>;
+
+    /// Makes `instance` the delivery owner of every pending, undelivered
+    /// ask that has no owner or whose owner's `instance/<owner>` lease ran
+    /// out at `now` (and, with `own`, those `instance` owns already), and
+    /// returns their ids. Two instances claiming at once claim each ask
+    /// once.
+    async fn claim_deliveries(
+        &self,
+        instance: &str,
+        now: i64,
+        own: bool,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// A feed of changes made by any instance, for backends shared by
+    /// several (`None` for SQLite: one instance, nothing to hear).
+    async fn listen(&self) -> Result<Option<BoxStream<'static, Announcement>>, StoreError>;
+}
+
+/// Opens (creating if missing, for SQLite) and migrates the database at
+/// `url`: `sqlite://path/to/file.db`, `sqlite:file.db`, `sqlite::memory:`,
+/// or `postgres://user:password@host/database` (also `postgresql://`).
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PostgresStore::open(url).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(url.to_owned()))
     }
 }

@@ -1,0 +1,305 @@
+//! The SQL both backends run, written once: [`sql_store!`] implements
+//! [`super::Store`] for a backend struct with a `writer` and a `reader`
+//! pool of one sqlx database type. A backend adds only what differs (its
+//! name and its change feed).
+
+/// The columns of `asks`, in [`super::AskRow`]'s order.
+macro_rules! ask_columns {
+    () => {
+        "id, ask_json, target, channel, state, state_json, answers_json, created_at, deadline, \
+         version, idempotency_key, delivered_at, updated_at, delivery_owner"
+    };
+}
+
+/// Implements [`super::Store`] for `$store` (fields `writer` and `reader`,
+/// pools of `$db`), with `$extra` (the methods that differ) added.
+macro_rules! sql_store {
+    ($store:ty, $db:ty, { $($extra:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::store::Store for $store {
+            $($extra)*
+
+            async fn insert_ask(&self, row: &AskRow) -> Result<Inserted, StoreError> {
+                let done = sqlx::query(concat!(
+                    "INSERT INTO asks (",
+                    ask_columns!(),
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (idempotency_key) DO NOTHING"
+                ))
+                .bind(&row.id)
+                .bind(&row.ask_json)
+                .bind(&row.target)
+                .bind(&row.channel)
+                .bind(&row.state)
+                .bind(&row.state_json)
+                .bind(&row.answers_json)
+                .bind(row.created_at)
+                .bind(row.deadline)
+                .bind(row.version)
+                .bind(&row.idempotency_key)
+                .bind(row.delivered_at)
+                .bind(row.updated_at)
+                .bind(&row.delivery_owner)
+                .execute(&self.writer)
+                .await?;
+                if done.rows_affected() == 1 {
+                    return Ok(Inserted::New);
+                }
+                let key = row.idempotency_key.as_deref().unwrap_or_default();
+                let existing: Option<AskRow> = sqlx::query_as(concat!(
+                    "SELECT ",
+                    ask_columns!(),
+                    " FROM asks WHERE idempotency_key = $1"
+                ))
+                .bind(key)
+                .fetch_optional(&self.writer)
+                .await?;
+                existing
+                    .map(|row| Inserted::Existing(Box::new(row)))
+                    .ok_or_else(|| StoreError::Corrupt {
+                        id: row.id.clone(),
+                        problem: "insert ignored but no ask has its idempotency key".to_owned(),
+                    })
+            }
+
+            async fn load_ask(&self, id: &str) -> Result<Option<AskRow>, StoreError> {
+                Ok(sqlx::query_as(concat!(
+                    "SELECT ",
+                    ask_columns!(),
+                    " FROM asks WHERE id = $1"
+                ))
+                .bind(id)
+                .fetch_optional(&self.reader)
+                .await?)
+            }
+
+            async fn load_version(&self, id: &str) -> Result<Option<i64>, StoreError> {
+                Ok(sqlx::query_scalar("SELECT version FROM asks WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.reader)
+                    .await?)
+            }
+
+            async fn compare_and_set(&self, change: &StateChange<'_>) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "UPDATE asks SET state = $1, state_json = $2, answers_json = $3, \
+                     version = $4, updated_at = $5 WHERE id = $6 AND version = $7",
+                )
+                .bind(change.state)
+                .bind(change.state_json)
+                .bind(change.answers_json)
+                .bind(change.expected_version.saturating_add(1))
+                .bind(change.updated_at)
+                .bind(change.id)
+                .bind(change.expected_version)
+                .execute(&self.writer)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn mark_delivered(&self, ids: &[&str], at: i64) -> Result<(), StoreError> {
+                // One statement per few hundred ids.
+                for chunk in ids.chunks(500) {
+                    let mut sql = sqlx::QueryBuilder::<$db>::new("UPDATE asks SET delivered_at = ");
+                    sql.push_bind(at)
+                        .push(" WHERE delivered_at IS NULL AND id IN (");
+                    let mut separated = sql.separated(", ");
+                    for id in chunk {
+                        separated.push_bind(*id);
+                    }
+                    sql.push(")");
+                    sql.build().execute(&self.writer).await?;
+                }
+                Ok(())
+            }
+
+            async fn time_out_expired(
+                &self,
+                now: i64,
+                state_json: &str,
+            ) -> Result<Vec<ExpiredAsk>, StoreError> {
+                Ok(sqlx::query_as(
+                    "UPDATE asks SET state = 'timed_out', state_json = $1, version = version + 1, \
+                     updated_at = $2 WHERE state = 'pending' AND deadline <= $2 \
+                     RETURNING id, channel, delivered_at",
+                )
+                .bind(state_json)
+                .bind(now)
+                .fetch_all(&self.writer)
+                .await?)
+            }
+
+            fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>> {
+                Box::pin(
+                    sqlx::query_as(
+                        "SELECT id, channel, deadline, version, delivered_at FROM asks \
+                         WHERE state = 'pending' ORDER BY deadline",
+                    )
+                    .fetch(&self.reader)
+                    .map_err(StoreError::from),
+                )
+            }
+
+            async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError> {
+                let mut sql =
+                    sqlx::QueryBuilder::<$db>::new(concat!("SELECT ", ask_columns!(), " FROM asks"));
+                let mut joiner = " WHERE ";
+                if query.pending_only {
+                    // A literal, so the partial index on pending asks applies.
+                    sql.push(joiner).push("state = 'pending'");
+                    joiner = " AND ";
+                }
+                if let Some(channel) = query.channel {
+                    sql.push(joiner).push("channel = ").push_bind(channel);
+                }
+                sql.push(" ORDER BY created_at DESC, id DESC");
+                if let Some(limit) = query.limit {
+                    sql.push(" LIMIT ").push_bind(limit.max(0));
+                }
+                Ok(sql.build_query_as().fetch_all(&self.reader).await?)
+            }
+
+            async fn save_message_ref(&self, message: &MessageRef, at: i64) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO message_refs \
+                     (ask_id, channel, conversation, message_id, extra, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6) \
+                     ON CONFLICT (ask_id, channel, conversation, message_id) \
+                     DO UPDATE SET extra = excluded.extra",
+                )
+                .bind(&message.ask_id)
+                .bind(message.channel.as_str())
+                .bind(&message.conversation)
+                .bind(&message.message_id)
+                .bind(&message.extra)
+                .bind(at)
+                .execute(&self.writer)
+                .await?;
+                Ok(())
+            }
+
+            async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, StoreError> {
+                let rows: Vec<MessageRefRow> = sqlx::query_as(
+                    "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
+                     WHERE ask_id = $1 ORDER BY created_at, message_id",
+                )
+                .bind(ask_id)
+                .fetch_all(&self.reader)
+                .await?;
+                rows.into_iter().map(MessageRef::try_from).collect()
+            }
+
+            async fn pending_at(
+                &self,
+                place: &str,
+                limit: i64,
+            ) -> Result<Vec<(String, String)>, StoreError> {
+                // `@` (0x40) then `A` (0x41): the range holds exactly
+                // `place@…` (byte order: Postgres compares `target` in the
+                // "C" collation).
+                Ok(sqlx::query_as(
+                    "SELECT id, target FROM asks \
+                     WHERE state = 'pending' \
+                       AND (target = $1 OR (target >= $2 AND target < $3)) \
+                     ORDER BY created_at DESC, id DESC LIMIT $4",
+                )
+                .bind(place)
+                .bind(format!("{place}@"))
+                .bind(format!("{place}A"))
+                .bind(limit)
+                .fetch_all(&self.reader)
+                .await?)
+            }
+
+            async fn find_message_ref(
+                &self,
+                channel: ChannelKind,
+                conversation: &str,
+                message_id: &str,
+            ) -> Result<Option<MessageRef>, StoreError> {
+                let row: Option<MessageRefRow> = sqlx::query_as(
+                    "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
+                     WHERE channel = $1 AND conversation = $2 AND message_id = $3 \
+                     ORDER BY created_at DESC LIMIT 1",
+                )
+                .bind(channel.as_str())
+                .bind(conversation)
+                .bind(message_id)
+                .fetch_optional(&self.reader)
+                .await?;
+                row.map(MessageRef::try_from).transpose()
+            }
+
+            async fn take_lease(
+                &self,
+                name: &str,
+                holder: &str,
+                now: i64,
+                expires_at: i64,
+            ) -> Result<LeaseTaken, StoreError> {
+                let before: Option<(String, i64)> =
+                    sqlx::query_as("SELECT holder, expires_at FROM leases WHERE name = $1")
+                        .bind(name)
+                        .fetch_optional(&self.writer)
+                        .await?;
+                // The upsert decides; `before` only tells a takeover from a
+                // first take or a renewal.
+                let done = sqlx::query(
+                    "INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (name) DO UPDATE \
+                     SET holder = excluded.holder, expires_at = excluded.expires_at \
+                     WHERE leases.holder = excluded.holder OR leases.expires_at <= $4",
+                )
+                .bind(name)
+                .bind(holder)
+                .bind(expires_at)
+                .bind(now)
+                .execute(&self.writer)
+                .await?;
+                Ok(match before {
+                    _ if done.rows_affected() == 0 => LeaseTaken::No,
+                    Some((previous, _)) if previous != holder => LeaseTaken::TakenOver,
+                    _ => LeaseTaken::Held,
+                })
+            }
+
+            async fn release_lease(&self, name: &str, holder: &str) -> Result<(), StoreError> {
+                sqlx::query("DELETE FROM leases WHERE name = $1 AND holder = $2")
+                    .bind(name)
+                    .bind(holder)
+                    .execute(&self.writer)
+                    .await?;
+                Ok(())
+            }
+
+            async fn claim_deliveries(
+                &self,
+                instance: &str,
+                now: i64,
+                own: bool,
+            ) -> Result<Vec<String>, StoreError> {
+                let sql = if own {
+                    concat!(claim_deliveries!(), " OR delivery_owner = $1) RETURNING id")
+                } else {
+                    concat!(claim_deliveries!(), ") RETURNING id")
+                };
+                Ok(sqlx::query_scalar(sql)
+                    .bind(instance)
+                    .bind(now)
+                    .fetch_all(&self.writer)
+                    .await?)
+            }
+        }
+    };
+}
+
+/// The start of the claim statement; the caller closes its last bracket.
+macro_rules! claim_deliveries {
+    () => {
+        "UPDATE asks SET delivery_owner = $1 \
+         WHERE state = 'pending' AND delivered_at IS NULL AND (delivery_owner IS NULL \
+           OR (delivery_owner <> $1 AND NOT EXISTS (SELECT 1 FROM leases \
+               WHERE leases.name = 'instance/' || asks.delivery_owner \
+                 AND leases.expires_at > $2))"
+    };
+}

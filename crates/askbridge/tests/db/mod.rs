@@ -1,0 +1,124 @@
+//! Scratch databases for tests, on either backend: a SQLite file under the
+//! system temp directory, or a fresh database on the Postgres server named
+//! by `ASKBRIDGE_TEST_POSTGRES_URL` (`.ci/run` starts one and sets it).
+//! Each is removed when dropped.
+//!
+//! Without that variable the Postgres tests fail, saying so: the half of
+//! the suite that proves several instances work is never skipped quietly.
+//!
+//! Use it from an integration test file with `mod db;`.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The variable naming the Postgres server for tests: a URL whose role
+/// may create databases, e.g.
+/// `postgres://askbridge:askbridge@127.0.0.1:5432/postgres`.
+pub const POSTGRES_URL_VAR: &str = "ASKBRIDGE_TEST_POSTGRES_URL";
+
+/// A database that exists for one test.
+#[derive(Debug)]
+pub enum Scratch {
+    /// A SQLite file (with its WAL files).
+    Sqlite(PathBuf),
+    /// A database on the test Postgres server.
+    Postgres {
+        /// The server URL from [`POSTGRES_URL_VAR`].
+        server: String,
+        /// The database's name.
+        name: String,
+    },
+}
+
+fn unique(label: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{label}_{}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
+}
+
+impl Scratch {
+    /// A new SQLite file (created by the first open).
+    pub fn sqlite() -> Scratch {
+        Scratch::Sqlite(std::env::temp_dir().join(format!("{}.db", unique("askbridge"))))
+    }
+
+    /// A new, empty Postgres database.
+    ///
+    /// # Panics
+    /// Without [`POSTGRES_URL_VAR`], or when the server refuses.
+    pub async fn postgres() -> Scratch {
+        let server = std::env::var(POSTGRES_URL_VAR).unwrap_or_else(|_| {
+            panic!(
+                "{POSTGRES_URL_VAR} is not set: the Postgres tests need a server \
+                 (`.ci/run` installs and starts one; or point it at yours, e.g. \
+                 postgres://askbridge:askbridge@127.0.0.1:5432/postgres)"
+            )
+        });
+        let name = unique("askbridge_test");
+        admin(&server, &format!("CREATE DATABASE \"{name}\"")).await;
+        Scratch::Postgres { server, name }
+    }
+
+    /// Its URL, for `database_url`.
+    pub fn url(&self) -> String {
+        match self {
+            Scratch::Sqlite(path) => format!("sqlite://{}", path.display()),
+            Scratch::Postgres { server, name } => {
+                let base = server.split('?').next().unwrap_or(server);
+                let host = base.rsplit_once('/').map_or(base, |(host, _)| host);
+                format!("{host}/{name}")
+            }
+        }
+    }
+}
+
+/// Runs one statement on the server's own database.
+async fn admin(server: &str, statement: &str) {
+    use sqlx::Connection;
+    let mut connection = sqlx::PgConnection::connect(server)
+        .await
+        .unwrap_or_else(|error| panic!("cannot reach the test Postgres at {server}: {error}"));
+    sqlx::raw_sql(statement)
+        .execute(&mut connection)
+        .await
+        .unwrap_or_else(|error| panic!("{statement}: {error}"));
+    let _ = connection.close().await;
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        match self {
+            Scratch::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = path.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+            }
+            Scratch::Postgres { server, name } => {
+                // Drop runs inside the test's runtime: a thread of its own
+                // with its own runtime drops the database (and ends the
+                // connections still on it).
+                let server = server.clone();
+                let statement = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                let dropped = std::thread::spawn(move || {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("a runtime")
+                        .block_on(admin(&server, &statement));
+                })
+                .join();
+                if dropped.is_err() && !std::thread::panicking() {
+                    panic!("could not drop the scratch database {name}");
+                }
+            }
+        }
+    }
+}
