@@ -19,11 +19,13 @@ use askbridge::bridge::{
     AskView, Bridge, BridgeError, BridgeEvent, BridgeOptions, Channel, Clock, DeliveryError,
     ListFilter, MessageRef, NewAsk, RetryPolicy, Tuning,
 };
+use askbridge::store::{LeaseTaken, Store};
 use askbridge_core::lifecycle::{Input, Rejection, State, Step, Timestamp};
 use askbridge_core::model::{Ask, ChannelKind, Target};
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::outcome::{Reason, Responder, Status, Via};
 use serde_json::json;
+use sqlx::Connection;
 use tokio::sync::watch;
 
 mod db;
@@ -1120,26 +1122,348 @@ async fn message_references_are_stored_and_found_after_a_restart(db: Scratch) {
 }
 
 // ---------------------------------------------------------------------
+// Several instances: leases, delivery owners, deadlines, announcements
+// ---------------------------------------------------------------------
+
+/// A bridge named `instance` on `db` with a web channel.
+async fn open_as(db: &Scratch, clock: &Clock, instance: &str) -> Bridge {
+    let target = Target::parse("web").expect("web target");
+    let bridge = Bridge::open_with(
+        BridgeOptions::new(db.url(), target).instance(instance),
+        tuning(clock),
+    )
+    .await
+    .expect("open the bridge");
+    bridge.add_channel(Arc::new(WebChannel));
+    bridge
+}
+
+async fn open_store(db: &Scratch) -> Arc<dyn Store> {
+    askbridge::store::open(&db.url())
+        .await
+        .expect("open the store")
+}
+
+/// Now on the wall clock, as leases count, in milliseconds.
+fn wall_now() -> i64 {
+    let elapsed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    i64::try_from(elapsed.as_millis()).expect("fits")
+}
+
+async fn a_lease_has_one_holder_until_it_runs_out(db: Scratch) {
+    let store = open_store(&db).await;
+    let take = |holder: &'static str, now: i64| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .take_lease("telegram/1", holder, now, now + 10_000)
+                .await
+                .expect("take")
+        }
+    };
+    let t = 1_000_000;
+    assert_eq!(take("a", t).await, LeaseTaken::Held);
+    assert_eq!(take("b", t + 1).await, LeaseTaken::No);
+    // Renewed by its holder, it lasts from the renewal.
+    assert_eq!(take("a", t + 5_000).await, LeaseTaken::Held);
+    assert_eq!(take("b", t + 14_999).await, LeaseTaken::No);
+    // Run out: taken over, and the old holder is out.
+    assert_eq!(take("b", t + 15_000).await, LeaseTaken::TakenOver);
+    assert_eq!(take("a", t + 15_001).await, LeaseTaken::No);
+    // Only the holder can give it up; then it is free at once.
+    store
+        .release_lease("telegram/1", "a")
+        .await
+        .expect("release");
+    assert_eq!(take("a", t + 15_002).await, LeaseTaken::No);
+    store
+        .release_lease("telegram/1", "b")
+        .await
+        .expect("release");
+    assert_eq!(take("a", t + 15_003).await, LeaseTaken::Held);
+    // Names are independent.
+    let other = store
+        .take_lease("discord/gateway", "b", t, t + 10_000)
+        .await
+        .expect("take");
+    assert_eq!(other, LeaseTaken::Held);
+}
+
+async fn instances_racing_for_a_free_lease_take_it_once(db: Scratch) {
+    let store = open_store(&db).await;
+    let tasks: Vec<_> = (0..16)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                store
+                    .take_lease("telegram/1", &format!("i{n}"), 0, 10_000)
+                    .await
+                    .expect("take")
+            })
+        })
+        .collect();
+    let mut held = 0;
+    for task in tasks {
+        if task.await.expect("task").held() {
+            held += 1;
+        }
+    }
+    assert_eq!(held, 1);
+}
+
+async fn undelivered_asks_of_a_dead_instance_are_claimed_once(db: Scratch) {
+    let clock = Clock::manual(START);
+    let target = Target::parse("web").expect("web target");
+    let a = Bridge::open_with(
+        BridgeOptions::new(db.url(), target).instance("a"),
+        tuning(&clock),
+    )
+    .await
+    .expect("open a");
+    // Never delivered: a rate limit of an hour.
+    let stuck = ScriptedChannel::new(
+        ChannelKind::Telegram,
+        vec![Err(DeliveryError::RetryAfter(3_600))],
+    );
+    a.add_channel(stuck.clone());
+    let created = create(&a, telegram_ask()).await;
+    stuck.calls(1).await;
+    crash(a);
+
+    let store = open_store(&db).await;
+    let now = wall_now();
+    // While a's lease lasts, its asks are its own.
+    let early = store
+        .claim_deliveries("b", now, false)
+        .await
+        .expect("claim");
+    assert!(early.is_empty(), "{early:?}");
+    // Back under its own name, a takes them at once.
+    let own = store.claim_deliveries("a", now, true).await.expect("claim");
+    assert_eq!(own, [created.id.clone()]);
+    // Once a's lease ran out, of two instances claiming together one
+    // gets the ask.
+    let later = now + 3_600_000;
+    for live in ["b", "c"] {
+        let taken = store
+            .take_lease(&format!("instance/{live}"), live, later, later + 10_000)
+            .await
+            .expect("lease");
+        assert!(taken.held());
+    }
+    let (b, c) = tokio::join!(
+        store.claim_deliveries("b", later, false),
+        store.claim_deliveries("c", later, false)
+    );
+    let (b, c) = (b.expect("claim b"), c.expect("claim c"));
+    assert_eq!(b.len() + c.len(), 1, "b {b:?}, c {c:?}");
+    // Once every lease ran out, anyone may; delivered asks are nobody's.
+    let again = store
+        .claim_deliveries("d", later + 3_600_000, false)
+        .await
+        .expect("claim");
+    assert_eq!(again.len(), 1, "still undelivered: {again:?}");
+    store
+        .mark_delivered(&[created.id.as_str()], later)
+        .await
+        .expect("mark");
+    let none = store
+        .claim_deliveries("e", later + 7_200_000, false)
+        .await
+        .expect("claim");
+    assert!(none.is_empty(), "{none:?}");
+}
+
+fn timed_out_count(bridge: &Bridge) -> u64 {
+    bridge
+        .metrics()
+        .ended
+        .iter()
+        .find(|(status, _)| *status == "timed_out")
+        .map_or(0, |(_, count)| *count)
+}
+
+async fn two_instances_racing_on_a_deadline_record_one_timeout(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_as(&db, &clock, "a").await;
+    let b = open_as(&db, &clock, "b").await;
+    for _ in 0..5 {
+        let created = create(&a, deploy_ask(60)).await;
+        // b takes the ask in and arms its deadline too.
+        assert_eq!(b.get(&created.id).await.expect("get").state, State::Pending);
+        clock.advance(Duration::from_secs(61));
+        let (on_a, on_b) = tokio::join!(
+            a.wait(&created.id, Duration::from_secs(3_600)),
+            b.wait(&created.id, Duration::from_secs(3_600))
+        );
+        assert_eq!(on_a.expect("wait a").state, State::TimedOut);
+        assert_eq!(on_b.expect("wait b").state, State::TimedOut);
+    }
+    assert_eq!(timed_out_count(&a) + timed_out_count(&b), 5);
+}
+
+/// Longest a test waits for an announcement before failing.
+const HEARD_WITHIN: Duration = Duration::from_secs(60);
+
+async fn next_event_for(
+    events: &mut tokio::sync::broadcast::Receiver<BridgeEvent>,
+    id: &str,
+) -> BridgeEvent {
+    tokio::time::timeout(HEARD_WITHIN, async {
+        loop {
+            let event = events.recv().await.expect("an event");
+            let view = match &event {
+                BridgeEvent::Created(view)
+                | BridgeEvent::Updated(view)
+                | BridgeEvent::Ended(view) => view,
+            };
+            if view.id == id {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("the event was announced in time")
+}
+
+async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_as(&db, &clock, "a").await;
+    let b = open_as(&db, &clock, "b").await;
+    let mut on_a = a.subscribe();
+    let mut on_b = b.subscribe();
+    let created = create(&a, two_question_ask()).await;
+    // b's page hears of the new ask without anyone asking b.
+    assert!(matches!(
+        next_event_for(&mut on_b, &created.id).await,
+        BridgeEvent::Created(_)
+    ));
+
+    let waiter = {
+        let a = a.clone();
+        let id = created.id.clone();
+        tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
+    };
+    let (step, _) = b
+        .handle(
+            &created.id,
+            Input::Answers {
+                from: person("alice"),
+                admitted: true,
+                answers: vec![("deploy".to_owned(), vec!["Production".to_owned()])],
+            },
+        )
+        .await
+        .expect("answers");
+    assert!(matches!(step, Step::Progress(_)), "{step:?}");
+    match next_event_for(&mut on_a, &created.id).await {
+        BridgeEvent::Created(_) => {
+            // a's own creation; the progress comes next.
+            assert!(matches!(
+                next_event_for(&mut on_a, &created.id).await,
+                BridgeEvent::Updated(_)
+            ));
+        }
+        other => assert!(matches!(other, BridgeEvent::Updated(_)), "{other:?}"),
+    }
+    let (step, _) = b
+        .handle(&created.id, reply("alice", "ship it on friday"))
+        .await
+        .expect("reply");
+    assert!(matches!(step, Step::Finished(_)), "{step:?}");
+    // The clock never moves: only the announcement can end a's wait.
+    let view = tokio::time::timeout(HEARD_WITHIN, waiter)
+        .await
+        .expect("a's waiter woke in time")
+        .expect("task")
+        .expect("wait");
+    assert!(
+        matches!(view.state, State::Answered { ref by, .. } if by.user_id == "alice"),
+        "{:?}",
+        view.state
+    );
+    assert!(a.metrics().announcements >= 3, "{:?}", a.metrics());
+}
+
+async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_as(&db, &clock, "a").await;
+    let b = open_as(&db, &clock, "b").await;
+    let created = create(&a, deploy_ask(900)).await;
+    assert_eq!(b.get(&created.id).await.expect("get").state, State::Pending);
+    let waiter = {
+        let a = a.clone();
+        let id = created.id.clone();
+        tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
+    };
+    // Every askbridge connection to the database is cut: the listeners
+    // and the pools' connections.
+    let Scratch::Postgres { server, name } = &db else {
+        unreachable!("a Postgres test");
+    };
+    let mut admin = sqlx::postgres::PgConnection::connect(server)
+        .await
+        .expect("connect");
+    sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = $1 AND application_name = 'askbridge'",
+    )
+    .bind(name)
+    .execute(&mut admin)
+    .await
+    .expect("terminate");
+    // Answered on b whether or not a's feed is back yet: a hears it, or
+    // re-reads it on reconnecting.
+    let (step, _) = b.handle(&created.id, pick("bob", 1)).await.expect("pick");
+    assert!(matches!(step, Step::Finished(_)), "{step:?}");
+    let view = tokio::time::timeout(HEARD_WITHIN, waiter)
+        .await
+        .expect("a's waiter woke in time")
+        .expect("task")
+        .expect("wait");
+    assert!(
+        matches!(view.state, State::Answered { .. }),
+        "{:?}",
+        view.state
+    );
+}
+
+// ---------------------------------------------------------------------
 // Both backends
 // ---------------------------------------------------------------------
 
 /// Runs each named test on a SQLite file (`sqlite::…`) and on a Postgres
-/// database (`postgres::…`).
+/// database (`postgres::…`), on a current-thread runtime or, for the
+/// tests that race tasks against each other, a multi-thread one.
 macro_rules! on_both_backends {
-    ($($test:ident),* $(,)?) => {
+    (current_thread: [$($single:ident),* $(,)?], multi_thread: [$($multi:ident),* $(,)?] $(,)?) => {
         mod sqlite {
             $(
+                #[tokio::test]
+                async fn $single() {
+                    super::$single(super::Scratch::sqlite()).await;
+                }
+            )*
+            $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $test() {
-                    super::$test(super::Scratch::sqlite()).await;
+                async fn $multi() {
+                    super::$multi(super::Scratch::sqlite()).await;
                 }
             )*
         }
         mod postgres {
             $(
+                #[tokio::test]
+                async fn $single() {
+                    super::$single(super::Scratch::postgres().await).await;
+                }
+            )*
+            $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $test() {
-                    super::$test(super::Scratch::postgres().await).await;
+                async fn $multi() {
+                    super::$multi(super::Scratch::postgres().await).await;
                 }
             )*
         }
@@ -1147,29 +1471,56 @@ macro_rules! on_both_backends {
 }
 
 on_both_backends!(
-    rate_limits_in_a_burst_do_not_use_up_the_attempts,
-    first_answer_finishes_the_ask_and_later_replies_are_already_ended,
-    unknown_ids_are_not_found,
-    cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is,
-    asks_without_a_target_go_to_the_default_and_named_users_are_enforced,
-    with_no_lifecycle_kept_in_memory_every_path_reads_the_database,
-    pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open,
-    partial_answers_survive_a_restart,
-    a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters,
-    a_wait_that_runs_out_returns_the_pending_ask,
-    many_concurrent_replies_on_one_bridge_record_one_answer,
-    two_bridges_on_one_file_record_one_answer,
-    a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_ends,
-    an_idempotency_key_returns_the_same_ask_and_refuses_a_different_one,
-    a_permanent_delivery_error_ends_the_ask_delivery_failed,
-    an_ask_for_a_channel_nobody_registered_ends_delivery_failed,
-    transient_delivery_errors_are_retried_until_delivered,
-    a_rate_limit_is_waited_out_on_the_clock,
-    delivery_stops_when_the_ask_ends_first,
-    asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is,
-    delivered_asks_are_not_delivered_again_after_a_restart,
-    progress_is_an_update_event_and_a_channel_update,
-    list_filters_by_state_and_channel_newest_first,
-    message_references_are_stored_and_found_after_a_restart,
-
+    current_thread: [
+        a_lease_has_one_holder_until_it_runs_out,
+        rate_limits_in_a_burst_do_not_use_up_the_attempts,
+        first_answer_finishes_the_ask_and_later_replies_are_already_ended,
+        unknown_ids_are_not_found,
+        cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is,
+        asks_without_a_target_go_to_the_default_and_named_users_are_enforced,
+        pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open,
+        partial_answers_survive_a_restart,
+        a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters,
+        a_wait_that_runs_out_returns_the_pending_ask,
+        an_idempotency_key_returns_the_same_ask_and_refuses_a_different_one,
+        a_permanent_delivery_error_ends_the_ask_delivery_failed,
+        an_ask_for_a_channel_nobody_registered_ends_delivery_failed,
+        transient_delivery_errors_are_retried_until_delivered,
+        a_rate_limit_is_waited_out_on_the_clock,
+        delivery_stops_when_the_ask_ends_first,
+        asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is,
+        delivered_asks_are_not_delivered_again_after_a_restart,
+        progress_is_an_update_event_and_a_channel_update,
+        list_filters_by_state_and_channel_newest_first,
+        message_references_are_stored_and_found_after_a_restart,
+    ],
+    multi_thread: [
+        instances_racing_for_a_free_lease_take_it_once,
+        undelivered_asks_of_a_dead_instance_are_claimed_once,
+        two_instances_racing_on_a_deadline_record_one_timeout,
+        with_no_lifecycle_kept_in_memory_every_path_reads_the_database,
+        many_concurrent_replies_on_one_bridge_record_one_answer,
+        two_bridges_on_one_file_record_one_answer,
+        a_waiter_on_one_bridge_sees_an_answer_taken_by_another_when_its_wait_ends,
+    ],
 );
+
+/// Announcements between instances exist on Postgres only (SQLite is one
+/// instance): these run there.
+mod postgres_change_feed {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another() {
+        super::a_waiter_on_one_instance_hears_an_answer_recorded_on_another(
+            super::Scratch::postgres().await,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_dropped_change_feed_reconnects_and_misses_nothing() {
+        super::a_dropped_change_feed_reconnects_and_misses_nothing(
+            super::Scratch::postgres().await,
+        )
+        .await;
+    }
+}

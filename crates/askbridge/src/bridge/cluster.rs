@@ -84,7 +84,9 @@ pub(super) async fn claim_on_open(
 
 /// Starts the renewal task and, where the store has one, the change feed.
 pub(super) async fn start(inner: &Arc<Inner>) -> Result<(), BridgeError> {
-    inner.runtime.spawn(renew(Arc::downgrade(inner), inner.lease));
+    inner
+        .runtime
+        .spawn(renew(Arc::downgrade(inner), inner.lease));
     if let Some(feed) = inner.store.listen().await? {
         let bridge = Arc::downgrade(inner);
         inner.runtime.spawn(async move {

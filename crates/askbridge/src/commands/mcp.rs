@@ -163,8 +163,10 @@ async fn open_bridge(args: &McpArgs) -> anyhow::Result<Bridge> {
         )
     })?;
     tracing::info!(data_dir = %config.data_dir.display(), "running the bridge in this process");
-    let instance =
-        crate::instance::InstanceName::resolve(config.cluster.instance.as_deref(), &config.data_dir)?;
+    let instance = crate::instance::InstanceName::resolve(
+        config.cluster.instance.as_deref(),
+        &config.data_dir,
+    )?;
     let bridge = Bridge::open_with(
         BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
             .instance(instance.hold()),

@@ -89,8 +89,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         )
     })?;
     // Kept (and its lock held) until the daemon exits.
-    let instance =
-        crate::instance::InstanceName::resolve(config.cluster.instance.as_deref(), &config.data_dir)?;
+    let instance = crate::instance::InstanceName::resolve(
+        config.cluster.instance.as_deref(),
+        &config.data_dir,
+    )?;
     let bridge = Bridge::open_with(
         BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
             .instance(instance.name.clone()),
@@ -200,9 +202,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     if let Some(discord) = &discord {
         let discord = discord.clone();
-        owned.push(bridge.run_owned(crate::discord::Discord::RECEIVING_LEASE, move || {
-            discord.start()
-        }));
+        owned.push(
+            bridge.run_owned(crate::discord::Discord::RECEIVING_LEASE, move || {
+                discord.start()
+            }),
+        );
     }
     receiving.extend(slack.iter().map(crate::slack::Slack::start));
     let graceful = shutdown.clone();

@@ -200,7 +200,6 @@ impl TryFrom<MessageRefRow> for MessageRef {
     }
 }
 
-
 /// Which backend a store is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -299,8 +298,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Pending asks posted to `place` (a target without its user, such
     /// as `telegram:-100123/7`), for anyone or for one user, newest first,
     /// at most `limit`: `(ask id, target)`.
-    async fn pending_at(&self, place: &str, limit: i64)
-    -> Result<Vec<(String, String)>, StoreError>;
+    async fn pending_at(
+        &self,
+        place: &str,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>, StoreError>;
 
     /// The ask a platform message belongs to (a reply to it, a click on
     /// it), if askbridge posted it.

@@ -1,7 +1,10 @@
 //! Scratch databases for tests, on either backend: a SQLite file under the
 //! system temp directory, or a fresh database on the Postgres server named
 //! by `ASKBRIDGE_TEST_POSTGRES_URL` (`.ci/run` starts one and sets it).
-//! Each is removed when dropped.
+//! A SQLite file is removed when dropped. Postgres databases are dropped
+//! by the next test run instead (those whose process has exited): dropping
+//! one while its test's connections wind down can wait on the server for
+//! a minute, and a test should not.
 //!
 //! Without that variable the Postgres tests fail, saying so: the half of
 //! the suite that proves several instances work is never skipped quietly.
@@ -60,7 +63,8 @@ impl Scratch {
                  postgres://askbridge:askbridge@127.0.0.1:5432/postgres)"
             )
         });
-        let name = unique("askbridge_test");
+        drop_left_over(&server).await;
+        let name = unique(DATABASE_PREFIX);
         admin(&server, &format!("CREATE DATABASE \"{name}\"")).await;
         Scratch::Postgres { server, name }
     }
@@ -76,6 +80,42 @@ impl Scratch {
             }
         }
     }
+}
+
+/// How scratch database names begin: `<prefix>_<pid>_<n>_<random>`.
+const DATABASE_PREFIX: &str = "askbridge_test";
+
+/// Drops, once per process, the scratch databases of test processes that
+/// have exited.
+async fn drop_left_over(server: &str) {
+    static ONCE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    ONCE.get_or_init(|| async {
+        use sqlx::Connection;
+        let Ok(mut connection) = sqlx::PgConnection::connect(server).await else {
+            return;
+        };
+        let names: Vec<String> =
+            sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE $1")
+                .bind(format!("{DATABASE_PREFIX}\\_%"))
+                .fetch_all(&mut connection)
+                .await
+                .unwrap_or_default();
+        let _ = connection.close().await;
+        for name in names {
+            let pid = name
+                .strip_prefix(DATABASE_PREFIX)
+                .and_then(|rest| rest.split('_').nth(1));
+            let alive = pid.is_some_and(|pid| std::path::Path::new("/proc").join(pid).exists());
+            if !alive {
+                admin(
+                    server,
+                    &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+                )
+                .await;
+            }
+        }
+    })
+    .await;
 }
 
 /// Runs one statement on the server's own database.
@@ -101,24 +141,8 @@ impl Drop for Scratch {
                     let _ = std::fs::remove_file(file);
                 }
             }
-            Scratch::Postgres { server, name } => {
-                // Drop runs inside the test's runtime: a thread of its own
-                // with its own runtime drops the database (and ends the
-                // connections still on it).
-                let server = server.clone();
-                let statement = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
-                let dropped = std::thread::spawn(move || {
-                    tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("a runtime")
-                        .block_on(admin(&server, &statement));
-                })
-                .join();
-                if dropped.is_err() && !std::thread::panicking() {
-                    panic!("could not drop the scratch database {name}");
-                }
-            }
+            // Dropped by the next run: see the module documentation.
+            Scratch::Postgres { .. } => {}
         }
     }
 }
