@@ -1328,6 +1328,72 @@ async fn next_event_for(
     .expect("the event was announced in time")
 }
 
+async fn a_thousand_replies_over_three_instances_record_one_answer_and_wake_every_waiter(
+    db: Scratch,
+) {
+    let clock = Clock::manual(START);
+    let instances = [
+        open_as(&db, &clock, "a").await,
+        open_as(&db, &clock, "b").await,
+        open_as(&db, &clock, "c").await,
+    ];
+    let created = create(&instances[0], deploy_ask(900)).await;
+    // A waiter on every instance, none of them on a deadline that could
+    // end it: each wakes because the answer was announced.
+    let waiters: Vec<_> = instances
+        .iter()
+        .map(|bridge| {
+            let bridge = bridge.clone();
+            let id = created.id.clone();
+            tokio::spawn(async move { bridge.wait(&id, Duration::from_secs(3_600)).await })
+        })
+        .collect();
+    let steps = race(&instances, &created.id, 1_000).await;
+    let winner = exactly_one_winner(&steps);
+    for waiter in waiters {
+        let view = tokio::time::timeout(HEARD_WITHIN, waiter)
+            .await
+            .expect("the waiter woke in time")
+            .expect("task")
+            .expect("wait");
+        assert!(
+            matches!(view.state, State::Answered { ref by, .. } if by.user_id == winner),
+            "{:?}",
+            view.state
+        );
+    }
+}
+
+async fn progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_it(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_as(&db, &clock, "a").await;
+    let b = open_as(&db, &clock, "b").await;
+    let created = create(&a, two_question_ask()).await;
+    let mut on_a = a.subscribe();
+    let (step, _) = b
+        .handle(
+            &created.id,
+            Input::Answers {
+                from: person("alice"),
+                admitted: true,
+                answers: vec![("deploy".to_owned(), vec!["Production".to_owned()])],
+            },
+        )
+        .await
+        .expect("answers");
+    assert!(matches!(step, Step::Progress(_)), "{step:?}");
+    // A read on a notices the change before (or instead of) any
+    // announcement; a's subscribers hear of it all the same.
+    let seen = a.get(&created.id).await.expect("get");
+    assert_eq!(seen.answers.iter().flatten().count(), 1, "{seen:?}");
+    match next_event_for(&mut on_a, &created.id).await {
+        BridgeEvent::Updated(view) => {
+            assert_eq!(view.answers.iter().flatten().count(), 1, "{view:?}");
+        }
+        other => panic!("expected the progress, got {other:?}"),
+    }
+}
+
 async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open_as(&db, &clock, "a").await;
@@ -1473,6 +1539,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     current_thread: [
         a_lease_has_one_holder_until_it_runs_out,
+        progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_it,
         rate_limits_in_a_burst_do_not_use_up_the_attempts,
         first_answer_finishes_the_ask_and_later_replies_are_already_ended,
         unknown_ids_are_not_found,
@@ -1511,6 +1578,14 @@ mod postgres_change_feed {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another() {
         super::a_waiter_on_one_instance_hears_an_answer_recorded_on_another(
+            super::Scratch::postgres().await,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_thousand_replies_over_three_instances_record_one_answer_and_wake_every_waiter() {
+        super::a_thousand_replies_over_three_instances_record_one_answer_and_wake_every_waiter(
             super::Scratch::postgres().await,
         )
         .await;

@@ -206,11 +206,8 @@ impl Inner {
         if slot.ended || slot.version >= version {
             return Ok(());
         }
+        // Tells subscribers of the progress or the end.
         self.reload_entry(&entry, &mut slot).await?;
-        if !slot.ended {
-            let view = Arc::new(self.slot_view(&slot)?);
-            self.emit(|| BridgeEvent::Updated(view));
-        }
         self.evict_if_full(&mut slot);
         Ok(())
     }

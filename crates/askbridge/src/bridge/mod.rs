@@ -1054,9 +1054,11 @@ impl Inner {
         }
     }
 
-    /// Rebuilds the entry's lifecycle from the stored row; if another
-    /// process ended the ask, ends it here too (waiters, subscribers; the
-    /// process that ended it closes the message).
+    /// Rebuilds the entry's lifecycle from the stored row. A change made
+    /// by another process is told here, whichever path noticed it first
+    /// (an announcement, a wait, a read): progress as `Updated`, an end as
+    /// `Ended`, with waiters woken (the process that ended it closes the
+    /// message).
     async fn reload_entry(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
         let row = self
             .store
@@ -1066,6 +1068,7 @@ impl Inner {
         let lifecycle = record::rebuild(&row)?;
         let was_cached = slot.lifecycle.is_some();
         let pending = lifecycle.state().is_pending();
+        let changed_elsewhere = row.version > slot.version;
         slot.lifecycle = Some(Box::new(lifecycle));
         slot.version = row.version;
         if slot.ended {
@@ -1074,6 +1077,10 @@ impl Inner {
         if pending {
             if !was_cached {
                 self.cached.fetch_add(1, Ordering::Relaxed);
+            }
+            if changed_elsewhere {
+                let view = Arc::new(self.slot_view(slot)?);
+                self.emit(|| BridgeEvent::Updated(view));
             }
             return Ok(());
         }
