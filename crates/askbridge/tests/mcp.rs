@@ -170,13 +170,13 @@ async fn streamable_http_in_the_daemon_cancelling_the_call_cancels_the_ask() {
 #[tokio::test]
 async fn router_with_serves_streamable_http_with_its_progress_interval() {
     let data = daemon::TempDir::new("mcp-router");
-    let bridge = Bridge::open(BridgeOptions {
-        database_url: format!(
+    let bridge = Bridge::open(BridgeOptions::new(
+        format!(
             "sqlite://{}?mode=rwc",
             data.path().join("askbridge.db").display()
         ),
-        default_target: Target::parse("web").expect("a target"),
-    })
+        Target::parse("web").expect("a target"),
+    ))
     .await
     .expect("open the bridge");
     bridge.add_channel(askbridge::web::channel());

@@ -32,10 +32,10 @@ fn scratch_dir() -> PathBuf {
 
 async fn bridge() -> Bridge {
     let dir = scratch_dir();
-    let bridge = Bridge::open(BridgeOptions {
-        database_url: format!("sqlite://{}?mode=rwc", dir.join("askbridge.db").display()),
-        default_target: Target::parse("web").expect("web is a target"),
-    })
+    let bridge = Bridge::open(BridgeOptions::new(
+        format!("sqlite://{}?mode=rwc", dir.join("askbridge.db").display()),
+        Target::parse("web").expect("web is a target"),
+    ))
     .await
     .expect("open the bridge");
     bridge.add_channel(crate::web::channel());
