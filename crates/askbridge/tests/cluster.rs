@@ -1,0 +1,105 @@
+//! Several `askbridge serve` processes on one Postgres database: an ask
+//! created on one instance is waited on at another and answered at a
+//! third; an instance killed with SIGKILL loses nothing it acknowledged.
+//!
+//! Needs the test Postgres server (`ASKBRIDGE_TEST_POSTGRES_URL`, see
+//! `db`). Nothing sleeps: waiting is the API's own long-poll.
+
+mod daemon;
+mod db;
+
+use std::time::Duration;
+
+use daemon::{Api, Daemon};
+use db::Scratch;
+use serde_json::{Value, json};
+
+/// Leases short enough that a takeover happens within a test.
+const LEASE_SECONDS: &str = "2";
+
+fn instance(db: &Scratch, name: &str) -> Daemon {
+    Daemon::builder()
+        .env("ASKBRIDGE_DATABASE_URL", db.url())
+        .env("ASKBRIDGE_CLUSTER_INSTANCE", name)
+        .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", LEASE_SECONDS)
+        .start()
+}
+
+fn deploy_ask() -> Value {
+    json!({"questions": [{"id": "deploy", "question": "Where should I deploy?",
+                          "options": ["Staging", "Production"]}]})
+}
+
+/// Long-polls the ask on `daemon` until it ends (or 60 s pass).
+fn wait_on(daemon: &Daemon, id: &str) -> tokio::task::JoinHandle<Value> {
+    let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
+    tokio::spawn(async move {
+        let response = daemon::client()
+            .get(url)
+            .send()
+            .await
+            .expect("the long-poll");
+        assert_eq!(response.status(), 200);
+        response.json().await.expect("JSON")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_created_on_one_instance_is_answered_on_another_and_heard_on_a_third() {
+    let db = Scratch::postgres().await;
+    let a = instance(&db, "a");
+    let b = instance(&db, "b");
+    let c = instance(&db, "c");
+    for (daemon, name) in [(&a, "a"), (&b, "b"), (&c, "c")] {
+        let health = Api::of(daemon)
+            .send(daemon::client().get(daemon.url("/healthz")))
+            .await;
+        assert_eq!(health["instance"], name, "{health}");
+        assert_eq!(health["database"], "postgres", "{health}");
+    }
+
+    let id = daemon::create(&a, &deploy_ask()).await;
+    let waiter = wait_on(&c, &id);
+    let reply = Api::of(&b)
+        .reply(&id, json!({"text": "production", "user": {"id": "alice"}}))
+        .await;
+    assert_eq!(reply["result"], "answered", "{reply}");
+
+    let heard = tokio::time::timeout(Duration::from_secs(30), waiter)
+        .await
+        .expect("the waiter on c heard the answer")
+        .expect("task");
+    assert_eq!(heard["status"], "answered", "{heard}");
+    assert_eq!(heard["answers"]["deploy"], json!(["Production"]), "{heard}");
+    assert_eq!(daemon::status(&a, &id).await["status"], "answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_mid_stream_loses_no_acknowledged_ask() {
+    let db = Scratch::postgres().await;
+    let mut a = instance(&db, "a");
+    let b = instance(&db, "b");
+    let mut created = Vec::new();
+    for _ in 0..50 {
+        created.push(daemon::create(&a, &deploy_ask()).await);
+    }
+    // Answer half on a, then kill it with no chance to clean up.
+    for id in &created[..25] {
+        let reply = Api::of(&a).reply(id, json!({"text": "1"})).await;
+        assert_eq!(reply["result"], "answered", "{reply}");
+    }
+    a.kill();
+
+    for (n, id) in created.iter().enumerate() {
+        let ask = daemon::status(&b, id).await;
+        let expected = if n < 25 { "answered" } else { "pending" };
+        assert_eq!(ask["status"], expected, "ask {n}: {ask}");
+    }
+    for id in &created[25..] {
+        let waiter = wait_on(&b, id);
+        let reply = Api::of(&b).reply(id, json!({"text": "2"})).await;
+        assert_eq!(reply["result"], "answered", "{reply}");
+        let heard = waiter.await.expect("task");
+        assert_eq!(heard["answers"]["deploy"], json!(["Production"]), "{heard}");
+    }
+}
