@@ -849,7 +849,14 @@ async fn http_health_metrics_and_openapi() {
     let daemon = Daemon::start();
     let (status, health) = get(&daemon, "/healthz").await;
     assert_eq!(status, 200);
-    assert_eq!(health, json!({"status": "ok"}));
+    // One SQLite instance, owning no bot connection (no chat configured),
+    // named by the name kept in its data directory.
+    let instance = std::fs::read_to_string(daemon.data_dir().join("instance"))
+        .expect("the instance name is kept in the data directory");
+    assert_eq!(
+        health,
+        json!({"status": "ok", "instance": instance.trim(), "database": "sqlite", "owns": []})
+    );
 
     let id = create(&daemon, &one_question()).await;
     reply_while_waiting(&daemon, &id, json!({"text": "red"})).await;
