@@ -1242,7 +1242,7 @@ async fn undelivered_asks_of_a_dead_instance_are_claimed_once(db: Scratch) {
     assert!(early.is_empty(), "{early:?}");
     // Back under its own name, a takes them at once.
     let own = store.claim_deliveries("a", now, true).await.expect("claim");
-    assert_eq!(own, [created.id.clone()]);
+    assert_eq!(own, std::slice::from_ref(&created.id));
     // Once a's lease ran out, of two instances claiming together one
     // gets the ask.
     let later = now + 3_600_000;
