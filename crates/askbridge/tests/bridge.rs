@@ -1364,15 +1364,12 @@ async fn a_thousand_replies_over_three_instances_record_one_answer_and_wake_ever
     }
 }
 
-async fn progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_it(db: Scratch) {
-    let clock = Clock::manual(START);
-    let a = open_as(&db, &clock, "a").await;
-    let b = open_as(&db, &clock, "b").await;
-    let created = create(&a, two_question_ask()).await;
-    let mut on_a = a.subscribe();
-    let (step, _) = b
+/// Alice answers the first question of [`two_question_ask`] on `bridge`;
+/// the ask stays open for the second.
+async fn answer_the_first_of_two(bridge: &Bridge, id: &str) {
+    let (step, _) = bridge
         .handle(
-            &created.id,
+            id,
             Input::Answers {
                 from: person("alice"),
                 admitted: true,
@@ -1382,6 +1379,15 @@ async fn progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_i
         .await
         .expect("answers");
     assert!(matches!(step, Step::Progress(_)), "{step:?}");
+}
+
+async fn progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_it(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_as(&db, &clock, "a").await;
+    let b = open_as(&db, &clock, "b").await;
+    let created = create(&a, two_question_ask()).await;
+    let mut on_a = a.subscribe();
+    answer_the_first_of_two(&b, &created.id).await;
     // A read on a notices the change before (or instead of) any
     // announcement; a's subscribers hear of it all the same.
     let seen = a.get(&created.id).await.expect("get");
@@ -1412,18 +1418,7 @@ async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratc
         let id = created.id.clone();
         tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
     };
-    let (step, _) = b
-        .handle(
-            &created.id,
-            Input::Answers {
-                from: person("alice"),
-                admitted: true,
-                answers: vec![("deploy".to_owned(), vec!["Production".to_owned()])],
-            },
-        )
-        .await
-        .expect("answers");
-    assert!(matches!(step, Step::Progress(_)), "{step:?}");
+    answer_the_first_of_two(&b, &created.id).await;
     match next_event_for(&mut on_a, &created.id).await {
         BridgeEvent::Created(_) => {
             // a's own creation; the progress comes next.
