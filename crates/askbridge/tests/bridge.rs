@@ -950,19 +950,24 @@ async fn delivery_stops_when_the_ask_ends_first(db: Scratch) {
     );
 }
 
-async fn asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is(db: Scratch) {
-    let clock = Clock::manual(START);
-    let a = open_bare(&db, &clock).await;
-    // With no channel the ask would fail at once; register one that
-    // never answers before the crash: a rate limit of an hour.
+/// Creates a Telegram ask on `bridge` whose delivery never gets through
+/// (a rate limit of an hour; with no channel it would fail at once), then
+/// crashes the bridge: the ask is stored, pending and undelivered.
+async fn crash_before_delivery(bridge: Bridge) -> AskView {
     let stuck = ScriptedChannel::new(
         ChannelKind::Telegram,
         vec![Err(DeliveryError::RetryAfter(3_600))],
     );
-    a.add_channel(stuck.clone());
-    let created = create(&a, telegram_ask()).await;
+    bridge.add_channel(stuck.clone());
+    let created = create(&bridge, telegram_ask()).await;
     stuck.calls(1).await;
-    crash(a);
+    crash(bridge);
+    created
+}
+
+async fn asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is(db: Scratch) {
+    let clock = Clock::manual(START);
+    let created = crash_before_delivery(open_bare(&db, &clock).await).await;
 
     let b = open_bare(&db, &clock).await;
     assert_eq!(b.get(&created.id).await.expect("get").state, State::Pending);
@@ -1215,22 +1220,7 @@ async fn instances_racing_for_a_free_lease_take_it_once(db: Scratch) {
 
 async fn undelivered_asks_of_a_dead_instance_are_claimed_once(db: Scratch) {
     let clock = Clock::manual(START);
-    let target = Target::parse("web").expect("web target");
-    let a = Bridge::open_with(
-        BridgeOptions::new(db.url(), target).instance("a"),
-        tuning(&clock),
-    )
-    .await
-    .expect("open a");
-    // Never delivered: a rate limit of an hour.
-    let stuck = ScriptedChannel::new(
-        ChannelKind::Telegram,
-        vec![Err(DeliveryError::RetryAfter(3_600))],
-    );
-    a.add_channel(stuck.clone());
-    let created = create(&a, telegram_ask()).await;
-    stuck.calls(1).await;
-    crash(a);
+    let created = crash_before_delivery(open_as(&db, &clock, "a").await).await;
 
     let store = open_store(&db).await;
     let now = wall_now();
