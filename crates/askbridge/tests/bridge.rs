@@ -507,13 +507,11 @@ async fn pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open(db:
     assert_eq!(ended.state, State::TimedOut);
 }
 
-async fn partial_answers_survive_a_restart(db: Scratch) {
-    let clock = Clock::manual(START);
-    let a = open(&db, &clock).await;
-    let created = create(&a, two_question_ask()).await;
-    let (step, view) = a
+/// Alice answers the first question of [`two_question_ask`] on `bridge`.
+async fn answer_the_first_of_two(bridge: &Bridge, id: &str) -> (Step, AskView) {
+    bridge
         .handle(
-            &created.id,
+            id,
             Input::Answers {
                 from: person("alice"),
                 admitted: true,
@@ -521,7 +519,14 @@ async fn partial_answers_survive_a_restart(db: Scratch) {
             },
         )
         .await
-        .expect("answers");
+        .expect("answers")
+}
+
+async fn partial_answers_survive_a_restart(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open(&db, &clock).await;
+    let created = create(&a, two_question_ask()).await;
+    let (step, view) = answer_the_first_of_two(&a, &created.id).await;
     assert!(
         matches!(step, Step::Progress(ref p) if p.still_open == [1]),
         "{step:?}"
@@ -1354,30 +1359,14 @@ async fn a_thousand_replies_over_three_instances_record_one_answer_and_wake_ever
     }
 }
 
-/// Alice answers the first question of [`two_question_ask`] on `bridge`;
-/// the ask stays open for the second.
-async fn answer_the_first_of_two(bridge: &Bridge, id: &str) {
-    let (step, _) = bridge
-        .handle(
-            id,
-            Input::Answers {
-                from: person("alice"),
-                admitted: true,
-                answers: vec![("deploy".to_owned(), vec!["Production".to_owned()])],
-            },
-        )
-        .await
-        .expect("answers");
-    assert!(matches!(step, Step::Progress(_)), "{step:?}");
-}
-
 async fn progress_made_elsewhere_is_told_to_subscribers_whichever_path_notices_it(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open_as(&db, &clock, "a").await;
     let b = open_as(&db, &clock, "b").await;
     let created = create(&a, two_question_ask()).await;
     let mut on_a = a.subscribe();
-    answer_the_first_of_two(&b, &created.id).await;
+    let (step, _) = answer_the_first_of_two(&b, &created.id).await;
+    assert!(matches!(step, Step::Progress(_)), "{step:?}");
     // A read on a notices the change before (or instead of) any
     // announcement; a's subscribers hear of it all the same.
     let seen = a.get(&created.id).await.expect("get");
@@ -1408,7 +1397,8 @@ async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratc
         let id = created.id.clone();
         tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
     };
-    answer_the_first_of_two(&b, &created.id).await;
+    let (step, _) = answer_the_first_of_two(&b, &created.id).await;
+    assert!(matches!(step, Step::Progress(_)), "{step:?}");
     match next_event_for(&mut on_a, &created.id).await {
         BridgeEvent::Created(_) => {
             // a's own creation; the progress comes next.
