@@ -1302,6 +1302,23 @@ async fn two_instances_racing_on_a_deadline_record_one_timeout(db: Scratch) {
 /// Longest a test waits for an announcement before failing.
 const HEARD_WITHIN: Duration = Duration::from_secs(60);
 
+/// Waits on `bridge` for an hour of the manual clock, which tests never
+/// move that far: only an end heard from elsewhere wakes it.
+fn wait_long(bridge: &Bridge, id: &str) -> tokio::task::JoinHandle<Result<AskView, BridgeError>> {
+    let bridge = bridge.clone();
+    let id = id.to_owned();
+    tokio::spawn(async move { bridge.wait(&id, Duration::from_secs(3_600)).await })
+}
+
+/// What a [`wait_long`] returned, failing if it did not wake in time.
+async fn woken(waiter: tokio::task::JoinHandle<Result<AskView, BridgeError>>) -> AskView {
+    tokio::time::timeout(HEARD_WITHIN, waiter)
+        .await
+        .expect("the waiter woke in time")
+        .expect("task")
+        .expect("wait")
+}
+
 async fn next_event_for(
     events: &mut tokio::sync::broadcast::Receiver<BridgeEvent>,
     id: &str,
@@ -1337,20 +1354,12 @@ async fn a_thousand_replies_over_three_instances_record_one_answer_and_wake_ever
     // end it: each wakes because the answer was announced.
     let waiters: Vec<_> = instances
         .iter()
-        .map(|bridge| {
-            let bridge = bridge.clone();
-            let id = created.id.clone();
-            tokio::spawn(async move { bridge.wait(&id, Duration::from_secs(3_600)).await })
-        })
+        .map(|bridge| wait_long(bridge, &created.id))
         .collect();
     let steps = race(&instances, &created.id, 1_000).await;
     let winner = exactly_one_winner(&steps);
     for waiter in waiters {
-        let view = tokio::time::timeout(HEARD_WITHIN, waiter)
-            .await
-            .expect("the waiter woke in time")
-            .expect("task")
-            .expect("wait");
+        let view = woken(waiter).await;
         assert!(
             matches!(view.state, State::Answered { ref by, .. } if by.user_id == winner),
             "{:?}",
@@ -1392,11 +1401,7 @@ async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratc
         BridgeEvent::Created(_)
     ));
 
-    let waiter = {
-        let a = a.clone();
-        let id = created.id.clone();
-        tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
-    };
+    let waiter = wait_long(&a, &created.id);
     let (step, _) = answer_the_first_of_two(&b, &created.id).await;
     assert!(matches!(step, Step::Progress(_)), "{step:?}");
     match next_event_for(&mut on_a, &created.id).await {
@@ -1415,11 +1420,7 @@ async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another(db: Scratc
         .expect("reply");
     assert!(matches!(step, Step::Finished(_)), "{step:?}");
     // The clock never moves: only the announcement can end a's wait.
-    let view = tokio::time::timeout(HEARD_WITHIN, waiter)
-        .await
-        .expect("a's waiter woke in time")
-        .expect("task")
-        .expect("wait");
+    let view = woken(waiter).await;
     assert!(
         matches!(view.state, State::Answered { ref by, .. } if by.user_id == "alice"),
         "{:?}",
@@ -1434,11 +1435,7 @@ async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
     let b = open_as(&db, &clock, "b").await;
     let created = create(&a, deploy_ask(900)).await;
     assert_eq!(b.get(&created.id).await.expect("get").state, State::Pending);
-    let waiter = {
-        let a = a.clone();
-        let id = created.id.clone();
-        tokio::spawn(async move { a.wait(&id, Duration::from_secs(3_600)).await })
-    };
+    let waiter = wait_long(&a, &created.id);
     // Every askbridge connection to the database is cut: the listeners
     // and the pools' connections.
     let Scratch::Postgres { server, name } = &db else {
@@ -1459,11 +1456,7 @@ async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
     // re-reads it on reconnecting.
     let (step, _) = b.handle(&created.id, pick("bob", 1)).await.expect("pick");
     assert!(matches!(step, Step::Finished(_)), "{step:?}");
-    let view = tokio::time::timeout(HEARD_WITHIN, waiter)
-        .await
-        .expect("a's waiter woke in time")
-        .expect("task")
-        .expect("wait");
+    let view = woken(waiter).await;
     assert!(
         matches!(view.state, State::Answered { .. }),
         "{:?}",
