@@ -1435,6 +1435,7 @@ async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
     let b = open_as(&db, &clock, "b").await;
     let created = create(&a, deploy_ask(900)).await;
     assert_eq!(b.get(&created.id).await.expect("get").state, State::Pending);
+    let waiter = wait_long(&a, &created.id);
     // Every askbridge connection to the database is cut: the listeners
     // and the pools' connections.
     let Scratch::Postgres { server, name } = &db else {
@@ -1451,9 +1452,6 @@ async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
     .execute(&mut admin)
     .await
     .expect("terminate");
-    // Waiting from after the cut: a query in flight when its connection
-    // is cut fails today (it is not retried); the wait must still hear.
-    let waiter = wait_long(&a, &created.id);
     // Answered on b whether or not a's feed is back yet: a hears it, or
     // re-reads it on reconnecting.
     let (step, _) = b.handle(&created.id, pick("bob", 1)).await.expect("pick");
@@ -1464,6 +1462,54 @@ async fn a_dropped_change_feed_reconnects_and_misses_nothing(db: Scratch) {
         "{:?}",
         view.state
     );
+}
+
+async fn a_read_in_flight_when_its_connection_is_cut_is_tried_again(db: Scratch) {
+    let store = askbridge::store::PostgresStore::open(&db.url())
+        .await
+        .expect("open");
+    let Scratch::Postgres { server, name } = &db else {
+        unreachable!("a Postgres test");
+    };
+    // Held by another session, the lock keeps the read waiting in the
+    // server until the lock is let go.
+    let mut locker = sqlx::postgres::PgConnection::connect(&db.url())
+        .await
+        .expect("connect");
+    sqlx::query("BEGIN")
+        .execute(&mut locker)
+        .await
+        .expect("begin");
+    sqlx::query("LOCK TABLE asks IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut locker)
+        .await
+        .expect("lock");
+    let read = tokio::spawn(async move { store.load_ask("ask_nobody").await });
+    let mut admin = sqlx::postgres::PgConnection::connect(server)
+        .await
+        .expect("connect");
+    // The read's connection, once the read waits on the lock; cut.
+    loop {
+        let cut: Option<bool> = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND application_name = 'askbridge' \
+               AND wait_event_type = 'Lock'",
+        )
+        .bind(name)
+        .fetch_optional(&mut admin)
+        .await
+        .expect("terminate");
+        if cut == Some(true) {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    sqlx::query("COMMIT")
+        .execute(&mut locker)
+        .await
+        .expect("unlock");
+    let found = read.await.expect("task").expect("the read, tried again");
+    assert_eq!(found, None);
 }
 
 // ---------------------------------------------------------------------
@@ -1542,9 +1588,17 @@ on_both_backends!(
     ],
 );
 
-/// Announcements between instances exist on Postgres only (SQLite is one
-/// instance): these run there.
-mod postgres_change_feed {
+/// Announcements between instances and cut connections exist on Postgres
+/// only (SQLite is one instance in one file): these run there.
+mod postgres_only {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_in_flight_when_its_connection_is_cut_is_tried_again() {
+        super::a_read_in_flight_when_its_connection_is_cut_is_tried_again(
+            super::Scratch::postgres().await,
+        )
+        .await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_waiter_on_one_instance_hears_an_answer_recorded_on_another() {
         super::a_waiter_on_one_instance_hears_an_answer_recorded_on_another(

@@ -2,6 +2,43 @@
 //! [`super::Store`] for a backend struct with a `writer` and a `reader`
 //! pool of one sqlx database type. A backend adds only what differs (its
 //! name and its change feed).
+//!
+//! Reads go through [`read`], which runs a read again once when the
+//! database dropped its connection under it (a restarted or failed-over
+//! server, a cut connection): the pool hands the second try a fresh
+//! connection. Writes are not retried here: a write whose connection
+//! dropped may have committed, and its caller re-reads to find out.
+
+use super::StoreError;
+
+/// Runs `query`, and once more if it failed because its connection was
+/// lost.
+pub(super) async fn read<T, F>(query: impl Fn() -> F) -> Result<T, StoreError>
+where
+    F: Future<Output = Result<T, sqlx::Error>>,
+{
+    match query().await {
+        Err(error) if connection_lost(&error) => {
+            tracing::debug!(%error, "a read lost its database connection; trying once more");
+            Ok(query().await?)
+        }
+        result => Ok(result?),
+    }
+}
+
+/// Whether `error` says the connection went away (rather than that the
+/// statement was wrong): a socket error, or Postgres's "connection
+/// exception" (SQLSTATE class 08) and "operator intervention" (57P01–03:
+/// terminated by an administrator, a crash, a server still starting).
+fn connection_lost(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(database) => database.code().is_some_and(|code| {
+            code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
+        }),
+        _ => false,
+    }
+}
 
 /// The columns of `asks`, in [`super::AskRow`]'s order.
 macro_rules! ask_columns {
@@ -63,21 +100,23 @@ macro_rules! sql_store {
             }
 
             async fn load_ask(&self, id: &str) -> Result<Option<AskRow>, StoreError> {
-                Ok(sqlx::query_as(concat!(
-                    "SELECT ",
-                    ask_columns!(),
-                    " FROM asks WHERE id = $1"
-                ))
-                .bind(id)
-                .fetch_optional(&self.reader)
-                .await?)
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(concat!("SELECT ", ask_columns!(), " FROM asks WHERE id = $1"))
+                        .bind(id)
+                        .fetch_optional(&self.reader)
+                        .await
+                })
+                .await
             }
 
             async fn load_version(&self, id: &str) -> Result<Option<i64>, StoreError> {
-                Ok(sqlx::query_scalar("SELECT version FROM asks WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(&self.reader)
-                    .await?)
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar("SELECT version FROM asks WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&self.reader)
+                        .await
+                })
+                .await
             }
 
             async fn compare_and_set(&self, change: &StateChange<'_>) -> Result<bool, StoreError> {
@@ -141,6 +180,7 @@ macro_rules! sql_store {
             }
 
             async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError> {
+                $crate::store::sql::read(move || async move {
                 let mut sql =
                     sqlx::QueryBuilder::<$db>::new(concat!("SELECT ", ask_columns!(), " FROM asks"));
                 let mut joiner = " WHERE ";
@@ -156,7 +196,9 @@ macro_rules! sql_store {
                 if let Some(limit) = query.limit {
                     sql.push(" LIMIT ").push_bind(limit.max(0));
                 }
-                Ok(sql.build_query_as().fetch_all(&self.reader).await?)
+                sql.build_query_as().fetch_all(&self.reader).await
+                })
+                .await
             }
 
             async fn save_message_ref(&self, message: &MessageRef, at: i64) -> Result<(), StoreError> {
@@ -179,12 +221,15 @@ macro_rules! sql_store {
             }
 
             async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, StoreError> {
-                let rows: Vec<MessageRefRow> = sqlx::query_as(
-                    "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
-                     WHERE ask_id = $1 ORDER BY created_at, message_id",
-                )
-                .bind(ask_id)
-                .fetch_all(&self.reader)
+                let rows: Vec<MessageRefRow> = $crate::store::sql::read(move || async move {
+                    sqlx::query_as(
+                        "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
+                         WHERE ask_id = $1 ORDER BY created_at, message_id",
+                    )
+                    .bind(ask_id)
+                    .fetch_all(&self.reader)
+                    .await
+                })
                 .await?;
                 rows.into_iter().map(MessageRef::try_from).collect()
             }
@@ -197,18 +242,21 @@ macro_rules! sql_store {
                 // `@` (0x40) then `A` (0x41): the range holds exactly
                 // `place@…` (byte order: Postgres compares `target` in the
                 // "C" collation).
-                Ok(sqlx::query_as(
-                    "SELECT id, target FROM asks \
-                     WHERE state = 'pending' \
-                       AND (target = $1 OR (target >= $2 AND target < $3)) \
-                     ORDER BY created_at DESC, id DESC LIMIT $4",
-                )
-                .bind(place)
-                .bind(format!("{place}@"))
-                .bind(format!("{place}A"))
-                .bind(limit)
-                .fetch_all(&self.reader)
-                .await?)
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(
+                        "SELECT id, target FROM asks \
+                         WHERE state = 'pending' \
+                           AND (target = $1 OR (target >= $2 AND target < $3)) \
+                         ORDER BY created_at DESC, id DESC LIMIT $4",
+                    )
+                    .bind(place)
+                    .bind(format!("{place}@"))
+                    .bind(format!("{place}A"))
+                    .bind(limit)
+                    .fetch_all(&self.reader)
+                    .await
+                })
+                .await
             }
 
             async fn find_message_ref(
@@ -217,15 +265,18 @@ macro_rules! sql_store {
                 conversation: &str,
                 message_id: &str,
             ) -> Result<Option<MessageRef>, StoreError> {
-                let row: Option<MessageRefRow> = sqlx::query_as(
-                    "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
-                     WHERE channel = $1 AND conversation = $2 AND message_id = $3 \
-                     ORDER BY created_at DESC LIMIT 1",
-                )
-                .bind(channel.as_str())
-                .bind(conversation)
-                .bind(message_id)
-                .fetch_optional(&self.reader)
+                let row: Option<MessageRefRow> = $crate::store::sql::read(move || async move {
+                    sqlx::query_as(
+                        "SELECT ask_id, channel, conversation, message_id, extra FROM message_refs \
+                         WHERE channel = $1 AND conversation = $2 AND message_id = $3 \
+                         ORDER BY created_at DESC LIMIT 1",
+                    )
+                    .bind(channel.as_str())
+                    .bind(conversation)
+                    .bind(message_id)
+                    .fetch_optional(&self.reader)
+                    .await
+                })
                 .await?;
                 row.map(MessageRef::try_from).transpose()
             }
@@ -302,4 +353,52 @@ macro_rules! claim_deliveries {
                WHERE leases.name = 'instance/' || asks.delivery_owner \
                  AND leases.expires_at > $2))"
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn lost() -> sqlx::Error {
+        sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+    }
+
+    /// Runs `read` over a query failing with `errors` in turn, then
+    /// succeeding; what it returned and how many tries it made.
+    fn tries(errors: Vec<sqlx::Error>) -> (Result<u32, String>, u32) {
+        let errors = std::cell::RefCell::new(errors.into_iter());
+        let count = Cell::new(0);
+        let result = block_on(read(|| {
+            count.set(count.get() + 1);
+            std::future::ready(errors.borrow_mut().next().map_or(Ok(7), Err))
+        }));
+        (result.map_err(|e| format!("{e:?}")), count.get())
+    }
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(future)
+    }
+
+    #[test]
+    fn a_read_whose_connection_was_lost_is_tried_once_more() {
+        assert_eq!(tries(vec![]), (Ok(7), 1));
+        assert_eq!(tries(vec![lost()]), (Ok(7), 2));
+        let (result, count) = tries(vec![lost(), lost()]);
+        assert!(result.is_err(), "{result:?}");
+        assert_eq!(count, 2, "tried once more, not again and again");
+    }
+
+    #[test]
+    fn a_read_that_failed_for_another_reason_is_not_tried_again() {
+        let (result, count) = tries(vec![sqlx::Error::RowNotFound]);
+        assert!(result.is_err(), "{result:?}");
+        assert_eq!(count, 1);
+        assert!(!connection_lost(&sqlx::Error::PoolTimedOut));
+        assert!(connection_lost(&lost()));
+    }
 }
