@@ -547,10 +547,15 @@ impl Bridge {
     /// the bridge's clock). Woken by the change itself, not by polling; a
     /// change made by another process sharing the database is seen when
     /// the wait ends.
+    ///
+    /// A waiter keeps only the ask's entry, a timer and a place in the
+    /// entry's wake-up list: the database reads before and after the wait
+    /// are boxed, so that their futures take no room in this one for as
+    /// long as it waits (there may be thousands of waiters).
     pub async fn wait(&self, id: &str, wait: Duration) -> Result<AskView, BridgeError> {
         let inner = &self.inner;
         let until = inner.clock.after(wait);
-        let entry = match inner.find(id).await? {
+        let entry = match Box::pin(inner.find(id)).await? {
             Found::Ended(lifecycle) => return Ok(inner.view(&lifecycle)),
             Found::Pending(entry) => entry,
         };
@@ -564,7 +569,7 @@ impl Bridge {
             {
                 let mut slot = entry.slot.lock().await;
                 if !refreshed {
-                    inner.refresh(&entry, &mut slot).await?;
+                    Box::pin(inner.refresh(&entry, &mut slot)).await?;
                     refreshed = true;
                 }
                 if slot.ended {
@@ -575,7 +580,7 @@ impl Bridge {
                 () = &mut ended => {}
                 () = &mut timeout => {
                     let mut slot = entry.slot.lock().await;
-                    inner.fresh(&entry, &mut slot).await?;
+                    Box::pin(inner.fresh(&entry, &mut slot)).await?;
                     let view = inner.slot_view(&slot)?;
                     inner.evict_if_full(&mut slot);
                     return Ok(view);

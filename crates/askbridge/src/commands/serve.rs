@@ -7,7 +7,6 @@
 //! standard output, `listening on http://ADDR`, which scripts and tests
 //! wait for.
 
-use std::future::IntoFuture;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -209,12 +208,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     receiving.extend(slack.iter().map(crate::slack::Slack::start));
-    let graceful = shutdown.clone();
-    let mut server = tokio::spawn(
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { graceful.triggered().await })
-            .into_future(),
-    );
+    let mut server = tokio::spawn(http::serve(listener, app, shutdown.clone()));
     tokio::select! {
         result = &mut server => {
             return result.context("the server task failed")?.context("the server failed");

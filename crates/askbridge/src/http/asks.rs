@@ -197,9 +197,17 @@ async fn wait_for(
         id: id.to_owned(),
         shutdown: state.shutdown.clone(),
     };
-    let result = tokio::select! {
-        result = state.bridge.wait(id, wait) => result,
-        () = state.shutdown.triggered() => state.bridge.get(id).await,
+    let waiting = state.metrics.waiting();
+    let waited = tokio::select! {
+        result = state.bridge.wait(id, wait) => Some(result),
+        () = state.shutdown.triggered() => None,
+    };
+    drop(waiting);
+    // Boxed: the read after a shutdown would otherwise take room in this
+    // future for the whole wait.
+    let result = match waited {
+        Some(result) => result,
+        None => Box::pin(state.bridge.get(id)).await,
     };
     guard.disarm();
     let view = result?;
@@ -631,3 +639,4 @@ mod tests {
         check_reply_error(json!({"txt": "x"}), "txt");
     }
 }
+

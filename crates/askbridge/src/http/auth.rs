@@ -3,31 +3,24 @@
 //! <token>`; the page (`/` and its assets) and `/healthz` stay open.
 //! Tokens are compared in constant time and never logged.
 
-use std::sync::Arc;
-
-use axum::extract::{OriginalUri, Request, State};
+use axum::extract::{OriginalUri, Request};
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
 use crate::config::Secret;
 
-/// Refuses requests to protected paths without the right bearer token.
-pub async fn require_token(
-    State(token): State<Option<Arc<Secret>>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(token) = token else {
-        return next.run(request).await;
-    };
+/// The refusal for a request to a protected path without the right bearer
+/// token; `None` when the request may go on (no token configured, an open
+/// path, or the right token).
+pub fn refusal(token: Option<&Secret>, request: &Request) -> Option<Response> {
+    let token = token?;
     let path = request
         .extensions()
         .get::<OriginalUri>()
         .map_or_else(|| request.uri().path(), |uri| uri.path());
     if !is_protected(path) {
-        return next.run(request).await;
+        return None;
     }
     let given = request
         .headers()
@@ -35,19 +28,23 @@ pub async fn require_token(
         .and_then(|value| value.to_str().ok())
         .and_then(bearer);
     match given {
-        Some(given) if same(given.as_bytes(), token.expose().as_bytes()) => next.run(request).await,
-        Some(_) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "the bearer token is not valid",
-        )
-        .into_response(),
-        None => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "this server needs an API token: send Authorization: Bearer <token>",
-        )
-        .into_response(),
+        Some(given) if same(given.as_bytes(), token.expose().as_bytes()) => None,
+        Some(_) => Some(
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the bearer token is not valid",
+            )
+            .into_response(),
+        ),
+        None => Some(
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this server needs an API token: send Authorization: Bearer <token>",
+            )
+            .into_response(),
+        ),
     }
 }
 

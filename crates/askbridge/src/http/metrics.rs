@@ -1,10 +1,11 @@
 //! `GET /metrics`: Prometheus text exposition of the bridge's counters,
-//! HTTP requests by route and status, and the time from the answer that
-//! ended an ask to the waiting agent's response.
+//! HTTP requests by route and status, the long-polls waiting now, and the
+//! time from the answer that ended an ask to the waiting agent's response.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::bridge::Metrics;
@@ -18,7 +19,18 @@ const BUCKETS: &[f64] = &[
 #[derive(Debug, Default)]
 pub struct HttpMetrics {
     requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    waiting: AtomicU64,
     delivery: Mutex<Histogram>,
+}
+
+/// One long-poll counted in [`HttpMetrics`] as waiting, until dropped.
+#[derive(Debug)]
+pub struct Waiting<'a>(&'a AtomicU64);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +49,12 @@ impl HttpMetrics {
                 .entry((method.to_owned(), route.to_owned(), status))
                 .or_default() += 1;
         }
+    }
+
+    /// Counts a long-poll as waiting for as long as the guard lives.
+    pub fn waiting(&self) -> Waiting<'_> {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(&self.waiting)
     }
 
     /// Records how long after an ask ended its waiting agent got the answer.
@@ -127,6 +145,16 @@ impl HttpMetrics {
             writeln!(out, "# TYPE {name} {kind}")?;
             writeln!(out, "{name} {value}")?;
         }
+        writeln!(
+            out,
+            "# HELP askbridge_http_waiting Long-polls (?wait=) waiting for an ask to end now."
+        )?;
+        writeln!(out, "# TYPE askbridge_http_waiting gauge")?;
+        writeln!(
+            out,
+            "askbridge_http_waiting {}",
+            self.waiting.load(Ordering::Relaxed)
+        )?;
 
         writeln!(
             out,
@@ -194,6 +222,9 @@ mod tests {
         metrics.request("POST", "/v1/asks", 201);
         metrics.request("POST", "/v1/asks", 201);
         metrics.delivered(Duration::from_millis(3));
+        let waiting = metrics.waiting();
+        let ended = metrics.waiting();
+        drop(ended);
         let text = metrics.render(&Metrics {
             created: 2,
             ended: vec![("answered", 1)],
@@ -212,6 +243,7 @@ mod tests {
             "askbridge_change_feed_resyncs_total 1",
             "askbridge_lease_takeovers_total 2",
             "askbridge_delivery_takeovers_total 3",
+            "askbridge_http_waiting 1",
             "askbridge_http_requests_total{method=\"POST\",route=\"/v1/asks\",status=\"201\"} 2",
             "askbridge_answer_delivery_seconds_bucket{le=\"0.002\"} 0",
             "askbridge_answer_delivery_seconds_bucket{le=\"0.005\"} 1",
@@ -222,5 +254,12 @@ mod tests {
                 "missing {line:?} in\n{text}"
             );
         }
+        drop(waiting);
+        assert!(
+            metrics
+                .render(&Metrics::default())
+                .lines()
+                .any(|l| l == "askbridge_http_waiting 0")
+        );
     }
 }

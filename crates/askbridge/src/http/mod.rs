@@ -5,11 +5,11 @@
 //!
 //! Middleware, outermost first: one tracing span per request (method and
 //! path only — never headers or the query, so tokens stay out of logs);
-//! [`observe`] counts requests by route and status and logs each error once;
-//! bare error responses from outside the handlers (axum's 404/405, the body
-//! limit's 413, another router's text) are rewritten into the JSON error
-//! shape; the bearer-token check for `/v1`, `/mcp` and `/metrics`; the body
-//! size limit.
+//! [`guard`], which counts requests by route and status and logs each error
+//! once, rewrites bare error responses from outside the handlers (axum's
+//! 404/405, the body limit's 413, another router's text) into the JSON
+//! error shape and checks the bearer token for `/v1`, `/mcp` and
+//! `/metrics`; the body size limit.
 //!
 //! This module talks only to [`Bridge`]; it does not read files or the
 //! environment (the `serve` command passes [`HttpOptions`] in).
@@ -32,6 +32,9 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::sync::watch;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -103,6 +106,7 @@ pub struct AppState {
     shutdown: ShutdownSignal,
     cancel_on_disconnect: bool,
     max_body_bytes: usize,
+    api_token: Option<Arc<Secret>>,
 }
 
 /// The daemon's router: the API, the mounted web and MCP routers, and the
@@ -119,6 +123,7 @@ pub fn app(
         shutdown,
         cancel_on_disconnect: options.cancel_on_disconnect,
         max_body_bytes: options.max_body_bytes,
+        api_token: options.api_token.map(Arc::new),
     };
     let mut app = Router::new()
         .route("/v1/asks", post(asks::create).get(asks::list))
@@ -137,14 +142,11 @@ pub fn app(
     if let Some(mcp) = mounts.mcp {
         app = app.nest("/mcp", mcp);
     }
-    let token = options.api_token.map(Arc::new);
     app.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(RequestBodyLimitLayer::new(options.max_body_bytes))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
-        .layer(middleware::from_fn_with_state(token, auth::require_token))
-        .layer(middleware::from_fn_with_state(state.clone(), json_errors))
-        .layer(middleware::from_fn_with_state(state, observe))
+        .layer(middleware::from_fn_with_state(state, guard))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request| {
@@ -176,6 +178,66 @@ async fn healthz(State(state): State<AppState>) -> Response {
             "owns": bridge.owned(),
         }),
     )
+}
+
+/// Serves `app` on `listener` over HTTP/1.1 until `shutdown` triggers,
+/// then stops accepting and lets the requests in flight finish (waits
+/// return at once on the same signal). The one way the daemon, tests and
+/// benches start the HTTP server.
+///
+/// Every waiting agent holds a connection here, so what one connection
+/// costs while its request waits is what bounds an instance. Hence hyper's
+/// HTTP/1 connection rather than `axum::serve`, which for every connection
+/// rebuilds the router's route table (about 10 KB) and runs hyper-util's
+/// HTTP/1-or-2 connection, whose version sniffing doubles the read buffer
+/// to 16 KB and whose task reserves room for an HTTP/2 connection. Nothing
+/// here speaks cleartext HTTP/2 or upgrades a connection (WebSocket).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: ShutdownSignal,
+) -> std::io::Result<()> {
+    // Turns every handler into a route once; clones are then one `Arc`.
+    let app = app.with_state(());
+    let builder = hyper::server::conn::http1::Builder::new();
+    let connections = GracefulShutdown::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    accept_failed(error).await;
+                    continue;
+                }
+            },
+            () = shutdown.triggered() => break,
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let connection = connections.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::trace!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    connections.shutdown().await;
+    Ok(())
+}
+
+/// After a failed accept: a connection reset before it was accepted is
+/// nothing; anything else (out of file descriptors, say) is logged and
+/// the loop pauses a second rather than spin.
+async fn accept_failed(error: std::io::Error) {
+    use std::io::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(%error, "accept failed");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 }
 
 /// `GET /metrics`.
@@ -212,9 +274,12 @@ async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
     )
 }
 
-/// Counts every request by method, route and status, and logs each error
-/// once: server errors at `error` with their cause, refusals at `debug`.
-async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// The daemon's own middleware, in one layer because every layer's future
+/// lives as long as its request and a waiting request may live for an
+/// hour: refuses protected paths without the bearer token, rewrites bare
+/// error responses into the JSON shape ([`json_error`]), and counts every
+/// request by method, route and status, logging each error once ([`log`]).
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let method = match *request.method() {
         Method::GET
         | Method::POST
@@ -229,9 +294,21 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
-    let response = next.run(request).await;
+    let response = match auth::refusal(state.api_token.as_deref(), &request) {
+        Some(refusal) => refusal,
+        None => json_error(&state, next.run(request).await).await,
+    };
+    state
+        .metrics
+        .request(&method, &route, response.status().as_u16());
+    log(&response);
+    response
+}
+
+/// Logs an error response once: server errors at `error` with their cause,
+/// refusals at `debug`.
+fn log(response: &Response) {
     let status = response.status();
-    state.metrics.request(&method, &route, status.as_u16());
     match response.extensions().get::<ErrorInfo>() {
         Some(info) if status.is_server_error() => tracing::error!(
             status = status.as_u16(),
@@ -249,13 +326,11 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         }
         None => {}
     }
-    response
 }
 
-/// Rewrites bare error responses (no body, or plain text) into the JSON
-/// error shape, keeping their status and headers.
-async fn json_errors(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+/// Rewrites a bare error response (no body, or plain text) into the JSON
+/// error shape, keeping its status and headers.
+async fn json_error(state: &AppState, response: Response) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error())
         || response.extensions().get::<ErrorInfo>().is_some()
