@@ -1,6 +1,8 @@
 //! Several `askbridge serve` processes on one Postgres database: an ask
 //! created on one instance is waited on at another and answered at a
-//! third; an instance killed with SIGKILL loses nothing it acknowledged.
+//! third; an instance killed with SIGKILL loses nothing it acknowledged;
+//! when the instance polling Telegram (the fake Bot API) is killed, another
+//! takes the poll over and a press on a message posted before resolves.
 //!
 //! Needs the test Postgres server (`ASKBRIDGE_TEST_POSTGRES_URL`, see
 //! `db`). Nothing sleeps: waiting is the API's own long-poll.
@@ -8,9 +10,10 @@
 mod daemon;
 mod db;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use daemon::{Api, Daemon};
+use askbridge_testkit::telegram::{Chat, FakeTelegram, User};
+use daemon::{Api, Builder, Daemon};
 use db::Scratch;
 use serde_json::{Value, json};
 
@@ -18,11 +21,32 @@ use serde_json::{Value, json};
 const LEASE_SECONDS: &str = "2";
 
 fn instance(db: &Scratch, name: &str) -> Daemon {
+    instance_builder(db, name).start()
+}
+
+fn instance_builder(db: &Scratch, name: &str) -> Builder {
     Daemon::builder()
         .env("ASKBRIDGE_DATABASE_URL", db.url())
         .env("ASKBRIDGE_CLUSTER_INSTANCE", name)
         .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", LEASE_SECONDS)
+}
+
+/// An instance whose Telegram channel talks to `fake`.
+fn telegram_instance(db: &Scratch, name: &str, fake: &FakeTelegram) -> Daemon {
+    instance_builder(db, name)
+        .env("TELEGRAM_BOT_TOKEN", fake.token())
+        .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
         .start()
+}
+
+/// Whether `daemon` says it runs the Telegram poll (`/healthz` `owns`).
+async fn polls_telegram(daemon: &Daemon) -> bool {
+    let health = Api::of(daemon)
+        .send(daemon::client().get(daemon.url("/healthz")))
+        .await;
+    let owns = health["owns"].as_array().expect("owns is a list");
+    owns.iter()
+        .any(|lease| lease.as_str().is_some_and(|l| l.starts_with("telegram/")))
 }
 
 fn deploy_ask() -> Value {
@@ -102,4 +126,47 @@ async fn an_instance_killed_mid_stream_loses_no_acknowledged_ask() {
         let heard = waiter.await.expect("task");
         assert_eq!(heard["answers"]["deploy"], json!(["Production"]), "{heard}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_telegram_poller_is_killed_another_instance_takes_over_and_old_buttons_work() {
+    const CHAT: i64 = -100_200_300;
+    let alice = User::new(42, "Alice").username("alice");
+    let db = Scratch::postgres().await;
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&Chat::supergroup(CHAT, "Releases"));
+
+    // a starts alone, so the poll is a's once it polls.
+    let mut a = telegram_instance(&db, "a", &fake);
+    fake.wait_for_call("getUpdates", |_| true).await;
+    assert!(polls_telegram(&a).await);
+    let b = telegram_instance(&db, "b", &fake);
+    assert!(!polls_telegram(&b).await);
+
+    let ask = json!({
+        "to": format!("telegram:{CHAT}@42"),
+        "questions": [{"id": "deploy", "question": "Where should I deploy?",
+                       "options": ["Staging", "Production"]}]
+    });
+    let id = daemon::create(&a, &ask).await;
+    let question = fake.wait_for_sends(1).await.swap_remove(0);
+    a.kill();
+    let killed = Instant::now();
+
+    // Pressed while nobody polls: b takes the poll over and reads it.
+    let press = fake.press_button(&alice, CHAT, question.message_id, "Production");
+    let notice = fake.wait_for_callback_answer(&press).await;
+    eprintln!(
+        "a press after the poller was killed was answered {:.2} s later",
+        killed.elapsed().as_secs_f64()
+    );
+    assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+    let outcome = daemon::outcome(&b, &id).await;
+    assert_eq!(outcome["status"], "answered", "{outcome}");
+    assert_eq!(
+        outcome["answers"]["deploy"],
+        json!(["Production"]),
+        "{outcome}"
+    );
+    assert!(polls_telegram(&b).await);
 }
