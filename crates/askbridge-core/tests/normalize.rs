@@ -628,6 +628,24 @@ fn duplicate_labels_are_dropped() {
 }
 
 #[test]
+fn labels_equal_under_full_case_folding_are_duplicates() {
+    check(
+        r#"{"questions": [{"id": "a", "header": "A", "question": "Q", "options": [
+          "Grüße", "GRÜSSE", "Weiß", "WEISS", "Straße"
+        ]}]}"#,
+        r#"
+        ask timeout=900
+        a: single header="A" text="Q"
+          - "Grüße"
+          - "Weiß"
+          - "Straße"
+        warning questions[0].options[1]: removed "GRÜSSE": same label as questions[0].options[0]
+        warning questions[0].options[3]: removed "WEISS": same label as questions[0].options[2]
+        "#,
+    );
+}
+
+#[test]
 fn one_recommended_option() {
     check(
         r#"{"questions": [{"id": "a", "header": "A", "question": "Q", "options": [

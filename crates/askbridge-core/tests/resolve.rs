@@ -97,6 +97,40 @@ fn exact_labels_win() {
 }
 
 #[test]
+fn sharp_s_and_other_full_case_folds_match_labels() {
+    check(
+        false,
+        false,
+        &[
+            // One edit from "grüsse" once ß folds to ss: the misspelling rule.
+            ("Grüße, Hallo", "GRUSSE", "choice Grüße"),
+            ("Grüße, Hallo", "GRÜSSE", "choice Grüße"),
+            ("Grüße, Hallo", "grüsse", "choice Grüße"),
+            ("Grüße, Hallo", "Grüße!", "choice Grüße"),
+            ("Weiß, Schwarz", "WEISS", "choice Weiß"),
+            ("Weiß, Schwarz", "weiss", "choice Weiß"),
+            ("Weiß, Schwarz", "weiß bitte", "choice Weiß"),
+            ("Straße, Weg", "STRAẞE", "choice Straße"),
+            ("STRASSE, WEG", "straße", "choice STRASSE"),
+            ("Ofﬁce, Home", "OFFICE", "choice Ofﬁce"),
+            ("Café, Bar", "CAFÉ", "choice Café"),
+            ("Café, Bar", "cafe\u{301}", "choice Café"),
+            ("ΟΔΟΣ, ΠΛΑΤΕΙΑ", "οδος", "choice ΟΔΟΣ"),
+            (
+                "Grüße, Hallo, Tschüss",
+                "2, GRÜSSE",
+                "ambiguous Grüße|Hallo",
+            ),
+        ],
+    );
+    check(
+        true,
+        false,
+        &[("Grüße, Hallo, Weiß", "GRÜSSE, WEISS", "choices Grüße|Weiß")],
+    );
+}
+
+#[test]
 fn index_forms_pick_by_number() {
     check(
         false,

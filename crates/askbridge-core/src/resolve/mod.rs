@@ -5,7 +5,8 @@
 //! multi-question ask into per-question parts.
 //!
 //! The order of the rules, for a choice question:
-//! 1. clean the reply ([`text`]): NFKC, case, platform markup, quotes;
+//! 1. clean the reply ([`text`]): NFKC, full case folding (`ß` is `ss`),
+//!    platform markup, quotes; labels are folded the same way, once;
 //! 2. an exact label wins;
 //! 3. skip words, then "all"/"both" (multi-select);
 //! 4. questions, negations and conditions make it the person's own words;
@@ -47,7 +48,8 @@ pub fn is_skip(reply: &str) -> bool {
 
 /// The key under which two labels are the same label (SPEC §1: unique
 /// "trimmed, case-insensitive"): the "(Recommended)" marker removed, NFKC,
-/// lower case, invisible characters dropped, whitespace collapsed. Used
+/// full case folding (the fold the resolver uses, so `Weiß` and `WEISS` are
+/// one label), invisible characters dropped, whitespace collapsed. Used
 /// wherever labels are compared: duplicate detection, structured answers,
 /// defaults.
 pub fn label_key(label: &str) -> String {
