@@ -470,6 +470,68 @@ fn multi_select_lists() {
 }
 
 #[test]
+fn a_list_with_an_unknown_item_is_free_text_not_a_partial_pick() {
+    const CHECKS: &str = "Lint, Test, Build";
+    check(
+        true,
+        false,
+        &[
+            (CHECKS, "lint, deploy", "free"),
+            (CHECKS, "Lint, Deploy", "free"),
+            (CHECKS, "lint and deploy", "free"),
+            (CHECKS, "lint; test; deploy", "free"),
+            (CHECKS, "lint\ndeploy", "free"),
+            (CHECKS, "1, deploy", "free"),
+            (CHECKS, "1, 2, 7", "free"),
+            (CHECKS, "deploy, lint", "free"),
+            (CHECKS, "lint + ship it", "free"),
+            (CHECKS, "lint, test", "choices Lint|Test"),
+            (CHECKS, "lint, test, please", "choices Lint|Test"),
+            (CHECKS, "ok, lint and test", "choices Lint|Test"),
+            (CHECKS, "lint and test thanks", "choices Lint|Test"),
+            ("测试, 构建, 发布", "测试、部署", "free"),
+            ("测试, 构建, 发布", "测试，构建", "choices 测试|构建"),
+            ("ทดสอบ, สร้าง, ปล่อย", "ทดสอบ และ ติดตั้ง", "free"),
+            ("ทดสอบ, สร้าง, ปล่อย", "ทดสอบ และ สร้าง", "choices ทดสอบ|สร้าง"),
+        ],
+    );
+    check(
+        false,
+        false,
+        &[
+            (DEPLOY, "staging, tonight", "free"),
+            (DEPLOY, "production, and roll back on errors", "free"),
+            (DEPLOY, "yes, staging", "choice Staging (Recommended)"),
+            (DEPLOY, "staging, please", "choice Staging (Recommended)"),
+        ],
+    );
+}
+
+#[test]
+fn unknown_items_name_what_a_list_reply_left_over() {
+    let checks = OptionMatcher::new(&["Lint", "Test", "Build"], true, false);
+    let rows: &[(&str, &[&str])] = &[
+        ("lint, deploy", &["deploy"]),
+        ("Lint, Deploy!", &["Deploy"]),
+        ("lint and DEPLOY and ship it", &["DEPLOY", "ship it"]),
+        ("1, 2, 7", &["7"]),
+        ("测试、部署", &[]),
+        ("lint, test", &[]),
+        ("deploy", &[]),
+        ("deploy, ship", &[]),
+        ("can you explain lint, deploy?", &[]),
+        ("skip", &[]),
+    ];
+    for (reply, expect) in rows {
+        assert_eq!(checks.unknown_items(reply), *expect, "{reply:?}");
+    }
+    let chinese = OptionMatcher::new(&["测试", "构建", "发布"], true, false);
+    assert_eq!(chinese.unknown_items("测试、部署"), ["部署"]);
+    let single = OptionMatcher::new(&["Staging", "Production"], false, false);
+    assert_eq!(single.unknown_items("staging, tonight"), ["tonight"]);
+}
+
+#[test]
 fn questions_negations_and_counts_are_free_text() {
     check(
         false,

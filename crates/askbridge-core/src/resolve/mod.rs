@@ -11,7 +11,10 @@
 //! 3. skip words, then "all"/"both" (multi-select);
 //! 4. questions, negations and conditions make it the person's own words;
 //! 5. a list of picks (`1, 3`, `staging and prod`): several picks are a
-//!    list for multi-select and ambiguous for single-select;
+//!    list for multi-select and ambiguous for single-select; when an item
+//!    of a list with separators names no option (`lint, deploy`), the whole
+//!    reply is free text, never a partial pick, and
+//!    [`OptionMatcher::unknown_items`] names those items;
 //! 6. one pick: an index (`2`, `second`, `第二个`, letters where shown), a
 //!    label named in the reply, a part of a label, words and prefixes,
 //!    misspellings, description words; an index and a label that disagree

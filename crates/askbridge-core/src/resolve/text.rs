@@ -12,8 +12,8 @@ use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 pub(crate) struct Cleaned {
     /// Platform artefacts removed and trimmed; otherwise as typed.
     pub display: String,
-    /// Folded ([`fold`]), wrapping quotes and markdown and trailing
-    /// punctuation stripped, "(Recommended)" and ⭐ removed.
+    /// Folded ([`fold`]) line by line, wrapping quotes and markdown and
+    /// trailing punctuation stripped, "(Recommended)" and ⭐ removed.
     pub norm: String,
     /// The reply ended in a question mark.
     pub question_mark: bool,
@@ -22,7 +22,18 @@ pub(crate) struct Cleaned {
 /// Cleans one reply (or one line or item of a reply).
 pub(crate) fn clean(reply: &str) -> Cleaned {
     let display = strip_artefacts(reply).trim().to_owned();
-    let (norm, question_mark) = clean_folded(&fold(&display));
+    // Line breaks separate list items (SPEC §5.7), so they stay.
+    let folded = if display.contains('\n') {
+        display
+            .lines()
+            .map(fold)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        fold(&display)
+    };
+    let (norm, question_mark) = clean_folded(&folded);
     Cleaned {
         display,
         norm,
