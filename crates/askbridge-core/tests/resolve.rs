@@ -514,11 +514,13 @@ fn unknown_items_name_what_a_list_reply_left_over() {
         ("lint, deploy", &["deploy"]),
         ("Lint, Deploy!", &["Deploy"]),
         ("lint and DEPLOY and ship it", &["DEPLOY", "ship it"]),
+        ("1, 7-9", &["7-9"]),
         ("1, 2, 7", &["7"]),
         ("测试、部署", &[]),
         ("lint, test", &[]),
         ("deploy", &[]),
         ("deploy, ship", &[]),
+        ("2-9", &[]),
         ("can you explain lint, deploy?", &[]),
         ("skip", &[]),
     ];
@@ -529,6 +531,70 @@ fn unknown_items_name_what_a_list_reply_left_over() {
     assert_eq!(chinese.unknown_items("测试、部署"), ["部署"]);
     let single = OptionMatcher::new(&["Staging", "Production"], false, false);
     assert_eq!(single.unknown_items("staging, tonight"), ["tonight"]);
+}
+
+#[test]
+fn ranges_pick_every_option_between() {
+    const FOUR: &str = "Lint, Test, Build, Docs";
+    check(
+        true,
+        false,
+        &[
+            (FOUR, "2-4", "choices Test|Build|Docs"),
+            (FOUR, "2–4", "choices Test|Build|Docs"),
+            (FOUR, "2 - 4", "choices Test|Build|Docs"),
+            (FOUR, "2 to 4", "choices Test|Build|Docs"),
+            (FOUR, "from 2 to 4", "choices Test|Build|Docs"),
+            (FOUR, "2~4", "choices Test|Build|Docs"),
+            (FOUR, "2～4", "choices Test|Build|Docs"),
+            (FOUR, "2到4", "choices Test|Build|Docs"),
+            (FOUR, "2至4", "choices Test|Build|Docs"),
+            (FOUR, "从2到4", "choices Test|Build|Docs"),
+            (FOUR, "2 ถึง 4", "choices Test|Build|Docs"),
+            (FOUR, "ข้อ 2 ถึง 4", "choices Test|Build|Docs"),
+            (FOUR, "1-2, 4", "choices Lint|Test|Docs"),
+            (FOUR, "1 and 3-4", "choices Lint|Build|Docs"),
+            (FOUR, "2-4 please", "choices Test|Build|Docs"),
+            (FOUR, "1-4", "choices Lint|Test|Build|Docs"),
+            (FOUR, "4-2", "free"),
+            (FOUR, "2-9", "free"),
+            (FOUR, "0-2", "free"),
+            (FOUR, "1, 3-9", "free"),
+            (FOUR, "2-4 days", "free"),
+        ],
+    );
+    check(
+        false,
+        false,
+        &[
+            (FOUR, "2-4", "ambiguous Test|Build|Docs"),
+            (FOUR, "2 to 3", "ambiguous Test|Build"),
+            (FOUR, "2到3", "ambiguous Test|Build"),
+            (FOUR, "4-2", "free"),
+            (FOUR, "2-9", "free"),
+            (COLORS, "1 - red", "choice Red"),
+        ],
+    );
+    // A label that reads like a range is that label (SPEC §5.2).
+    const WEEKS: &str = "1 week, 2-4 weeks, More than a month";
+    check(
+        false,
+        false,
+        &[
+            (WEEKS, "2-4 weeks", "choice 2-4 weeks"),
+            (WEEKS, "2–4 weeks", "choice 2-4 weeks"),
+            (WEEKS, "2-4", "choice 2-4 weeks"),
+            (WEEKS, "2", "choice 2-4 weeks"),
+        ],
+    );
+    check(
+        true,
+        false,
+        &[
+            (WEEKS, "2-4 weeks", "choices 2-4 weeks"),
+            (WEEKS, "1 week, 2-4 weeks", "choices 1 week|2-4 weeks"),
+        ],
+    );
 }
 
 #[test]

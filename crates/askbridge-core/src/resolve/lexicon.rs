@@ -155,6 +155,31 @@ pub(crate) const LIST_WORDS: &[&str] = &[
     "and", "&", "+", "plus", "also", "和", "跟", "与", "และ", "กับ",
 ];
 
+/// What may stand between the two numbers of a range ("2-4", "2 to 4",
+/// "2到4", "2 ถึง 4"), folded.
+#[rustfmt::skip]
+const RANGE_SEPARATORS: &[&str] = &[
+    "-", "–", "—", "~", "〜", "..", "...", "to", "through", "thru", "till", "until",
+    "到", "至", "ถึง", "จนถึง",
+];
+
+/// Words around a range that add nothing to it ("from 2 to 4", "从2到4",
+/// "ตั้งแต่ 2 ถึง 4").
+#[rustfmt::skip]
+const RANGE_WORDS: &[&str] = &[
+    "from", "to", "through", "thru", "till", "until", "从", "到", "至", "ตั้งแต่", "ถึง", "จนถึง",
+];
+
+/// Whether the text between two numbers makes them a range.
+pub(crate) fn is_range_separator(between: &str) -> bool {
+    RANGE_SEPARATORS.contains(&between)
+}
+
+/// Whether a word only frames a range.
+pub(crate) fn is_range_word(word: &str) -> bool {
+    RANGE_WORDS.contains(&word)
+}
+
 /// A word that offers alternatives: "1 or 2" for a single question is ambiguous.
 pub(crate) const OR_WORDS: &[&str] = &["or", "或", "或者", "还是", "หรือ"];
 

@@ -14,7 +14,9 @@
 //!    list for multi-select and ambiguous for single-select; when an item
 //!    of a list with separators names no option (`lint, deploy`), the whole
 //!    reply is free text, never a partial pick, and
-//!    [`OptionMatcher::unknown_items`] names those items;
+//!    [`OptionMatcher::unknown_items`] names those items; a range (`2-4`,
+//!    `2 to 4`, `2~4`, `2到4`, `2 ถึง 4`) is every option between, and a
+//!    reversed or out-of-range one is not a pick;
 //! 6. one pick: an index (`2`, `second`, `第二个`, letters where shown), a
 //!    label named in the reply, a part of a label, words and prefixes,
 //!    misspellings, description words; an index and a label that disagree

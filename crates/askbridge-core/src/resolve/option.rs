@@ -115,8 +115,8 @@ enum Listed<'a> {
     NotAList,
     /// Every item names options (or a range of them), in reply order.
     Picks(Vec<usize>),
-    /// Some item names no option: the whole reply is the person's own
-    /// words.
+    /// Some item names no option, or is a range that is not one: the
+    /// whole reply is the person's own words.
     Refused {
         /// The items that name nothing, folded.
         unknown: Vec<&'a str>,
@@ -139,9 +139,11 @@ enum Read<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Range {
     /// Not written as a range.
-    NotARange,
+    Absent,
     /// Every option of the range, in order.
     Picks(std::ops::RangeInclusive<usize>),
+    /// Written as a range, but reversed or past the options.
+    Invalid,
 }
 
 /// What one item of a reply names.
@@ -635,8 +637,15 @@ impl OptionMatcher {
             return Listed::Picks(span);
         }
         let items = split_list(norm);
-        if items.len() == 1 {
-            return self.read_words_as_list(tokens);
+        if let [only] = items.as_slice() {
+            return match self.range(only) {
+                Range::Picks(range) => Listed::Picks(range.collect()),
+                Range::Invalid => Listed::Refused {
+                    unknown: vec![only],
+                    named: false,
+                },
+                Range::Absent => self.read_words_as_list(tokens),
+            };
         }
         let mut picks = Vec::new();
         let mut unknown = Vec::new();
@@ -646,7 +655,11 @@ impl OptionMatcher {
                     picks.extend(range);
                     continue;
                 }
-                Range::NotARange => {}
+                Range::Invalid => {
+                    unknown.push(item);
+                    continue;
+                }
+                Range::Absent => {}
             }
             match self.pick(item) {
                 Pick::One(i) => picks.push(i),
@@ -743,22 +756,44 @@ impl OptionMatcher {
         }
     }
 
-    /// "1-3", "2 to 4", "1~3" over numbers in range.
+    /// "2-4", "2–4", "2 to 4", "2~4", "2到4", "2至4", "2 ถึง 4": every
+    /// option from the first number to the second. A reversed range or one
+    /// past the options is not a pick. Where labels carry numbers, a range
+    /// that names a label ("2-4" for "2-4 weeks") is that label instead.
     fn range(&self, item: &str) -> Range {
-        if !item.starts_with(|c: char| c.is_ascii_digit()) {
-            return Range::NotARange;
-        }
-        let Some((from, to)) = item
-            .split_once(['-', '–', '~', '到', '至'])
-            .or_else(|| item.split_once(" to "))
-        else {
-            return Range::NotARange;
+        // Two numbers with something between them, or no range at all.
+        let bytes = item.as_bytes();
+        let Some(first) = bytes.iter().position(u8::is_ascii_digit) else {
+            return Range::Absent;
         };
-        match (from.trim().parse::<usize>(), to.trim().parse::<usize>()) {
-            (Ok(from), Ok(to)) if 1 <= from && from < to && to <= self.options.len() => {
+        let Some(gap) = bytes[first..].iter().position(|b| !b.is_ascii_digit()) else {
+            return Range::Absent;
+        };
+        if !bytes[first + gap..].iter().any(u8::is_ascii_digit) {
+            return Range::Absent;
+        }
+        let tokens = text::tokenize(item);
+        let mut content = tokens
+            .iter()
+            .filter(|t| !(self.is_filler_token(t) || lexicon::is_range_word(t.text)));
+        let (Some(from), Some(to), None) = (content.next(), content.next(), content.next()) else {
+            return Range::Absent;
+        };
+        if from.kind != Kind::Number || to.kind != Kind::Number {
+            return Range::Absent;
+        }
+        let between = text::between(item, from, to).trim();
+        if !lexicon::is_range_separator(between) {
+            return Range::Absent;
+        }
+        if self.numeric_labels && matches!(self.pick(item), Pick::One(_)) {
+            return Range::Absent;
+        }
+        match (from.text.parse::<usize>(), to.text.parse::<usize>()) {
+            (Ok(from), Ok(to)) if 1 <= from && from <= to && to <= self.options.len() => {
                 Range::Picks(from - 1..=to - 1)
             }
-            _ => Range::NotARange,
+            _ => Range::Invalid,
         }
     }
 

@@ -443,6 +443,14 @@ pub(crate) fn before<'a>(s: &'a str, token: &Token<'_>, extra: usize) -> &'a str
     s.get(..start + extra).unwrap_or(s)
 }
 
+/// The part of `s` between two of its tokens.
+pub(crate) fn between<'a>(s: &'a str, first: &Token<'_>, second: &Token<'_>) -> &'a str {
+    let base = s.as_ptr() as usize;
+    let start = (first.text.as_ptr() as usize).saturating_sub(base) + first.text.len();
+    let end = (second.text.as_ptr() as usize).saturating_sub(base);
+    s.get(start..end).unwrap_or("")
+}
+
 /// Whether `key` is the tokens joined by `separator`, without building the
 /// joined string.
 pub(crate) fn is_key_of(key: &str, tokens: &[Token<'_>], separator: &str) -> bool {
