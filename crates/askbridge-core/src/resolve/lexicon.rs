@@ -1,5 +1,6 @@
 //! The words the resolver knows, in English, Chinese and Thai: fillers,
-//! skip words, yes/no, numbers and ordinals, question and negation words.
+//! skip words, yes/no, numbers and ordinals, question and negation words,
+//! hedges and idioms, range words.
 //!
 //! Every list is folded (lower case, NFKC) so it compares with folded text.
 
@@ -14,9 +15,9 @@ const FILLERS: &[&str] = &[
     "a", "ahead", "alright", "an", "answer", "are", "as", "be", "best", "choice", "choose",
     "choosing", "chose", "definitely", "do", "does", "fine", "for", "go", "going", "good",
     "great", "guess", "hmm", "i", "id", "ill", "im", "ill", "im", "is", "it", "its", "its",
-    "just", "k", "let", "lets", "lets", "like", "looks", "maybe", "me", "mine", "my", "need",
+    "just", "k", "let", "lets", "lets", "like", "looks", "me", "mine", "my", "need",
     "num", "number", "of", "ok", "okay", "on", "one", "opt", "option", "options", "our",
-    "perhaps", "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
+    "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
     "select", "selecting", "settle", "should", "sounds", "sure", "take", "taking", "thank",
     "thanks", "that", "thats", "the", "then", "think", "this", "thx", "to", "ty", "uh", "um",
     "us", "use", "using", "vote", "wanna", "want", "we", "well", "well", "will", "with",
@@ -109,6 +110,60 @@ const CONDITIONS: &[&str] = &[
     "but", "unless", "if", "except", "after", "before", "once", "when", "until", "但", "但是",
     "不过", "除非", "如果", "แต่", "ถ้า", "เว้นแต่", "หลังจาก",
 ];
+
+/// Words that hedge wherever they stand: "maybe staging", "idk" are the
+/// person's own words, not a pick (SPEC §5.9).
+#[rustfmt::skip]
+const HEDGES: &[&str] = &[
+    "maybe", "perhaps", "possibly", "unsure", "undecided", "idk", "dunno", "idc", "depends",
+    "depending", "nevermind", "nvm", "whichever",
+];
+
+/// Words that, after a negation, make an idiom rather than an answer:
+/// "no clue", "no idea", "never mind", "not sure", "don't know", "doesn't
+/// matter", "no worries". ("no thanks", "not yet", "not now" stay answers.)
+#[rustfmt::skip]
+const IDIOM_TAILS: &[&str] = &[
+    "clue", "idea", "ideas", "mind", "worries", "worry", "problem", "problems", "prob", "probs",
+    "matter", "doubt", "wonder", "kidding", "offense", "offence", "comment", "biggie", "sweat",
+    "rush", "hurry", "pressure", "preference", "difference", "care", "know", "knowing", "sure",
+    "certain", "decided", "decide", "clear", "bother", "bothered", "opinion",
+];
+
+/// Words that make a following idiom tail an idiom ("no", "never", "not",
+/// "don't", "haven't", "can't").
+#[rustfmt::skip]
+const IDIOM_HEADS: &[&str] = &[
+    "no", "never", "not", "dont", "doesnt", "didnt", "havent", "hasnt", "cant", "cannot",
+    "wont", "isnt", "aint",
+];
+
+/// Hedges of several words, matched as whole words anywhere in a reply.
+#[rustfmt::skip]
+const HEDGE_PHRASES: &[&[&str]] = &[
+    &["let", "me", "think"], &["let", "me", "check"], &["think", "about", "it"],
+    &["hard", "to", "say"], &["who", "knows"], &["it", "depends"], &["your", "call"],
+    &["you", "decide"], &["you", "choose"], &["up", "to", "you"], &["either", "way"],
+    &["get", "back", "to", "you"], &["ask", "me", "later"], &["not", "decided"],
+    &["no", "strong", "opinion"], &["no", "strong", "feelings"],
+];
+
+/// Hedges and idioms in Chinese and Thai, found inside a run of text:
+/// "不知道", "随便", "看情况", "再说吧", "ไม่รู้", "แล้วแต่", "ไม่แน่ใจ".
+#[rustfmt::skip]
+const SCRIPT_HEDGES: &[&str] = &[
+    "不知道", "不清楚", "不确定", "不一定", "说不好", "不好说", "说不准", "随便", "无所谓", "看情况",
+    "再说", "再看看", "想想", "考虑一下", "考虑考虑", "没想好", "可能", "也许", "或许", "大概",
+    "你定", "你决定", "你看着办", "都行", "ไม่รู้", "ไม่ทราบ", "ไม่แน่ใจ", "ไม่แน่", "แล้วแต่",
+    "อาจจะ", "บางที", "คิดก่อน", "คิดดู", "ยังไม่ได้ตัดสินใจ", "ตามสบาย", "อะไรก็ได้", "ยังไงก็ได้",
+];
+
+/// Words inside a Chinese or Thai run that start a condition: "是的，但是…",
+/// "ใช่ แต่…" are not a plain yes.
+const SCRIPT_CONDITIONS: &[&str] = &["但是", "不过", "可是", "除非", "如果", "แต่", "ถ้า", "เว้นแต่"];
+
+/// Thai words that contain "แต่" without meaning "but".
+const NOT_SCRIPT_CONDITIONS: &[&str] = &["แต่ง", "แต่ละ"];
 
 /// Words that start a justification, cut off before matching
 /// ("production because staging is down").
@@ -228,6 +283,9 @@ word_set!(QUESTION_START_SET = QUESTION_STARTS);
 word_set!(NEGATION_SET = NEGATIONS);
 word_set!(CONDITION_SET = CONDITIONS);
 word_set!(JUSTIFICATION_SET = JUSTIFICATIONS);
+word_set!(HEDGE_SET = HEDGES);
+word_set!(IDIOM_TAIL_SET = IDIOM_TAILS);
+word_set!(IDIOM_HEAD_SET = IDIOM_HEADS);
 
 fn contains(set: &LazyLock<WordSet>, word: &str) -> bool {
     set.contains(word)
@@ -272,6 +330,59 @@ pub(crate) fn starts_with_script_negation(run: &str) -> bool {
 pub(crate) fn is_condition(word: &str) -> bool {
     contains(&CONDITION_SET, word)
 }
+
+/// Whether a word hedges ("maybe", "idk").
+pub(crate) fn is_hedge(word: &str) -> bool {
+    contains(&HEDGE_SET, word)
+}
+
+/// Whether two words in a row make an idiom ("no clue", "never mind").
+pub(crate) fn is_idiom(head: &str, tail: &str) -> bool {
+    contains(&IDIOM_HEAD_SET, head) && contains(&IDIOM_TAIL_SET, tail)
+}
+
+/// The length, in words, of a hedge phrase starting at `words[0]`.
+pub(crate) fn hedge_phrase_at(words: &[&str]) -> Option<usize> {
+    phrase_at(HEDGE_PHRASES, words)
+}
+
+/// The longest phrase of `phrases` that `words` start with.
+fn phrase_at(phrases: &[&[&str]], words: &[&str]) -> Option<usize> {
+    phrases
+        .iter()
+        .filter(|phrase| words.starts_with(phrase))
+        .map(|phrase| phrase.len())
+        .max()
+}
+
+/// A Chinese or Thai hedge inside a run ("不知道", "แล้วแต่").
+pub(crate) fn script_hedge_in(run: &str) -> Option<&'static str> {
+    SCRIPT_HEDGES.iter().copied().find(|h| run.contains(h))
+}
+
+/// Whether a Chinese or Thai run holds a condition ("但是", "แต่").
+pub(crate) fn has_script_condition(run: &str) -> bool {
+    SCRIPT_CONDITIONS.iter().any(|marker| {
+        run.match_indices(marker).any(|(at, _)| {
+            !NOT_SCRIPT_CONDITIONS
+                .iter()
+                .any(|word| run[at..].starts_with(word))
+        })
+    })
+}
+
+/// Whether a word can start a hedge phrase; a quick test before the
+/// phrase list is scanned.
+pub(crate) fn may_start_phrase(word: &str) -> bool {
+    contains(&PHRASE_START_SET, word)
+}
+
+static PHRASE_START_SET: LazyLock<WordSet> = LazyLock::new(|| {
+    HEDGE_PHRASES
+        .iter()
+        .filter_map(|phrase| phrase.first().copied())
+        .collect()
+});
 
 pub(crate) fn is_justification(word: &str) -> bool {
     contains(&JUSTIFICATION_SET, word)

@@ -8,8 +8,13 @@
 //! 1. clean the reply ([`text`]): NFKC, full case folding (`ß` is `ss`),
 //!    platform markup, quotes; labels are folded the same way, once;
 //! 2. an exact label wins;
-//! 3. skip words, then "all"/"both" (multi-select);
-//! 4. questions, negations and conditions make it the person's own words;
+//! 3. skip words;
+//! 4. hedges and idioms that start like an answer are the person's own
+//!    words: "maybe", "idk", "no clue", "never mind", "not sure", "let me
+//!    think", "yes, but…", and in Chinese and Thai "不知道", "随便", "看情况",
+//!    "是的，但是…", "ไม่รู้", "แล้วแต่", "ใช่ แต่…" (a word of a label, such as
+//!    an option "Maybe", is not a hedge); then "all"/"both" (multi-select);
+//!    questions, negations and conditions make it the person's own words;
 //! 5. a list of picks (`1, 3`, `staging and prod`): several picks are a
 //!    list for multi-select and ambiguous for single-select; when an item
 //!    of a list with separators names no option (`lint, deploy`), the whole

@@ -257,7 +257,7 @@ impl OptionMatcher {
             return Vec::new();
         }
         let cleaned = text::clean(reply);
-        match self.read_choice(&cleaned) {
+        match self.read_choice(&cleaned, &cleaned.norm) {
             Read::Unknown(items) => {
                 let typed = typed_items(&cleaned.display);
                 items
@@ -294,12 +294,12 @@ impl OptionMatcher {
     }
 
     fn resolve_confirm(&self, reply: &Cleaned) -> Resolution {
-        self.resolve_yes_no(reply, 0, 1)
+        self.resolve_yes_no(reply, &reply.norm, 0, 1)
     }
 
-    /// A yes/no reading of a reply, picking `yes` or `no` (option indices).
-    fn resolve_yes_no(&self, reply: &Cleaned, yes: usize, no: usize) -> Resolution {
-        let norm = reply.norm.as_str();
+    /// A yes/no reading of a reply (`norm`: its folded text, or the part
+    /// after a correction), picking `yes` or `no` (option indices).
+    fn resolve_yes_no(&self, reply: &Cleaned, norm: &str, yes: usize, no: usize) -> Resolution {
         if lexicon::is_yes(norm) {
             return Resolution::Choice(yes);
         }
@@ -310,7 +310,7 @@ impl OptionMatcher {
             return Resolution::Skip;
         }
         let tokens = text::tokenize(norm);
-        if self.is_question(reply, &tokens) {
+        if self.is_hedged(&tokens) || self.is_question(reply, norm, &tokens) {
             return Self::free_text(reply);
         }
         let head = cut_justification(norm, &tokens);
@@ -356,7 +356,7 @@ impl OptionMatcher {
     }
 
     fn resolve_choice(&self, reply: &Cleaned) -> Resolution {
-        match self.read_choice(reply) {
+        match self.read_choice(reply, &reply.norm) {
             Read::Resolved(resolution) => resolution,
             Read::Unknown(_) => Self::free_text(reply),
         }
@@ -364,8 +364,9 @@ impl OptionMatcher {
 
     /// Resolves a reply to a choice question, keeping the items of a list
     /// that named no option.
-    fn read_choice<'a>(&self, reply: &'a Cleaned) -> Read<'a> {
-        let norm = reply.norm.as_str();
+    /// `norm` is the reply's folded text, or the part of it after a
+    /// correction.
+    fn read_choice<'a>(&self, reply: &Cleaned, norm: &'a str) -> Read<'a> {
         let multi = self.mode == Mode::Multi;
         let one = |i: usize| {
             if multi {
@@ -394,10 +395,13 @@ impl OptionMatcher {
         if lexicon::is_skip(norm) {
             return Read::Resolved(Resolution::Skip);
         }
+        if self.is_hedged(&tokens) {
+            return Read::Resolved(Self::free_text(reply));
+        }
         // Options "Yes" and "No" read like a confirm question ("nah, not now").
         if !multi
             && let Some((yes, no)) = self.yes_no
-            && let Resolution::Choice(i) = self.resolve_yes_no(reply, yes, no)
+            && let Resolution::Choice(i) = self.resolve_yes_no(reply, norm, yes, no)
         {
             return Read::Resolved(one(i));
         }
@@ -409,7 +413,7 @@ impl OptionMatcher {
                 other => other,
             });
         }
-        if self.is_question(reply, &tokens) || self.is_negated(&tokens) {
+        if self.is_question(reply, norm, &tokens) || self.is_negated(&tokens) {
             return Read::Resolved(Self::free_text(reply));
         }
         let head = cut_justification(norm, &tokens);
@@ -523,7 +527,7 @@ impl OptionMatcher {
     }
 
     /// A reply that asks something back ("can you explain 2?").
-    fn is_question(&self, reply: &Cleaned, tokens: &[Token<'_>]) -> bool {
+    fn is_question(&self, reply: &Cleaned, norm: &str, tokens: &[Token<'_>]) -> bool {
         let content = tokens
             .iter()
             .filter(|t| !lexicon::is_filler(t.text))
@@ -546,11 +550,56 @@ impl OptionMatcher {
             }
         }
         tokens.iter().any(|t| t.kind == Kind::Script)
-            && lexicon::has_question_marker(&reply.norm)
+            && lexicon::has_question_marker(norm)
             && !self
                 .options
                 .iter()
-                .any(|o| o.script && reply.norm.contains(&o.compact))
+                .any(|o| o.script && norm.contains(&o.compact))
+    }
+
+    /// A reply that hedges or says something else as a whole (SPEC §5.9):
+    /// a hedge word ("maybe", "idk"), an idiom that starts like an answer
+    /// ("no clue", "never mind", "not sure"), a hedge phrase ("let me
+    /// think", "it depends"), and in Chinese and Thai a hedge or a "but"
+    /// inside a run ("不知道", "是的，但是…", "ไม่แน่ใจ", "ใช่ แต่…"). Words of
+    /// the labels do not count: an option may be called "Maybe".
+    fn is_hedged(&self, tokens: &[Token<'_>]) -> bool {
+        for (i, token) in tokens.iter().enumerate() {
+            match token.kind {
+                Kind::Word => {
+                    if self.is_label_word(token.text) {
+                        continue;
+                    }
+                    if lexicon::is_hedge(token.text) {
+                        return true;
+                    }
+                    if i > 0 && lexicon::is_idiom(tokens[i - 1].text, token.text) {
+                        return true;
+                    }
+                    if lexicon::may_start_phrase(token.text) {
+                        let words: Vec<&str> = tokens[i..].iter().take(4).map(|t| t.text).collect();
+                        if lexicon::hedge_phrase_at(&words).is_some() {
+                            return true;
+                        }
+                    }
+                }
+                Kind::Script => {
+                    let in_label = |part: &str| {
+                        self.options
+                            .iter()
+                            .any(|o| o.script && o.compact.contains(part))
+                    };
+                    if lexicon::script_hedge_in(token.text).is_some_and(|h| !in_label(h)) {
+                        return true;
+                    }
+                    if lexicon::has_script_condition(token.text) && !in_label(token.text) {
+                        return true;
+                    }
+                }
+                Kind::Number | Kind::Decimal | Kind::Symbol => {}
+            }
+        }
+        false
     }
 
     /// A reply that rules something out ("not production").
