@@ -731,6 +731,68 @@ fn idioms_and_hedges_that_start_like_an_answer_are_free_text() {
 }
 
 #[test]
+fn corrections_keep_the_last_pick() {
+    check(
+        false,
+        false,
+        &[
+            (COLORS, "1, actually 2", "choice Green"),
+            (COLORS, "2, no wait, 3", "choice Blue"),
+            (COLORS, "2 sorry 3", "choice Blue"),
+            (COLORS, "red, I mean blue", "choice Blue"),
+            (COLORS, "red... actually green", "choice Green"),
+            (COLORS, "1, actually 2, no wait, 3", "choice Blue"),
+            (COLORS, "2, sorry, I mean 3", "choice Blue"),
+            (COLORS, "option 1 - or rather option 3", "choice Blue"),
+            (COLORS, "1, actually 2 and 3", "ambiguous Green|Blue"),
+            (COLORS, "2, actually can you explain 3?", "free"),
+            (COLORS, "2, actually skip", "skip"),
+            (COLORS, "2, actually", "choice Green"),
+            (COLORS, "actually, 2", "choice Green"),
+            // A correction takes back a pick; without one it is no correction.
+            (COLORS, "hold on, actually 2", "free"),
+            (DEPLOY, "Staging, I mean Production", "choice Production"),
+            (
+                DEPLOY,
+                "production, no wait, staging",
+                "choice Staging (Recommended)",
+            ),
+            ("Yes, No", "yes, actually no", "choice No"),
+            (
+                "Merge now, Wait for CI, Close the PR",
+                "let's wait",
+                "choice Wait for CI",
+            ),
+            ("红色, 绿色, 蓝色", "红色，我是说蓝色", "choice 蓝色"),
+            ("红色, 绿色, 蓝色", "第一个，不对，第二个", "choice 绿色"),
+            ("红色, 绿色, 蓝色", "1 不对 2", "choice 绿色"),
+            ("红色, 绿色, 蓝色", "1 改成 3", "choice 蓝色"),
+            (
+                "红色, 绿色, 蓝色",
+                "选红色，不对，应该是绿色",
+                "choice 绿色",
+            ),
+            (COLORS, "ข้อ 1 ไม่ใช่ ข้อ 2", "choice Green"),
+            (COLORS, "1 หมายถึง 3", "choice Blue"),
+            ("ตอนนี้, พรุ่งนี้", "ตอนนี้ เอ้ย พรุ่งนี้", "choice พรุ่งนี้"),
+        ],
+    );
+    let notify = "Team channel, On-call, Nobody";
+    check(
+        true,
+        false,
+        &[
+            (notify, "1, 2, actually 3", "choices Nobody"),
+            (notify, "1 and 2, I mean 2 and 3", "choices On-call|Nobody"),
+            (notify, "team, no wait, nobody", "choices Nobody"),
+            (notify, "1，2，不对，3", "choices Nobody"),
+            (notify, "1 2 หมายถึง 3", "choices Nobody"),
+            (notify, "1, actually 2-3", "choices On-call|Nobody"),
+        ],
+    );
+}
+
+#[test]
 fn skip_words() {
     check(
         false,
@@ -834,11 +896,14 @@ fn confirm_questions() {
         ("yes, but not today", "free"),
         ("no problem", "free"),
         ("no thanks", "choice no"),
+        ("yes, actually no", "choice no"),
+        ("no, I mean yes", "choice yes"),
         ("不知道", "free"),
         ("是的，但是要先测试", "free"),
         ("随便", "free"),
         ("看情况", "free"),
         ("再说吧", "free"),
+        ("是的，不对，不要", "choice no"),
         ("ไม่รู้", "free"),
         ("แล้วแต่", "free"),
         ("ไม่แน่ใจ", "free"),

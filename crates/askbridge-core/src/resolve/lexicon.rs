@@ -1,6 +1,6 @@
 //! The words the resolver knows, in English, Chinese and Thai: fillers,
 //! skip words, yes/no, numbers and ordinals, question and negation words,
-//! hedges and idioms, range words.
+//! hedges and idioms, range words, corrections.
 //!
 //! Every list is folded (lower case, NFKC) so it compares with folded text.
 
@@ -23,7 +23,7 @@ const FILLERS: &[&str] = &[
     "us", "use", "using", "vote", "wanna", "want", "we", "well", "well", "will", "with",
     "works", "would", "ya", "yeah", "yep", "yes", "you", "choice", "selection", "reply",
     "going", "gonna", "hm", "so", "whatever", "anyway", "give", "gimme", "try", "get", "have",
-    "make", "either", "here", "there", "now", "can", "could", "youre",
+    "make", "either", "here", "there", "now", "can", "could", "youre", "actually",
 ];
 
 /// Affixes without a choice of their own in Chinese and Thai, which write
@@ -164,6 +164,23 @@ const SCRIPT_CONDITIONS: &[&str] = &["但是", "不过", "可是", "除非", "�
 
 /// Thai words that contain "แต่" without meaning "but".
 const NOT_SCRIPT_CONDITIONS: &[&str] = &["แต่ง", "แต่ละ"];
+
+/// Corrections between two picks: the person takes back what came before
+/// ("1, actually 2", "2, no wait, 3", "Staging, I mean Production").
+#[rustfmt::skip]
+const CORRECTIONS: &[&[&str]] = &[
+    &["actually"], &["no", "wait"], &["wait", "no"], &["wait"], &["sorry"], &["i", "mean"],
+    &["i", "meant"], &["or", "rather"], &["correction"], &["scratch", "that"],
+    &["make", "that"], &["make", "it"], &["change", "that", "to"], &["change", "it", "to"],
+    &["change", "to"], &["oops"], &["no", "sorry"], &["err"],
+];
+
+/// Corrections in Chinese and Thai, found inside a run of text.
+#[rustfmt::skip]
+const SCRIPT_CORRECTIONS: &[&str] = &[
+    "不对", "我是说", "我的意思是", "改成", "改为", "换成", "应该是", "更正", "说错了", "哦不",
+    "ไม่ใช่", "หมายถึง", "ขอแก้เป็น", "แก้เป็น", "ขอเปลี่ยนเป็น", "เปลี่ยนเป็น", "ไม่สิ", "เอ้ย",
+];
 
 /// Words that start a justification, cut off before matching
 /// ("production because staging is down").
@@ -346,6 +363,11 @@ pub(crate) fn hedge_phrase_at(words: &[&str]) -> Option<usize> {
     phrase_at(HEDGE_PHRASES, words)
 }
 
+/// The length, in words, of a correction starting at `words[0]`.
+pub(crate) fn correction_at(words: &[&str]) -> Option<usize> {
+    phrase_at(CORRECTIONS, words)
+}
+
 /// The longest phrase of `phrases` that `words` start with.
 fn phrase_at(phrases: &[&[&str]], words: &[&str]) -> Option<usize> {
     phrases
@@ -371,15 +393,26 @@ pub(crate) fn has_script_condition(run: &str) -> bool {
     })
 }
 
-/// Whether a word can start a hedge phrase; a quick test before the
-/// phrase list is scanned.
+/// Byte ranges of the Chinese and Thai corrections inside a run.
+pub(crate) fn script_corrections_in(run: &str) -> Vec<(usize, usize)> {
+    let mut found: Vec<(usize, usize)> = SCRIPT_CORRECTIONS
+        .iter()
+        .flat_map(|marker| run.match_indices(marker).map(|(at, m)| (at, at + m.len())))
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+/// Whether a word can start a correction, a hedge phrase or an idiom; a
+/// quick test before the phrase lists are scanned.
 pub(crate) fn may_start_phrase(word: &str) -> bool {
     contains(&PHRASE_START_SET, word)
 }
 
 static PHRASE_START_SET: LazyLock<WordSet> = LazyLock::new(|| {
-    HEDGE_PHRASES
+    CORRECTIONS
         .iter()
+        .chain(HEDGE_PHRASES)
         .filter_map(|phrase| phrase.first().copied())
         .collect()
 });

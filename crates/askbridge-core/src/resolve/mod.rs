@@ -8,7 +8,11 @@
 //! 1. clean the reply ([`text`]): NFKC, full case folding (`ß` is `ss`),
 //!    platform markup, quotes; labels are folded the same way, once;
 //! 2. an exact label wins;
-//! 3. skip words;
+//! 3. skip words; a correction between picks ("1, actually 2", "2, no
+//!    wait, 3", "Staging, I mean Production", "红色，我是说蓝色", "ข้อ 1
+//!    ไม่ใช่ ข้อ 2"): what follows the last correction is the answer, a
+//!    list after it replacing the list before it (only when what came
+//!    before the first correction was a pick);
 //! 4. hedges and idioms that start like an answer are the person's own
 //!    words: "maybe", "idk", "no clue", "never mind", "not sure", "let me
 //!    think", "yes, but…", and in Chinese and Thai "不知道", "随便", "看情况",

@@ -310,6 +310,12 @@ impl OptionMatcher {
             return Resolution::Skip;
         }
         let tokens = text::tokenize(norm);
+        // "yes, actually no": the last answer wins.
+        if let Some((before, after)) = self.correction(norm, &tokens)
+            && let Resolution::Choice(_) = self.resolve_yes_no(reply, before, yes, no)
+        {
+            return self.resolve_yes_no(reply, after, yes, no);
+        }
         if self.is_hedged(&tokens) || self.is_question(reply, norm, &tokens) {
             return Self::free_text(reply);
         }
@@ -394,6 +400,18 @@ impl OptionMatcher {
         }
         if lexicon::is_skip(norm) {
             return Read::Resolved(Resolution::Skip);
+        }
+        // "1, actually 2": the last pick wins; a list after a correction
+        // replaces the list before it.
+        if let Some((before, after)) = self.correction(norm, &tokens)
+            && matches!(
+                self.read_choice(reply, before),
+                Read::Resolved(
+                    Resolution::Choice(_) | Resolution::Choices(_) | Resolution::Ambiguous(_)
+                )
+            )
+        {
+            return self.read_choice(reply, after);
         }
         if self.is_hedged(&tokens) {
             return Read::Resolved(Self::free_text(reply));
@@ -600,6 +618,51 @@ impl OptionMatcher {
             }
         }
         false
+    }
+
+    /// A correction between picks ("1, actually 2", "2, no wait, 3", "红色，
+    /// 我是说蓝色", "ข้อ 1 ไม่ใช่ ข้อ 2"): the reply before the first
+    /// correction and after the last, both non-empty. Correction words that
+    /// are words of a label ("Wait for CI") do not count.
+    fn correction<'a>(&self, norm: &'a str, tokens: &[Token<'_>]) -> Option<(&'a str, &'a str)> {
+        let base = norm.as_ptr() as usize;
+        let offset = |token: &Token<'_>| (token.text.as_ptr() as usize).saturating_sub(base);
+        let mut first: Option<usize> = None;
+        let mut last: Option<usize> = None;
+        let mut mark = |start: usize, end: usize| {
+            first = Some(first.map_or(start, |f| f.min(start)));
+            last = Some(last.map_or(end, |l| l.max(end)));
+        };
+        for (i, token) in tokens.iter().enumerate() {
+            match token.kind {
+                Kind::Word if lexicon::may_start_phrase(token.text) => {
+                    let words: Vec<&str> = tokens[i..].iter().take(4).map(|t| t.text).collect();
+                    if let Some(len) = lexicon::correction_at(&words)
+                        && !words[..len].iter().any(|w| self.is_label_word(w))
+                    {
+                        let end = &tokens[i + len - 1];
+                        mark(offset(token), offset(end) + end.text.len());
+                    }
+                }
+                Kind::Script => {
+                    for (start, end) in lexicon::script_corrections_in(token.text) {
+                        let marker = &token.text[start..end];
+                        if !self
+                            .options
+                            .iter()
+                            .any(|o| o.script && o.compact.contains(marker))
+                        {
+                            mark(offset(token) + start, offset(token) + end);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let separators: &[char] = &[' ', ',', ';', '，', '、', '；', '\n', '-', '—', '.', '…'];
+        let before = norm.get(..first?)?.trim_matches(separators);
+        let after = norm.get(last?..)?.trim_matches(separators);
+        (!before.is_empty() && !after.is_empty()).then_some((before, after))
     }
 
     /// A reply that rules something out ("not production").
