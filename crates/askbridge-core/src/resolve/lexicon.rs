@@ -4,7 +4,7 @@
 //!
 //! Every list is folded (lower case, NFKC) so it compares with folded text.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
@@ -333,7 +333,7 @@ pub(crate) fn is_question_start(word: &str) -> bool {
 }
 
 pub(crate) fn has_question_marker(norm: &str) -> bool {
-    QUESTION_MARKERS.iter().any(|m| norm.contains(m))
+    script_phrases(norm).any(|(_, _, role)| role == ScriptRole::Question)
 }
 
 pub(crate) fn is_negation(word: &str) -> bool {
@@ -378,29 +378,70 @@ fn phrase_at(phrases: &[&[&str]], words: &[&str]) -> Option<usize> {
 }
 
 /// A Chinese or Thai hedge inside a run ("不知道", "แล้วแต่").
-pub(crate) fn script_hedge_in(run: &str) -> Option<&'static str> {
-    SCRIPT_HEDGES.iter().copied().find(|h| run.contains(h))
+pub(crate) fn script_hedge_in(run: &str) -> Option<&str> {
+    script_phrases(run)
+        .find(|(_, _, role)| *role == ScriptRole::Hedge)
+        .map(|(start, end, _)| &run[start..end])
 }
 
 /// Whether a Chinese or Thai run holds a condition ("但是", "แต่").
 pub(crate) fn has_script_condition(run: &str) -> bool {
-    SCRIPT_CONDITIONS.iter().any(|marker| {
-        run.match_indices(marker).any(|(at, _)| {
-            !NOT_SCRIPT_CONDITIONS
+    script_phrases(run).any(|(start, _, role)| {
+        role == ScriptRole::Condition
+            && !NOT_SCRIPT_CONDITIONS
                 .iter()
-                .any(|word| run[at..].starts_with(word))
-        })
+                .any(|word| run[start..].starts_with(word))
     })
 }
 
-/// Byte ranges of the Chinese and Thai corrections inside a run.
-pub(crate) fn script_corrections_in(run: &str) -> Vec<(usize, usize)> {
-    let mut found: Vec<(usize, usize)> = SCRIPT_CORRECTIONS
-        .iter()
-        .flat_map(|marker| run.match_indices(marker).map(|(at, m)| (at, at + m.len())))
-        .collect();
-    found.sort_unstable();
-    found
+/// Byte ranges of the Chinese and Thai corrections inside a run, in order.
+pub(crate) fn script_corrections_in(run: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    script_phrases(run)
+        .filter(|(_, _, role)| *role == ScriptRole::Correction)
+        .map(|(start, end, _)| (start, end))
+}
+
+/// What a Chinese or Thai phrase found inside a run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScriptRole {
+    Hedge,
+    Condition,
+    Correction,
+    Question,
+}
+
+/// The Chinese and Thai phrase lists by their first character, so a run is
+/// scanned once for all of them, without a substring search per phrase.
+type ScriptIndex = HashMap<char, Vec<(&'static str, ScriptRole)>, BuildHasherDefault<Fnv>>;
+
+static SCRIPT_INDEX: LazyLock<ScriptIndex> = LazyLock::new(|| {
+    let mut index = ScriptIndex::default();
+    for (list, role) in [
+        (SCRIPT_HEDGES, ScriptRole::Hedge),
+        (SCRIPT_CONDITIONS, ScriptRole::Condition),
+        (SCRIPT_CORRECTIONS, ScriptRole::Correction),
+        (QUESTION_MARKERS, ScriptRole::Question),
+    ] {
+        for phrase in list {
+            if let Some(first) = phrase.chars().next() {
+                index.entry(first).or_default().push((phrase, role));
+            }
+        }
+    }
+    index
+});
+
+/// Every listed Chinese or Thai phrase inside `text`: start, end, role.
+fn script_phrases(text: &str) -> impl Iterator<Item = (usize, usize, ScriptRole)> + '_ {
+    text.char_indices()
+        .filter(|(_, c)| !c.is_ascii())
+        .filter_map(|(at, c)| Some((at, SCRIPT_INDEX.get(&c)?)))
+        .flat_map(move |(at, phrases)| {
+            phrases
+                .iter()
+                .filter(move |(phrase, _)| text[at..].starts_with(phrase))
+                .map(move |(phrase, role)| (at, at + phrase.len(), *role))
+        })
 }
 
 /// Whether a word can start a correction, a hedge phrase or an idiom; a

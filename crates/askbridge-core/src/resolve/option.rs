@@ -585,20 +585,15 @@ impl OptionMatcher {
         for (i, token) in tokens.iter().enumerate() {
             match token.kind {
                 Kind::Word => {
-                    if self.is_label_word(token.text) {
-                        continue;
-                    }
-                    if lexicon::is_hedge(token.text) {
+                    let hedged = lexicon::is_hedge(token.text)
+                        || (i > 0 && lexicon::is_idiom(tokens[i - 1].text, token.text))
+                        || (lexicon::may_start_phrase(token.text) && {
+                            let words: Vec<&str> =
+                                tokens[i..].iter().take(4).map(|t| t.text).collect();
+                            lexicon::hedge_phrase_at(&words).is_some()
+                        });
+                    if hedged && !self.is_label_word(token.text) {
                         return true;
-                    }
-                    if i > 0 && lexicon::is_idiom(tokens[i - 1].text, token.text) {
-                        return true;
-                    }
-                    if lexicon::may_start_phrase(token.text) {
-                        let words: Vec<&str> = tokens[i..].iter().take(4).map(|t| t.text).collect();
-                        if lexicon::hedge_phrase_at(&words).is_some() {
-                            return true;
-                        }
                     }
                 }
                 Kind::Script => {
