@@ -837,6 +837,18 @@ fn free_text_keeps_the_words_as_typed() {
         matcher.resolve("  <@U1> Deploy to Canary first  "),
         Resolution::FreeText("Deploy to Canary first".to_owned())
     );
+    let multi = OptionMatcher::new(&["Red", "Green"], true, false);
+    for reply in [
+        "All except Red and Green",
+        "Lint, Deploy",
+        "Red, MAYBE Green",
+    ] {
+        assert_eq!(
+            multi.resolve(reply),
+            Resolution::FreeText(reply.to_owned()),
+            "{reply:?}"
+        );
+    }
 }
 
 fn question(id: &str, header: &str, kind: QuestionKind, labels: &[&str]) -> Question {

@@ -428,6 +428,8 @@ impl OptionMatcher {
             // picks (so ambiguous) for single-select (SPEC §5.8).
             return Read::Resolved(match all {
                 Resolution::Choices(v) if !multi => Resolution::Ambiguous(v),
+                // "all except all three": the words as typed, not folded.
+                Resolution::FreeText(_) => Self::free_text(reply),
                 other => other,
             });
         }
