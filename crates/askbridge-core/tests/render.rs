@@ -1109,9 +1109,8 @@ proptest! {
 // ---------------------------------------------------------------------
 
 mod follow_ups {
-    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step, Timestamp};
-    use askbridge_core::model::ChannelKind;
-    use askbridge_core::outcome::Responder;
+    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step};
+    use askbridge_core::model::{ChannelKind, Responder, Timestamp};
     use askbridge_core::render::{
         Locale, clarify_prompt, closing_line, reask_prompt, unknown_items_prompt,
     };
