@@ -1094,6 +1094,29 @@ fn multi_question_replies() {
 }
 
 #[test]
+fn unknown_items_of_a_multi_question_reply_are_named_per_question() {
+    let matcher = AskMatcher::new(&release_ask());
+    let all = [0, 1, 2];
+    // `question index=items|…`, questions joined by `; `.
+    let rows: &[(&str, &[usize], &str)] = &[
+        ("Q1: 2\nQ2: 1, the CEO", &all, "1=the CEO"),
+        ("2\nteam, CEO, board", &all, "1=CEO|board"),
+        ("Q2: 1, 3", &all, ""),
+        ("Q2: 1, the CEO", &[0], ""),
+        ("Q3: notes, more notes", &all, ""),
+        ("skip", &all, ""),
+    ];
+    for (reply, open, expect) in rows {
+        let got: Vec<String> = matcher
+            .unknown_items(reply, open)
+            .iter()
+            .map(|(q, items)| format!("{q}={}", items.join("|")))
+            .collect();
+        assert_eq!(got.join("; "), *expect, "{reply:?}");
+    }
+}
+
+#[test]
 fn everyday_phrasings() {
     check(
         false,
