@@ -1,9 +1,12 @@
 //! askbridge-core: what an "ask the human" bridge knows, without doing any of it.
 //!
-//! The question model ([`model`]), dialect normalisation ([`normalize`]), the
-//! render decision and neutral view ([`render`]), reply resolution
-//! ([`resolve`]), the ask lifecycle as a state machine ([`lifecycle`]) and the
-//! outcome handed back to the agent ([`outcome`]).
+//! The question model ([`model`]), reply resolution ([`resolve`]), dialect
+//! normalisation ([`normalize`]), the outcome handed back to the agent
+//! ([`outcome`]), the ask lifecycle as a state machine ([`lifecycle`]) and
+//! the render decision and neutral view ([`render`]). In that order each
+//! module uses only the ones before it: `normalize` compares labels the way
+//! the resolver does, the lifecycle builds outcomes, and rendering shows
+//! asks, follow-ups and outcomes. `tests/layers.rs` keeps it so.
 //!
 //! This crate must not depend on anything that does I/O: no tokio, no HTTP,
 //! no platform crate (teloxide, serenity, slack-morphism), no database, no

@@ -41,76 +41,17 @@
 //! those answers is a skip, it ends as `Skipped` instead (an ask where
 //! nothing was given is not "answered").
 //!
+//! When the ask ends, the machine hands its answered questions and how it
+//! ended to [`crate::outcome`], which writes the [`Outcome`]; the outcome
+//! module comes before this one and knows nothing of it.
+//!
 //! For persistence, [`AskLifecycle::to_parts`] gives the plain core values
 //! that make up the machine and [`AskLifecycle::from_parts`] rebuilds an
 //! identical one; the prepared reply matcher is derived, not stored.
 
-use std::fmt;
-
-use crate::model::{Ask, Question, QuestionKind};
-use crate::outcome::{Outcome, Responder, Via};
+use crate::model::{Ask, Question, QuestionKind, Responder, Timestamp, option_label};
+use crate::outcome::{self, Ending, Given, Outcome, Reason, Via};
 use crate::resolve::{AskMatcher, Resolution, label_key};
-
-/// A point in time: milliseconds since the Unix epoch, UTC.
-///
-/// The core never reads a clock; callers pass the current time in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Timestamp(pub u64);
-
-impl Timestamp {
-    /// A timestamp from whole seconds since the Unix epoch (saturating).
-    pub fn from_secs(secs: u64) -> Timestamp {
-        Timestamp(secs.saturating_mul(1_000))
-    }
-
-    /// This timestamp plus `secs` seconds, saturating at the far future.
-    pub fn saturating_add_secs(self, secs: u64) -> Timestamp {
-        Timestamp(self.0.saturating_add(secs.saturating_mul(1_000)))
-    }
-
-    /// RFC 3339 in UTC: `2026-12-02T12:00:00Z`.
-    ///
-    /// Milliseconds are written (always three digits, `…:00.120Z`) only
-    /// when they are not zero, so whole seconds read as the SPEC shows
-    /// them. Years past 9999 are written with more digits rather than
-    /// refused.
-    pub fn rfc3339(self) -> String {
-        let millis = self.0 % 1_000;
-        let secs = self.0 / 1_000;
-        let (days, day_secs) = (secs / 86_400, secs % 86_400);
-        let (year, month, day) = civil_from_days(days);
-        let (hour, minute, second) = (day_secs / 3_600, day_secs / 60 % 60, day_secs % 60);
-        let mut out = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
-        if millis != 0 {
-            out.push_str(&format!(".{millis:03}"));
-        }
-        out.push('Z');
-        out
-    }
-}
-
-impl fmt::Display for Timestamp {
-    /// Same as [`Timestamp::rfc3339`].
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.rfc3339())
-    }
-}
-
-/// Year, month (1–12) and day (1–31) of a day count since 1970-01-01, in the
-/// proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`, for
-/// non-negative day counts only).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
 
 /// Where an ask is in its lifecycle. Every state but `Pending` is terminal
 /// and never changes.
@@ -603,13 +544,40 @@ impl AskLifecycle {
     /// The outcome, once the ask has ended; `None` while pending. It is a
     /// function of the parts, so a rebuilt machine gives the same outcome.
     pub fn outcome(&self) -> Option<Outcome> {
-        crate::outcome::build(
-            &self.id,
-            &self.ask,
-            &self.answers,
-            &self.state,
-            self.deadline,
-        )
+        let (reason, failure, by, at) = match &self.state {
+            State::Pending => return None,
+            State::Answered { by, at } => (None, None, Some(by.clone()), *at),
+            State::Skipped { by, at } => (Some(Reason::Skipped), None, Some(by.clone()), *at),
+            State::TimedOut => (Some(Reason::Timeout), None, None, self.deadline),
+            State::Cancelled { at } => (Some(Reason::Cancelled), None, None, *at),
+            State::DeliveryFailed { reason, at } => (
+                Some(Reason::DeliveryFailed),
+                Some(reason.clone()),
+                None,
+                *at,
+            ),
+        };
+        let given: Vec<Given<'_>> = self
+            .ask
+            .questions
+            .iter()
+            .zip(&self.answers)
+            .filter_map(|(question, answer)| {
+                answer.as_ref().map(|answer| Given {
+                    question,
+                    options: &answer.options,
+                    text: answer.text.as_deref(),
+                    via: answer.via,
+                })
+            })
+            .collect();
+        let ending = Ending {
+            reason,
+            failure,
+            by,
+            at,
+        };
+        Some(outcome::build(&self.id, &self.ask, &given, ending))
     }
 
     /// Times the ask out if it is pending and `now` has reached the
@@ -976,21 +944,6 @@ fn option_count(question: &Question) -> usize {
         QuestionKind::Single | QuestionKind::Multi => question.options.len(),
         QuestionKind::Confirm => 2,
         QuestionKind::Text | QuestionKind::Textarea => 0,
-    }
-}
-
-/// The label of an option as reported in answers: the choice's label
-/// verbatim, `yes`/`no` for confirm.
-pub(crate) fn option_label(question: &Question, option: usize) -> &str {
-    match question.kind {
-        QuestionKind::Confirm => match option {
-            0 => "yes",
-            _ => "no",
-        },
-        _ => question
-            .options
-            .get(option)
-            .map_or("", |choice| choice.label.as_str()),
     }
 }
 

@@ -1,4 +1,9 @@
-//! The question model (SPEC §1): what an agent asks, after normalisation.
+//! The question model (SPEC §1): what an agent asks, after normalisation,
+//! where it is asked and who may answer, and the two values every later
+//! module speaks of: who answered ([`Responder`]) and when ([`Timestamp`]).
+//!
+//! The first module in the flow (model → resolve → normalize → outcome →
+//! lifecycle → render): it imports from none of the others.
 //!
 //! These types are valid by construction only when built by
 //! [`crate::normalize`]; code that builds them by hand (tests, storage) is
@@ -126,6 +131,21 @@ impl Choice {
     /// The value the agent gets back.
     pub fn value(&self) -> &str {
         self.value.as_deref().unwrap_or(&self.label)
+    }
+}
+
+/// The label of an option as reported in answers: the choice's label
+/// verbatim, `yes`/`no` for confirm.
+pub(crate) fn option_label(question: &Question, option: usize) -> &str {
+    match question.kind {
+        QuestionKind::Confirm => match option {
+            0 => "yes",
+            _ => "no",
+        },
+        _ => question
+            .options
+            .get(option)
+            .map_or("", |choice| choice.label.as_str()),
     }
 }
 
@@ -285,6 +305,79 @@ impl fmt::Display for Target {
     }
 }
 
+/// Who answered, as the channel reported them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Responder {
+    /// The channel the answer came through.
+    pub channel: ChannelKind,
+    /// The platform's user id (Telegram user id, Discord snowflake, Slack
+    /// `U…`, the web session's user name).
+    pub user_id: String,
+    /// A display name, when the platform gives one.
+    pub name: Option<String>,
+}
+
+/// A point in time: milliseconds since the Unix epoch, UTC.
+///
+/// The core never reads a clock; callers pass the current time in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(pub u64);
+
+impl Timestamp {
+    /// A timestamp from whole seconds since the Unix epoch (saturating).
+    pub fn from_secs(secs: u64) -> Timestamp {
+        Timestamp(secs.saturating_mul(1_000))
+    }
+
+    /// This timestamp plus `secs` seconds, saturating at the far future.
+    pub fn saturating_add_secs(self, secs: u64) -> Timestamp {
+        Timestamp(self.0.saturating_add(secs.saturating_mul(1_000)))
+    }
+
+    /// RFC 3339 in UTC: `2026-12-02T12:00:00Z`.
+    ///
+    /// Milliseconds are written (always three digits, `…:00.120Z`) only
+    /// when they are not zero, so whole seconds read as the SPEC shows
+    /// them. Years past 9999 are written with more digits rather than
+    /// refused.
+    pub fn rfc3339(self) -> String {
+        let millis = self.0 % 1_000;
+        let secs = self.0 / 1_000;
+        let (days, day_secs) = (secs / 86_400, secs % 86_400);
+        let (year, month, day) = civil_from_days(days);
+        let (hour, minute, second) = (day_secs / 3_600, day_secs / 60 % 60, day_secs % 60);
+        let mut out = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
+        if millis != 0 {
+            out.push_str(&format!(".{millis:03}"));
+        }
+        out.push('Z');
+        out
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// Same as [`Timestamp::rfc3339`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rfc3339())
+    }
+}
+
+/// Year, month (1–12) and day (1–31) of a day count since 1970-01-01, in the
+/// proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`, for
+/// non-negative day counts only).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Why a target string or object was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
@@ -307,7 +400,7 @@ impl Target {
     /// Whether this person may answer an ask posted here (SPEC §6): the
     /// named user on the target's channel, or, when no user is named,
     /// whoever the channel's allow-list admits (`admitted`).
-    pub fn may_answer(&self, from: &crate::outcome::Responder, admitted: bool) -> bool {
+    pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
         match &self.user {
             Some(user) => from.channel == self.place.channel() && from.user_id == *user,
             None => admitted,

@@ -1,10 +1,12 @@
 //! The outcome handed back to the agent (SPEC §3), as core types.
 //!
-//! An [`Outcome`] is built by [`crate::lifecycle::AskLifecycle`] when an
-//! ask ends, from the ask, its answers and its terminal state; it is a pure
-//! function of those, so a rebuilt machine gives the same outcome. These
-//! types do not derive `Serialize`: the JSON form lives in the `askbridge`
-//! crate.
+//! An [`Outcome`] is built when an ask ends, from the ask, its answered
+//! questions and how it ended, all plain values: it is a pure function of
+//! those, so a rebuilt machine gives the same outcome. The lifecycle, which
+//! comes after this module in the flow (model → resolve → normalize →
+//! outcome → lifecycle → render), hands it those values; this module uses
+//! nothing of the lifecycle's. These types do not derive `Serialize`: the
+//! JSON form lives in the `askbridge` crate.
 //!
 //! Choices made where the SPEC is silent:
 //!
@@ -38,20 +40,7 @@
 //! - Multi-line answers (textarea) keep their lines, indented by two spaces
 //!   after the first, so each question still starts its own line.
 
-use crate::lifecycle::{Answer, State, Timestamp, option_label};
-use crate::model::{Ask, ChannelKind, Question, QuestionKind};
-
-/// Who answered, as the channel reported them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Responder {
-    /// The channel the answer came through.
-    pub channel: ChannelKind,
-    /// The platform's user id (Telegram user id, Discord snowflake, Slack
-    /// `U…`, the web session's user name).
-    pub user_id: String,
-    /// A display name, when the platform gives one.
-    pub name: Option<String>,
-}
+use crate::model::{Ask, Question, QuestionKind, Responder, Timestamp, option_label};
 
 /// How an answer came in (`details[].via`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -170,54 +159,66 @@ pub struct Outcome {
     pub continuation: String,
 }
 
-/// Builds the outcome of an ended ask; `None` while it is pending.
-pub(crate) fn build(
-    id: &str,
-    ask: &Ask,
-    answers: &[Option<Answer>],
-    state: &State,
-    deadline: Timestamp,
-) -> Option<Outcome> {
-    let (reason, failure, answered_by, answered_at) = match state {
-        State::Pending => return None,
-        State::Answered { by, at } => (None, None, Some(by.clone()), *at),
-        State::Skipped { by, at } => (Some(Reason::Skipped), None, Some(by.clone()), *at),
-        State::TimedOut => (Some(Reason::Timeout), None, None, deadline),
-        State::Cancelled { at } => (Some(Reason::Cancelled), None, None, *at),
-        State::DeliveryFailed { reason, at } => (
-            Some(Reason::DeliveryFailed),
-            Some(reason.clone()),
-            None,
-            *at,
-        ),
-    };
-    let given: Vec<(&Question, &Answer)> = ask
-        .questions
-        .iter()
-        .zip(answers)
-        .filter_map(|(question, answer)| answer.as_ref().map(|answer| (question, answer)))
-        .collect();
+/// How an ask ended, as its outcome reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ending {
+    /// Why there is no answer; `None` when answered.
+    pub reason: Option<Reason>,
+    /// The platform's reason for a delivery failure.
+    pub failure: Option<String>,
+    /// Who completed or skipped the ask.
+    pub by: Option<Responder>,
+    /// When it ended (the deadline for a timeout).
+    pub at: Timestamp,
+}
+
+/// One answered question, as its outcome reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Given<'a> {
+    /// The question.
+    pub question: &'a Question,
+    /// Chosen options by index, ascending (confirm: `0` yes, `1` no).
+    pub options: &'a [usize],
+    /// The person's own words.
+    pub text: Option<&'a str>,
+    /// How the answer came in.
+    pub via: Via,
+}
+
+impl Given<'_> {
+    /// An optional question left unanswered on purpose.
+    fn is_skipped(&self) -> bool {
+        self.options.is_empty() && self.text.is_none()
+    }
+}
+
+/// Builds the outcome of an ended ask from its answered questions, in
+/// question order, and how it ended.
+pub(crate) fn build(id: &str, ask: &Ask, given: &[Given<'_>], ending: Ending) -> Outcome {
+    let Ending {
+        reason,
+        failure,
+        by: answered_by,
+        at: answered_at,
+    } = ending;
     let answer_lists: Vec<(String, Vec<String>)> = given
         .iter()
-        .map(|(question, answer)| (question.id.clone(), answer_strings(question, answer)))
+        .map(|answer| (answer.question.id.clone(), answer_strings(answer)))
         .collect();
-    let details = given
-        .iter()
-        .map(|(question, answer)| detail(question, answer))
-        .collect();
+    let details = given.iter().map(detail).collect();
     let summary: Vec<String> = given
         .iter()
         .zip(&answer_lists)
-        .map(|((question, _), (_, strings))| format!("{}: {}", header(question), joined(strings)))
+        .map(|(answer, (_, strings))| format!("{}: {}", header(answer.question), joined(strings)))
         .collect();
     let listed: Vec<String> = given
         .iter()
         .zip(&answer_lists)
-        .map(|((question, _), (_, strings))| {
+        .map(|(answer, (_, strings))| {
             format!(
                 "- {} ({}): {}",
-                header(question),
-                question.id,
+                header(answer.question),
+                answer.question.id,
                 joined(strings)
             )
         })
@@ -226,7 +227,7 @@ pub(crate) fn build(
     let (text, continuation) = match reason {
         None => (
             summary.join("\n"),
-            agent_choice(ask, &given).unwrap_or_else(|| {
+            agent_choice(ask, given).unwrap_or_else(|| {
                 let mut lines = vec![match &ask.title {
                     Some(title) => format!("User provided answers for \"{title}\"."),
                     None => "User provided answers.".to_owned(),
@@ -276,7 +277,7 @@ pub(crate) fn build(
         }
     };
 
-    Some(Outcome {
+    Outcome {
         id: id.to_owned(),
         status: match reason {
             None => Status::Answered,
@@ -290,20 +291,21 @@ pub(crate) fn build(
         answered_at,
         text,
         continuation,
-    })
+    }
 }
 
 /// The strings of `answers[id]`: chosen labels, then the own words.
-fn answer_strings(question: &Question, answer: &Answer) -> Vec<String> {
+fn answer_strings(answer: &Given<'_>) -> Vec<String> {
     answer
         .options
         .iter()
-        .map(|&option| option_label(question, option).to_owned())
-        .chain(answer.text.iter().cloned())
+        .map(|&option| option_label(answer.question, option).to_owned())
+        .chain(answer.text.map(str::to_owned))
         .collect()
 }
 
-fn detail(question: &Question, answer: &Answer) -> Detail {
+fn detail(answer: &Given<'_>) -> Detail {
+    let question = answer.question;
     let selected: Vec<String> = answer
         .options
         .iter()
@@ -315,14 +317,13 @@ fn detail(question: &Question, answer: &Answer) -> Detail {
             .iter()
             .filter_map(|&option| question.options.get(option))
     };
+    let text = answer.text.map(str::to_owned);
     let (values, other) = match question.kind {
-        QuestionKind::Text | QuestionKind::Textarea => {
-            (answer.text.iter().cloned().collect(), None)
-        }
-        QuestionKind::Confirm => (selected.clone(), answer.text.clone()),
+        QuestionKind::Text | QuestionKind::Textarea => (text.into_iter().collect(), None),
+        QuestionKind::Confirm => (selected.clone(), text),
         QuestionKind::Single | QuestionKind::Multi => (
             chosen().map(|choice| choice.value().to_owned()).collect(),
-            answer.text.clone(),
+            text,
         ),
     };
     Detail {
@@ -341,7 +342,7 @@ fn detail(question: &Question, answer: &Answer) -> Detail {
 /// The continuation of an answered agent-choice ask: the chosen options'
 /// prompts, or the person's own words. `None` when no option of the ask
 /// carries a prompt.
-fn agent_choice(ask: &Ask, given: &[(&Question, &Answer)]) -> Option<String> {
+fn agent_choice(ask: &Ask, given: &[Given<'_>]) -> Option<String> {
     let has_prompts = ask
         .questions
         .iter()
@@ -352,18 +353,18 @@ fn agent_choice(ask: &Ask, given: &[(&Question, &Answer)]) -> Option<String> {
     }
     let parts: Vec<String> = given
         .iter()
-        .flat_map(|(question, answer)| {
+        .flat_map(|answer| {
             answer
                 .options
                 .iter()
-                .map(|&option| match question.options.get(option) {
+                .map(|&option| match answer.question.options.get(option) {
                     Some(choice) => choice
                         .prompt
                         .clone()
                         .unwrap_or_else(|| choice.label.clone()),
-                    None => option_label(question, option).to_owned(),
+                    None => option_label(answer.question, option).to_owned(),
                 })
-                .chain(answer.text.iter().cloned())
+                .chain(answer.text.map(str::to_owned))
                 .collect::<Vec<_>>()
         })
         .collect();

@@ -6,11 +6,11 @@
 //! nothing, that terminal states never change, and that a machine rebuilt
 //! from its parts after every step behaves identically.
 
-use askbridge_core::lifecycle::{
-    Answer, AskLifecycle, AskParts, Input, Rejection, State, Step, Timestamp,
+use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, Input, Rejection, State, Step};
+use askbridge_core::model::{
+    Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target, Timestamp,
 };
-use askbridge_core::model::{Ask, ChannelKind, Choice, Question, QuestionKind, Target};
-use askbridge_core::outcome::{Detail, Outcome, Reason, Responder, Status, Via};
+use askbridge_core::outcome::{Detail, Outcome, Reason, Status, Via};
 
 // ---------------------------------------------------------------- helpers
 

@@ -628,6 +628,24 @@ fn duplicate_labels_are_dropped() {
 }
 
 #[test]
+fn labels_equal_under_full_case_folding_are_duplicates() {
+    check(
+        r#"{"questions": [{"id": "a", "header": "A", "question": "Q", "options": [
+          "Grüße", "GRÜSSE", "Weiß", "WEISS", "Straße"
+        ]}]}"#,
+        r#"
+        ask timeout=900
+        a: single header="A" text="Q"
+          - "Grüße"
+          - "Weiß"
+          - "Straße"
+        warning questions[0].options[1]: removed "GRÜSSE": same label as questions[0].options[0]
+        warning questions[0].options[3]: removed "WEISS": same label as questions[0].options[2]
+        "#,
+    );
+}
+
+#[test]
 fn one_recommended_option() {
     check(
         r#"{"questions": [{"id": "a", "header": "A", "question": "Q", "options": [
@@ -1103,6 +1121,41 @@ fn agent_choice_block_problems() {
     check(
         r#"Which? <!-- agent-choice {"options":[{"label":"A","title":7},{"label":"B","title":{}}]} -->"#,
         "error agent-choice.options[1].title: expected a string, got an object",
+    );
+}
+
+#[test]
+fn agent_choice_block_that_is_not_json_falls_back_to_the_lettered_list() {
+    check(
+        "Which database?\nA. PostgreSQL\nB. SQLite\n\n<!-- agent-choice {oops} -->",
+        r#"
+        ask timeout=900
+        choice: single header="Choice" text="Which database?" letters
+          - "PostgreSQL"
+          - "SQLite"
+        warning agent-choice: the agent-choice block is incomplete or not valid JSON (key must be a string at line 1 column 2); the lettered list before it was read instead
+        "#,
+    );
+    check(
+        "Which?\nA. one\nB. two\nC. Other\n<!-- agent-choice {\"options\":[{\"label\":\"A\" -->",
+        r#"
+        ask timeout=900
+        choice: single header="Choice" text="Which?" letters
+          - "one"
+          - "two"
+        warning agent-choice: the agent-choice block is incomplete or not valid JSON (EOF while parsing an object at line 1 column 24); the lettered list before it was read instead
+        warning text.options[2]: removed "Other": askbridge always lets the person write their own answer
+        "#,
+    );
+    // Without a usable list it is still refused.
+    check(
+        "Which?\nA. only one\n<!-- agent-choice {oops} -->",
+        "error text: the agent-choice block is incomplete or not valid JSON (key must be a string at line 1 column 2)",
+    );
+    // A block with no closing --> may still be streaming in: refused.
+    check(
+        "Which?\nA. one\nB. two\n<!-- agent-choice {\"options\":[",
+        "error text: the agent-choice block is incomplete: no closing -->",
     );
 }
 

@@ -1109,12 +1109,14 @@ proptest! {
 // ---------------------------------------------------------------------
 
 mod follow_ups {
-    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step, Timestamp};
-    use askbridge_core::model::ChannelKind;
-    use askbridge_core::outcome::Responder;
-    use askbridge_core::render::{Locale, clarify_prompt, closing_line, reask_prompt};
+    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step};
+    use askbridge_core::model::{ChannelKind, Responder, Timestamp};
+    use askbridge_core::render::{
+        Locale, clarify_prompt, closing_line, reask_prompt, unknown_items_prompt,
+    };
+    use askbridge_core::resolve::OptionMatcher;
 
-    use super::{ask, opt, release, single};
+    use super::{ask, multi, opt, release, single};
 
     fn alice() -> Responder {
         Responder {
@@ -1175,6 +1177,53 @@ mod follow_ups {
         assert_eq!(
             text,
             "Which did you mean for “Region”: 1. Staging EU / 2. Staging US? Reply with the number."
+        );
+    }
+
+    #[test]
+    fn render_unknown_items_asks_about_the_items_that_named_nothing() {
+        let checks = ask(
+            None,
+            vec![multi(
+                "checks",
+                "Checks",
+                "Which checks should run?",
+                vec![opt("Lint"), opt("Test"), opt("Build")],
+            )],
+        );
+        let matcher = OptionMatcher::for_question(&checks.questions[0]);
+        let items = matcher.unknown_items("lint, Deploy.");
+        assert_eq!(items, ["Deploy"]);
+        let rows = [
+            (
+                Locale::En,
+                "I didn't understand \"Deploy\" for “Checks” — reply with option numbers or names, or write your own answer.",
+            ),
+            (
+                Locale::ZhCn,
+                "“Checks”的回答里有没看懂的内容：“Deploy”。请回复选项编号或名称，也可以直接写下你的答案。",
+            ),
+            (
+                Locale::Th,
+                "ไม่เข้าใจ “Deploy” ในคำตอบของ “Checks” ตอบเป็นหมายเลขหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
+            ),
+        ];
+        for (locale, expect) in rows {
+            assert_eq!(unknown_items_prompt(&checks, 0, &items, locale), expect);
+        }
+        let two = vec!["deploy".to_owned(), "ship it".to_owned()];
+        let several = release();
+        assert_eq!(
+            unknown_items_prompt(&several, 1, &two, Locale::En),
+            "I didn't understand \"deploy\", \"ship it\" for “Q2 Notify” — reply with option numbers or names, or write your own answer."
+        );
+        assert_eq!(unknown_items_prompt(&checks, 0, &[], Locale::En), "");
+        assert_eq!(unknown_items_prompt(&checks, 5, &two, Locale::En), "");
+        let mut lettered = checks.clone();
+        lettered.questions[0].letters = true;
+        assert!(
+            unknown_items_prompt(&lettered, 0, &two, Locale::En)
+                .contains("option letters or names")
         );
     }
 

@@ -97,6 +97,40 @@ fn exact_labels_win() {
 }
 
 #[test]
+fn sharp_s_and_other_full_case_folds_match_labels() {
+    check(
+        false,
+        false,
+        &[
+            // One edit from "grüsse" once ß folds to ss: the misspelling rule.
+            ("Grüße, Hallo", "GRUSSE", "choice Grüße"),
+            ("Grüße, Hallo", "GRÜSSE", "choice Grüße"),
+            ("Grüße, Hallo", "grüsse", "choice Grüße"),
+            ("Grüße, Hallo", "Grüße!", "choice Grüße"),
+            ("Weiß, Schwarz", "WEISS", "choice Weiß"),
+            ("Weiß, Schwarz", "weiss", "choice Weiß"),
+            ("Weiß, Schwarz", "weiß bitte", "choice Weiß"),
+            ("Straße, Weg", "STRAẞE", "choice Straße"),
+            ("STRASSE, WEG", "straße", "choice STRASSE"),
+            ("Ofﬁce, Home", "OFFICE", "choice Ofﬁce"),
+            ("Café, Bar", "CAFÉ", "choice Café"),
+            ("Café, Bar", "cafe\u{301}", "choice Café"),
+            ("ΟΔΟΣ, ΠΛΑΤΕΙΑ", "οδος", "choice ΟΔΟΣ"),
+            (
+                "Grüße, Hallo, Tschüss",
+                "2, GRÜSSE",
+                "ambiguous Grüße|Hallo",
+            ),
+        ],
+    );
+    check(
+        true,
+        false,
+        &[("Grüße, Hallo, Weiß", "GRÜSSE, WEISS", "choices Grüße|Weiß")],
+    );
+}
+
+#[test]
 fn index_forms_pick_by_number() {
     check(
         false,
@@ -436,6 +470,134 @@ fn multi_select_lists() {
 }
 
 #[test]
+fn a_list_with_an_unknown_item_is_free_text_not_a_partial_pick() {
+    const CHECKS: &str = "Lint, Test, Build";
+    check(
+        true,
+        false,
+        &[
+            (CHECKS, "lint, deploy", "free"),
+            (CHECKS, "Lint, Deploy", "free"),
+            (CHECKS, "lint and deploy", "free"),
+            (CHECKS, "lint; test; deploy", "free"),
+            (CHECKS, "lint\ndeploy", "free"),
+            (CHECKS, "1, deploy", "free"),
+            (CHECKS, "1, 2, 7", "free"),
+            (CHECKS, "deploy, lint", "free"),
+            (CHECKS, "lint + ship it", "free"),
+            (CHECKS, "lint, test", "choices Lint|Test"),
+            (CHECKS, "lint, test, please", "choices Lint|Test"),
+            (CHECKS, "ok, lint and test", "choices Lint|Test"),
+            (CHECKS, "lint and test thanks", "choices Lint|Test"),
+            ("测试, 构建, 发布", "测试、部署", "free"),
+            ("测试, 构建, 发布", "测试，构建", "choices 测试|构建"),
+            ("ทดสอบ, สร้าง, ปล่อย", "ทดสอบ และ ติดตั้ง", "free"),
+            ("ทดสอบ, สร้าง, ปล่อย", "ทดสอบ และ สร้าง", "choices ทดสอบ|สร้าง"),
+        ],
+    );
+    check(
+        false,
+        false,
+        &[
+            (DEPLOY, "staging, tonight", "free"),
+            (DEPLOY, "production, and roll back on errors", "free"),
+            (DEPLOY, "yes, staging", "choice Staging (Recommended)"),
+            (DEPLOY, "staging, please", "choice Staging (Recommended)"),
+        ],
+    );
+}
+
+#[test]
+fn unknown_items_name_what_a_list_reply_left_over() {
+    let checks = OptionMatcher::new(&["Lint", "Test", "Build"], true, false);
+    let rows: &[(&str, &[&str])] = &[
+        ("lint, deploy", &["deploy"]),
+        ("Lint, Deploy!", &["Deploy"]),
+        ("lint and DEPLOY and ship it", &["DEPLOY", "ship it"]),
+        ("1, 7-9", &["7-9"]),
+        ("1, 2, 7", &["7"]),
+        ("测试、部署", &[]),
+        ("lint, test", &[]),
+        ("deploy", &[]),
+        ("deploy, ship", &[]),
+        ("2-9", &[]),
+        ("can you explain lint, deploy?", &[]),
+        ("skip", &[]),
+    ];
+    for (reply, expect) in rows {
+        assert_eq!(checks.unknown_items(reply), *expect, "{reply:?}");
+    }
+    let chinese = OptionMatcher::new(&["测试", "构建", "发布"], true, false);
+    assert_eq!(chinese.unknown_items("测试、部署"), ["部署"]);
+    let single = OptionMatcher::new(&["Staging", "Production"], false, false);
+    assert_eq!(single.unknown_items("staging, tonight"), ["tonight"]);
+}
+
+#[test]
+fn ranges_pick_every_option_between() {
+    const FOUR: &str = "Lint, Test, Build, Docs";
+    check(
+        true,
+        false,
+        &[
+            (FOUR, "2-4", "choices Test|Build|Docs"),
+            (FOUR, "2–4", "choices Test|Build|Docs"),
+            (FOUR, "2 - 4", "choices Test|Build|Docs"),
+            (FOUR, "2 to 4", "choices Test|Build|Docs"),
+            (FOUR, "from 2 to 4", "choices Test|Build|Docs"),
+            (FOUR, "2~4", "choices Test|Build|Docs"),
+            (FOUR, "2～4", "choices Test|Build|Docs"),
+            (FOUR, "2到4", "choices Test|Build|Docs"),
+            (FOUR, "2至4", "choices Test|Build|Docs"),
+            (FOUR, "从2到4", "choices Test|Build|Docs"),
+            (FOUR, "2 ถึง 4", "choices Test|Build|Docs"),
+            (FOUR, "ข้อ 2 ถึง 4", "choices Test|Build|Docs"),
+            (FOUR, "1-2, 4", "choices Lint|Test|Docs"),
+            (FOUR, "1 and 3-4", "choices Lint|Build|Docs"),
+            (FOUR, "2-4 please", "choices Test|Build|Docs"),
+            (FOUR, "1-4", "choices Lint|Test|Build|Docs"),
+            (FOUR, "4-2", "free"),
+            (FOUR, "2-9", "free"),
+            (FOUR, "0-2", "free"),
+            (FOUR, "1, 3-9", "free"),
+            (FOUR, "2-4 days", "free"),
+        ],
+    );
+    check(
+        false,
+        false,
+        &[
+            (FOUR, "2-4", "ambiguous Test|Build|Docs"),
+            (FOUR, "2 to 3", "ambiguous Test|Build"),
+            (FOUR, "2到3", "ambiguous Test|Build"),
+            (FOUR, "4-2", "free"),
+            (FOUR, "2-9", "free"),
+            (COLORS, "1 - red", "choice Red"),
+        ],
+    );
+    // A label that reads like a range is that label (SPEC §5.2).
+    const WEEKS: &str = "1 week, 2-4 weeks, More than a month";
+    check(
+        false,
+        false,
+        &[
+            (WEEKS, "2-4 weeks", "choice 2-4 weeks"),
+            (WEEKS, "2–4 weeks", "choice 2-4 weeks"),
+            (WEEKS, "2-4", "choice 2-4 weeks"),
+            (WEEKS, "2", "choice 2-4 weeks"),
+        ],
+    );
+    check(
+        true,
+        false,
+        &[
+            (WEEKS, "2-4 weeks", "choices 2-4 weeks"),
+            (WEEKS, "1 week, 2-4 weeks", "choices 1 week|2-4 weeks"),
+        ],
+    );
+}
+
+#[test]
 fn questions_negations_and_counts_are_free_text() {
     check(
         false,
@@ -472,6 +634,160 @@ fn questions_negations_and_counts_are_free_text() {
                 "choice Do not deploy",
             ),
             ("Nobody, Team", "nobody", "choice Nobody"),
+        ],
+    );
+}
+
+#[test]
+fn idioms_and_hedges_that_start_like_an_answer_are_free_text() {
+    const YES_NO: &str = "Yes, No";
+    const ALWAYS: &str = "Always, Never";
+    check(
+        false,
+        false,
+        &[
+            (YES_NO, "no clue", "free"),
+            (YES_NO, "No idea", "free"),
+            (YES_NO, "no worries", "free"),
+            (YES_NO, "no problem", "free"),
+            (YES_NO, "not sure", "free"),
+            (YES_NO, "I'm not sure", "free"),
+            (YES_NO, "I don't know", "free"),
+            (YES_NO, "dunno", "free"),
+            (YES_NO, "idk", "free"),
+            (YES_NO, "maybe", "free"),
+            (YES_NO, "maybe yes", "free"),
+            (YES_NO, "yes, maybe", "free"),
+            (YES_NO, "yes, but only on Fridays", "free"),
+            (YES_NO, "yes but later", "free"),
+            (YES_NO, "depends", "free"),
+            (YES_NO, "it depends on the budget", "free"),
+            (YES_NO, "let me think", "free"),
+            (YES_NO, "hard to say", "free"),
+            (YES_NO, "doesn't matter", "free"),
+            (YES_NO, "no", "choice No"),
+            (YES_NO, "no thanks", "choice No"),
+            (YES_NO, "No, thank you", "choice No"),
+            (YES_NO, "yes please", "choice Yes"),
+            (YES_NO, "yes", "choice Yes"),
+            (YES_NO, "no, not yet", "choice No"),
+            (YES_NO, "not really", "choice No"),
+            (YES_NO, "no way", "choice No"),
+            (YES_NO, "sure thing", "choice Yes"),
+            (YES_NO, "yes, definitely", "choice Yes"),
+            (ALWAYS, "never mind, let me think", "free"),
+            (ALWAYS, "never mind", "free"),
+            (ALWAYS, "Never mind that", "free"),
+            (ALWAYS, "nevermind", "free"),
+            (ALWAYS, "always?", "choice Always"),
+            (ALWAYS, "never", "choice Never"),
+            (ALWAYS, "never please", "choice Never"),
+            (ALWAYS, "always, thanks", "choice Always"),
+            (DEPLOY, "maybe staging", "free"),
+            (DEPLOY, "staging maybe", "free"),
+            (DEPLOY, "perhaps production", "free"),
+            (DEPLOY, "production, not sure though", "free"),
+            (DEPLOY, "no idea, you pick", "free"),
+            (DEPLOY, "up to you", "free"),
+            (DEPLOY, "yes, production", "choice Production"),
+            (DEPLOY, "2 please", "choice Production"),
+            (DEPLOY, "production please", "choice Production"),
+            ("Yes, No, Maybe", "maybe", "choice Maybe"),
+            ("Yes, No, Maybe", "maybe later", "choice Maybe"),
+            ("Never mind, Continue", "never mind", "choice Never mind"),
+            (
+                "No idea yet, Some idea",
+                "no idea yet",
+                "choice No idea yet",
+            ),
+            // Chinese: 不知道, 随便, 看情况, 再说吧, 是的，但是…
+            ("是, 否", "不知道", "free"),
+            ("是, 否", "随便", "free"),
+            ("是, 否", "看情况吧", "free"),
+            ("是, 否", "再说吧", "free"),
+            ("是, 否", "是的，但是要先测试", "free"),
+            ("是, 否", "是的但是要先测试", "free"),
+            ("是, 否", "可能吧", "free"),
+            ("是, 否", "是", "choice 是"),
+            ("是, 否", "是的", "choice 是"),
+            ("是, 否", "否", "choice 否"),
+            ("生产环境, 测试环境", "生产环境，但是明天再说", "free"),
+            ("生产环境, 测试环境", "不确定", "free"),
+            ("生产环境, 测试环境", "用测试环境吧", "choice 测试环境"),
+            // Thai: ไม่รู้, แล้วแต่, ไม่แน่ใจ, ใช่ แต่…
+            ("ใช่, ไม่ใช่", "ไม่รู้", "free"),
+            ("ใช่, ไม่ใช่", "แล้วแต่", "free"),
+            ("ใช่, ไม่ใช่", "ไม่แน่ใจครับ", "free"),
+            ("ใช่, ไม่ใช่", "ใช่ แต่ขอคิดก่อน", "free"),
+            ("ใช่, ไม่ใช่", "อาจจะ", "free"),
+            ("ใช่, ไม่ใช่", "ใช่", "choice ใช่"),
+            ("ใช่, ไม่ใช่", "ใช่ครับ", "choice ใช่"),
+            ("ใช่, ไม่ใช่", "ไม่ใช่", "choice ไม่ใช่"),
+            ("ตอนนี้, พรุ่งนี้", "พรุ่งนี้ แต่ต้องถามหัวหน้าก่อน", "free"),
+            ("ตอนนี้, พรุ่งนี้", "เอาพรุ่งนี้ครับ", "choice พรุ่งนี้"),
+            ("แต่งตัว, นอน", "แต่งตัว", "choice แต่งตัว"),
+        ],
+    );
+}
+
+#[test]
+fn corrections_keep_the_last_pick() {
+    check(
+        false,
+        false,
+        &[
+            (COLORS, "1, actually 2", "choice Green"),
+            (COLORS, "2, no wait, 3", "choice Blue"),
+            (COLORS, "2 sorry 3", "choice Blue"),
+            (COLORS, "red, I mean blue", "choice Blue"),
+            (COLORS, "red... actually green", "choice Green"),
+            (COLORS, "1, actually 2, no wait, 3", "choice Blue"),
+            (COLORS, "2, sorry, I mean 3", "choice Blue"),
+            (COLORS, "option 1 - or rather option 3", "choice Blue"),
+            (COLORS, "1, actually 2 and 3", "ambiguous Green|Blue"),
+            (COLORS, "2, actually can you explain 3?", "free"),
+            (COLORS, "2, actually skip", "skip"),
+            (COLORS, "2, actually", "choice Green"),
+            (COLORS, "actually, 2", "choice Green"),
+            // A correction takes back a pick; without one it is no correction.
+            (COLORS, "hold on, actually 2", "free"),
+            (DEPLOY, "Staging, I mean Production", "choice Production"),
+            (
+                DEPLOY,
+                "production, no wait, staging",
+                "choice Staging (Recommended)",
+            ),
+            ("Yes, No", "yes, actually no", "choice No"),
+            (
+                "Merge now, Wait for CI, Close the PR",
+                "let's wait",
+                "choice Wait for CI",
+            ),
+            ("红色, 绿色, 蓝色", "红色，我是说蓝色", "choice 蓝色"),
+            ("红色, 绿色, 蓝色", "第一个，不对，第二个", "choice 绿色"),
+            ("红色, 绿色, 蓝色", "1 不对 2", "choice 绿色"),
+            ("红色, 绿色, 蓝色", "1 改成 3", "choice 蓝色"),
+            (
+                "红色, 绿色, 蓝色",
+                "选红色，不对，应该是绿色",
+                "choice 绿色",
+            ),
+            (COLORS, "ข้อ 1 ไม่ใช่ ข้อ 2", "choice Green"),
+            (COLORS, "1 หมายถึง 3", "choice Blue"),
+            ("ตอนนี้, พรุ่งนี้", "ตอนนี้ เอ้ย พรุ่งนี้", "choice พรุ่งนี้"),
+        ],
+    );
+    let notify = "Team channel, On-call, Nobody";
+    check(
+        true,
+        false,
+        &[
+            (notify, "1, 2, actually 3", "choices Nobody"),
+            (notify, "1 and 2, I mean 2 and 3", "choices On-call|Nobody"),
+            (notify, "team, no wait, nobody", "choices Nobody"),
+            (notify, "1，2，不对，3", "choices Nobody"),
+            (notify, "1 2 หมายถึง 3", "choices Nobody"),
+            (notify, "1, actually 2-3", "choices On-call|Nobody"),
         ],
     );
 }
@@ -521,6 +837,18 @@ fn free_text_keeps_the_words_as_typed() {
         matcher.resolve("  <@U1> Deploy to Canary first  "),
         Resolution::FreeText("Deploy to Canary first".to_owned())
     );
+    let multi = OptionMatcher::new(&["Red", "Green"], true, false);
+    for reply in [
+        "All except Red and Green",
+        "Lint, Deploy",
+        "Red, MAYBE Green",
+    ] {
+        assert_eq!(
+            multi.resolve(reply),
+            Resolution::FreeText(reply.to_owned()),
+            "{reply:?}"
+        );
+    }
 }
 
 fn question(id: &str, header: &str, kind: QuestionKind, labels: &[&str]) -> Question {
@@ -572,6 +900,27 @@ fn confirm_questions() {
         ("what would it change?", "free"),
         ("skip", "skip"),
         ("maybe later", "free"),
+        ("no clue", "free"),
+        ("not sure", "free"),
+        ("never mind", "free"),
+        ("I don't know", "free"),
+        ("maybe", "free"),
+        ("yes, but not today", "free"),
+        ("no problem", "free"),
+        ("no thanks", "choice no"),
+        ("yes, actually no", "choice no"),
+        ("no, I mean yes", "choice yes"),
+        ("不知道", "free"),
+        ("是的，但是要先测试", "free"),
+        ("随便", "free"),
+        ("看情况", "free"),
+        ("再说吧", "free"),
+        ("是的，不对，不要", "choice no"),
+        ("ไม่รู้", "free"),
+        ("แล้วแต่", "free"),
+        ("ไม่แน่ใจ", "free"),
+        ("ใช่ แต่ขอดูก่อน", "free"),
+        ("ใช่ครับ", "choice yes"),
     ];
     let labels = ["yes", "no"];
     let failures: Vec<String> = rows
@@ -742,6 +1091,29 @@ fn multi_question_replies() {
     check_ask("Q1: 2\nQ2: 3", &[1], "notify=choices Nobody");
     check_ask("", &all, "");
     check_ask("anything", &[], "");
+}
+
+#[test]
+fn unknown_items_of_a_multi_question_reply_are_named_per_question() {
+    let matcher = AskMatcher::new(&release_ask());
+    let all = [0, 1, 2];
+    // `question index=items|…`, questions joined by `; `.
+    let rows: &[(&str, &[usize], &str)] = &[
+        ("Q1: 2\nQ2: 1, the CEO", &all, "1=the CEO"),
+        ("2\nteam, CEO, board", &all, "1=CEO|board"),
+        ("Q2: 1, 3", &all, ""),
+        ("Q2: 1, the CEO", &[0], ""),
+        ("Q3: notes, more notes", &all, ""),
+        ("skip", &all, ""),
+    ];
+    for (reply, open, expect) in rows {
+        let got: Vec<String> = matcher
+            .unknown_items(reply, open)
+            .iter()
+            .map(|(q, items)| format!("{q}={}", items.join("|")))
+            .collect();
+        assert_eq!(got.join("; "), *expect, "{reply:?}");
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Properties of the resolver: it never panics, is deterministic, and only
-//! ever names options that exist.
+//! Properties of the resolver: it never panics, is deterministic, only
+//! ever names options that exist, and names unknown items only for a reply
+//! that is free text.
 
 use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
 use askbridge_core::resolve::{AskMatcher, OptionMatcher, Resolution};
@@ -29,6 +30,16 @@ fn reply_strategy() -> impl Strategy<Value = String> {
                 Just("a"),
                 Just("２"),
                 Just("2️⃣"),
+                Just("2-4"),
+                Just("to"),
+                Just("actually"),
+                Just("no wait"),
+                Just("不对"),
+                Just("maybe"),
+                Just("no clue"),
+                Just("但是"),
+                Just("ß"),
+                Just("deploy"),
             ],
             0..8,
         )
@@ -75,6 +86,9 @@ proptest! {
         if !multi {
             prop_assert!(!matches!(first, Resolution::Choices(_)));
         }
+        // Items are named only for a reply that resolved to free text.
+        let unknown = matcher.unknown_items(&reply);
+        prop_assert!(unknown.is_empty() || matches!(first, Resolution::FreeText(_)), "{:?}", unknown);
     }
 
     #[test]

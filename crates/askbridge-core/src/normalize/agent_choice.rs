@@ -4,7 +4,10 @@
 //!
 //! A block that is still being written (no closing `-->` yet, or JSON that
 //! does not parse) is never shown: [`visible_text`] hides it, and reading
-//! it is an error saying that it is incomplete.
+//! it is an error saying that it is incomplete. A block that is closed but
+//! not valid JSON will not get better: when the text before it has a usable
+//! lettered list, that list is read instead, with a warning. (A block with
+//! no closing `-->` may still be streaming in, so it stays an error.)
 
 use serde_json::Value;
 
@@ -62,6 +65,23 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
             report.error(TEXT_PATH, reason.as_str());
             return None;
         }
+        Some(Content::Invalid(reason)) => {
+            let mut list = Report::default();
+            match read_list(&visible_text(text), &mut list) {
+                Some(question) if list.error_count() == 0 => {
+                    report.warn(
+                        BLOCK_PATH,
+                        format!("{reason}; the lettered list before it was read instead"),
+                    );
+                    report.append(list);
+                    question
+                }
+                _ => {
+                    report.error(TEXT_PATH, reason.as_str());
+                    return None;
+                }
+            }
+        }
         Some(Content::Json(value)) => read_block(value, &visible_text(text), report)?,
         None => read_list(text, report)?,
     };
@@ -89,9 +109,12 @@ enum Content {
     Json(Value),
     /// Not finished: why.
     Unfinished(String),
+    /// Closed with `-->`, but no closing candidate makes valid JSON: why.
+    Invalid(String),
 }
 
-/// Finds the agent-choice blocks, in order. Only the last can be unfinished.
+/// Finds the agent-choice blocks, in order. Only the last can be unfinished
+/// or invalid.
 fn find_blocks(text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut pos = 0;
@@ -134,16 +157,18 @@ fn find_blocks(text: &str) -> Vec<Block> {
                 last_end = end;
             }
             None => {
-                let reason = match first_error {
-                    Some(error) => {
-                        format!("the agent-choice block is incomplete or not valid JSON ({error})")
-                    }
-                    None => "the agent-choice block is incomplete: no closing -->".to_owned(),
+                let content = match first_error {
+                    Some(error) => Content::Invalid(format!(
+                        "the agent-choice block is incomplete or not valid JSON ({error})"
+                    )),
+                    None => Content::Unfinished(
+                        "the agent-choice block is incomplete: no closing -->".to_owned(),
+                    ),
                 };
                 blocks.push(Block {
                     start,
                     end: None,
-                    content: Content::Unfinished(reason),
+                    content,
                 });
                 return blocks;
             }

@@ -182,6 +182,13 @@ impl Report {
         self.errors.push(Problem::new(path, message));
     }
 
+    /// Takes over everything another report recorded.
+    pub(crate) fn append(&mut self, mut other: Report) {
+        self.warnings.append(&mut other.warnings);
+        self.errors.append(&mut other.errors);
+        self.dropped.append(&mut other.dropped);
+    }
+
     /// Number of errors so far; compare before and after a step to know
     /// whether it failed.
     pub(crate) fn error_count(&self) -> usize {

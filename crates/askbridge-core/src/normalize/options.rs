@@ -293,6 +293,8 @@ mod tests {
         assert_eq!(label_key("Staging (Recommended)"), label_key(" staging "));
         assert_eq!(label_key("Ｓｔａｇｉｎｇ"), "staging");
         assert_eq!(label_key("a  b"), "a b");
+        assert_eq!(label_key("Grüße"), label_key("GRÜSSE"));
+        assert_eq!(label_key("Weiß"), label_key("WEISS"));
     }
 
     #[test]

@@ -185,6 +185,15 @@ pub struct Strings {
     /// Told when a reply matched no open question of a multi-question ask.
     /// `{eg}`: a keyed example such as `Q1: 2`.
     pub not_understood: &'static str,
+    /// One item of a reply that named no option, quoted. `{item}`: the
+    /// item as typed.
+    pub unknown_item: &'static str,
+    /// Asks about the items of a list reply that named no option, on a
+    /// question with numbered options. `{items}`: the quoted items;
+    /// `{q}`: the question.
+    pub unknown_items: &'static str,
+    /// [`Strings::unknown_items`] for a question with lettered options.
+    pub unknown_items_letters: &'static str,
 }
 
 static EN: Strings = Strings {
@@ -242,6 +251,9 @@ static EN: Strings = Strings {
     still_open: "Got it. Still open:",
     clarify: "Which did you mean for “{q}”: {options}? Reply with the number.",
     not_understood: "I could not match that to a question. Answer each on its own line, like \"{eg}\".",
+    unknown_item: "\"{item}\"",
+    unknown_items: "I didn't understand {items} for “{q}” — reply with option numbers or names, or write your own answer.",
+    unknown_items_letters: "I didn't understand {items} for “{q}” — reply with option letters or names, or write your own answer.",
 };
 
 static ZH_CN: Strings = Strings {
@@ -299,6 +311,9 @@ static ZH_CN: Strings = Strings {
     still_open: "收到。还有这些问题：",
     clarify: "“{q}”你指的是哪一个：{options}？请回复编号。",
     not_understood: "没能对应到任何问题。请每行回答一题，例如“{eg}”。",
+    unknown_item: "“{item}”",
+    unknown_items: "“{q}”的回答里有没看懂的内容：{items}。请回复选项编号或名称，也可以直接写下你的答案。",
+    unknown_items_letters: "“{q}”的回答里有没看懂的内容：{items}。请回复选项字母或名称，也可以直接写下你的答案。",
 };
 
 static TH: Strings = Strings {
@@ -356,6 +371,9 @@ static TH: Strings = Strings {
     still_open: "รับทราบ ยังเหลือคำถามเหล่านี้:",
     clarify: "“{q}” หมายถึงข้อไหน: {options}? ตอบเป็นหมายเลข",
     not_understood: "จับคู่คำตอบกับคำถามไม่ได้ ตอบบรรทัดละหนึ่งข้อ เช่น “{eg}”",
+    unknown_item: "“{item}”",
+    unknown_items: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นหมายเลขหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
+    unknown_items_letters: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นตัวอักษรหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
 };
 
 /// Fills a template's `{name}` placeholders in one pass; inserted values

@@ -6,7 +6,11 @@
 //! [`text_prompt`] is the numbered plain-text prompt; [`split_message`]
 //! and [`cut`] keep texts within platform limits; [`status_line`] is the
 //! line added when an ask ends; [`callback_key`] is the opaque button
-//! payload. Every fixed phrase is in one table per [`Locale`].
+//! payload. Chat follow-ups: [`reask_prompt`] (the questions still open),
+//! [`clarify_prompt`] (the candidates of an ambiguous reply),
+//! [`unknown_items_prompt`] (the items of a list reply that named no
+//! option), [`closing_line`]. Every fixed phrase is in one table per
+//! [`Locale`].
 //!
 //! Pure: no I/O, no clock; the output depends only on the arguments.
 
@@ -23,6 +27,7 @@ pub use locale::{Locale, Strings, fill};
 pub use split::{cut, split_message, text_len};
 pub use text::{
     EndState, clarify_prompt, closing_line, not_understood, reask_prompt, status_line, text_prompt,
+    unknown_items_prompt,
 };
 pub use view::{
     Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, StepOption, TextView, View,

@@ -171,12 +171,61 @@ pub fn reask_prompt(ask: &Ask, open: &[usize], locale: Locale) -> String {
     out
 }
 
+/// Asks about the items of a list reply that named no option
+/// ([`crate::resolve::OptionMatcher::unknown_items`]): `I didn't understand
+/// "deploy" for “Checks” — reply with option numbers or names, or write your
+/// own answer.` The question is named as in [`clarify_prompt`] (`Q2 …` when
+/// the ask has several); lettered questions ask for letters. Empty when
+/// there are no items or no such question.
+pub fn unknown_items_prompt(
+    ask: &Ask,
+    question: usize,
+    items: &[String],
+    locale: Locale,
+) -> String {
+    let s = locale.strings();
+    let Some(asked) = ask.questions.get(question) else {
+        return String::new();
+    };
+    let items: Vec<String> = items
+        .iter()
+        .map(|item| cut(&one_line(item), MAX_HINT_VALUE_CHARS))
+        .filter(|item| !item.is_empty())
+        .map(|item| fill(s.unknown_item, &[("item", &item)]))
+        .collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    let template = if asked.letters {
+        s.unknown_items_letters
+    } else {
+        s.unknown_items
+    };
+    let name = question_name(ask, question, asked);
+    fill(
+        template,
+        &[("items", &items.join(s.list_sep)), ("q", name.trim())],
+    )
+}
+
+/// A question as a follow-up names it: its header (else its text), cut,
+/// after `Q2` when the ask has several questions.
+fn question_name(ask: &Ask, index: usize, question: &Question) -> String {
+    let name = [one_line(&question.header), one_line(&question.text)]
+        .into_iter()
+        .find(|name| !name.is_empty())
+        .unwrap_or_default();
+    match ask.questions.len() != 1 {
+        true => format!("Q{} {}", index + 1, cut(&name, MAX_HINT_VALUE_CHARS)),
+        false => cut(&name, MAX_HINT_VALUE_CHARS),
+    }
+}
+
 /// Asks which option an ambiguous reply meant: one line per question,
 /// naming the candidates with the numbers (or letters) they have in the
 /// prompt, so typing one resolves it.
 pub fn clarify_prompt(ask: &Ask, clarify: &[Clarify], locale: Locale) -> String {
     let s = locale.strings();
-    let several = ask.questions.len() != 1;
     clarify
         .iter()
         .filter_map(|c| {
@@ -195,14 +244,7 @@ pub fn clarify_prompt(ask: &Ask, clarify: &[Clarify], locale: Locale) -> String 
                 })
                 .collect::<Vec<_>>()
                 .join(" / ");
-            let name = [one_line(&question.header), one_line(&question.text)]
-                .into_iter()
-                .find(|name| !name.is_empty())
-                .unwrap_or_default();
-            let name = match several {
-                true => format!("Q{} {}", c.question + 1, cut(&name, MAX_HINT_VALUE_CHARS)),
-                false => cut(&name, MAX_HINT_VALUE_CHARS),
-            };
+            let name = question_name(ask, c.question, question);
             Some(fill(
                 s.clarify,
                 &[("q", name.trim()), ("options", &options)],

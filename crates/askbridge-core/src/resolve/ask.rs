@@ -52,6 +52,34 @@ impl AskMatcher {
     /// ask's questions). Returns the questions the reply answered, in
     /// question order; open questions it did not address are absent.
     pub fn resolve(&self, reply: &str, open: &[usize]) -> Vec<(usize, Resolution)> {
+        let whole = text::clean(reply);
+        if lexicon::is_skip(&whole.norm) {
+            return self
+                .open(open)
+                .iter()
+                .map(|&q| (q, Resolution::Skip))
+                .collect();
+        }
+        self.parts(reply, open)
+            .into_iter()
+            .map(|(q, text)| (q, self.questions[q].matcher.resolve(&text)))
+            .collect()
+    }
+
+    /// The items of a reply that named no option, per question, where
+    /// another item of the same answer did
+    /// ([`OptionMatcher::unknown_items`]): `Q2: lint, deploy` → `[(1,
+    /// ["deploy"])]`. Questions without such items are absent.
+    pub fn unknown_items(&self, reply: &str, open: &[usize]) -> Vec<(usize, Vec<String>)> {
+        self.parts(reply, open)
+            .into_iter()
+            .map(|(q, text)| (q, self.questions[q].matcher.unknown_items(&text)))
+            .filter(|(_, items)| !items.is_empty())
+            .collect()
+    }
+
+    /// The open questions, valid, sorted and unique.
+    fn open(&self, open: &[usize]) -> Vec<usize> {
         let mut open: Vec<usize> = open
             .iter()
             .copied()
@@ -59,15 +87,15 @@ impl AskMatcher {
             .collect();
         open.sort_unstable();
         open.dedup();
-        if open.is_empty() {
+        open
+    }
+
+    /// The part of a reply each open question gets, in question order;
+    /// questions the reply does not address are absent.
+    fn parts(&self, reply: &str, open: &[usize]) -> Vec<(usize, String)> {
+        let open = self.open(open);
+        if open.is_empty() || text::clean(reply).norm.is_empty() {
             return Vec::new();
-        }
-        let whole = text::clean(reply);
-        if whole.norm.is_empty() {
-            return Vec::new();
-        }
-        if lexicon::is_skip(&whole.norm) {
-            return open.iter().map(|&q| (q, Resolution::Skip)).collect();
         }
         let cleaned = text::strip_artefacts(reply);
         let lines: Vec<&str> = cleaned
@@ -76,16 +104,14 @@ impl AskMatcher {
             .filter(|l| !l.is_empty())
             .collect();
 
-        let parts = self
+        let mut parts: Vec<(usize, String)> = self
             .keyed(&lines, &open)
-            .unwrap_or_else(|| positional(&lines, &open));
-        let mut answered: Vec<(usize, Resolution)> = parts
+            .unwrap_or_else(|| positional(&lines, &open))
             .into_iter()
             .filter(|(_, text)| !text.trim().is_empty())
-            .map(|(q, text)| (q, self.questions[q].matcher.resolve(&text)))
             .collect();
-        answered.sort_by_key(|(q, _)| *q);
-        answered
+        parts.sort_by_key(|(q, _)| *q);
+        parts
     }
 
     /// Splits keyed lines; `None` when no line is keyed.

@@ -1,9 +1,10 @@
 //! The words the resolver knows, in English, Chinese and Thai: fillers,
-//! skip words, yes/no, numbers and ordinals, question and negation words.
+//! skip words, yes/no, numbers and ordinals, question and negation words,
+//! hedges and idioms, range words, corrections.
 //!
 //! Every list is folded (lower case, NFKC) so it compares with folded text.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
@@ -14,15 +15,15 @@ const FILLERS: &[&str] = &[
     "a", "ahead", "alright", "an", "answer", "are", "as", "be", "best", "choice", "choose",
     "choosing", "chose", "definitely", "do", "does", "fine", "for", "go", "going", "good",
     "great", "guess", "hmm", "i", "id", "ill", "im", "ill", "im", "is", "it", "its", "its",
-    "just", "k", "let", "lets", "lets", "like", "looks", "maybe", "me", "mine", "my", "need",
+    "just", "k", "let", "lets", "lets", "like", "looks", "me", "mine", "my", "need",
     "num", "number", "of", "ok", "okay", "on", "one", "opt", "option", "options", "our",
-    "perhaps", "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
+    "pick", "picking", "please", "pls", "plz", "prefer", "probably", "right", "say",
     "select", "selecting", "settle", "should", "sounds", "sure", "take", "taking", "thank",
     "thanks", "that", "thats", "the", "then", "think", "this", "thx", "to", "ty", "uh", "um",
     "us", "use", "using", "vote", "wanna", "want", "we", "well", "well", "will", "with",
     "works", "would", "ya", "yeah", "yep", "yes", "you", "choice", "selection", "reply",
     "going", "gonna", "hm", "so", "whatever", "anyway", "give", "gimme", "try", "get", "have",
-    "make", "either", "here", "there", "now", "can", "could", "youre",
+    "make", "either", "here", "there", "now", "can", "could", "youre", "actually",
 ];
 
 /// Affixes without a choice of their own in Chinese and Thai, which write
@@ -110,6 +111,77 @@ const CONDITIONS: &[&str] = &[
     "不过", "除非", "如果", "แต่", "ถ้า", "เว้นแต่", "หลังจาก",
 ];
 
+/// Words that hedge wherever they stand: "maybe staging", "idk" are the
+/// person's own words, not a pick (SPEC §5.9).
+#[rustfmt::skip]
+const HEDGES: &[&str] = &[
+    "maybe", "perhaps", "possibly", "unsure", "undecided", "idk", "dunno", "idc", "depends",
+    "depending", "nevermind", "nvm", "whichever",
+];
+
+/// Words that, after a negation, make an idiom rather than an answer:
+/// "no clue", "no idea", "never mind", "not sure", "don't know", "doesn't
+/// matter", "no worries". ("no thanks", "not yet", "not now" stay answers.)
+#[rustfmt::skip]
+const IDIOM_TAILS: &[&str] = &[
+    "clue", "idea", "ideas", "mind", "worries", "worry", "problem", "problems", "prob", "probs",
+    "matter", "doubt", "wonder", "kidding", "offense", "offence", "comment", "biggie", "sweat",
+    "rush", "hurry", "pressure", "preference", "difference", "care", "know", "knowing", "sure",
+    "certain", "decided", "decide", "clear", "bother", "bothered", "opinion",
+];
+
+/// Words that make a following idiom tail an idiom ("no", "never", "not",
+/// "don't", "haven't", "can't").
+#[rustfmt::skip]
+const IDIOM_HEADS: &[&str] = &[
+    "no", "never", "not", "dont", "doesnt", "didnt", "havent", "hasnt", "cant", "cannot",
+    "wont", "isnt", "aint",
+];
+
+/// Hedges of several words, matched as whole words anywhere in a reply.
+#[rustfmt::skip]
+const HEDGE_PHRASES: &[&[&str]] = &[
+    &["let", "me", "think"], &["let", "me", "check"], &["think", "about", "it"],
+    &["hard", "to", "say"], &["who", "knows"], &["it", "depends"], &["your", "call"],
+    &["you", "decide"], &["you", "choose"], &["up", "to", "you"], &["either", "way"],
+    &["get", "back", "to", "you"], &["ask", "me", "later"], &["not", "decided"],
+    &["no", "strong", "opinion"], &["no", "strong", "feelings"],
+];
+
+/// Hedges and idioms in Chinese and Thai, found inside a run of text:
+/// "不知道", "随便", "看情况", "再说吧", "ไม่รู้", "แล้วแต่", "ไม่แน่ใจ".
+#[rustfmt::skip]
+const SCRIPT_HEDGES: &[&str] = &[
+    "不知道", "不清楚", "不确定", "不一定", "说不好", "不好说", "说不准", "随便", "无所谓", "看情况",
+    "再说", "再看看", "想想", "考虑一下", "考虑考虑", "没想好", "可能", "也许", "或许", "大概",
+    "你定", "你决定", "你看着办", "都行", "ไม่รู้", "ไม่ทราบ", "ไม่แน่ใจ", "ไม่แน่", "แล้วแต่",
+    "อาจจะ", "บางที", "คิดก่อน", "คิดดู", "ยังไม่ได้ตัดสินใจ", "ตามสบาย", "อะไรก็ได้", "ยังไงก็ได้",
+];
+
+/// Words inside a Chinese or Thai run that start a condition: "是的，但是…",
+/// "ใช่ แต่…" are not a plain yes.
+const SCRIPT_CONDITIONS: &[&str] = &["但是", "不过", "可是", "除非", "如果", "แต่", "ถ้า", "เว้นแต่"];
+
+/// Thai words that contain "แต่" without meaning "but".
+const NOT_SCRIPT_CONDITIONS: &[&str] = &["แต่ง", "แต่ละ"];
+
+/// Corrections between two picks: the person takes back what came before
+/// ("1, actually 2", "2, no wait, 3", "Staging, I mean Production").
+#[rustfmt::skip]
+const CORRECTIONS: &[&[&str]] = &[
+    &["actually"], &["no", "wait"], &["wait", "no"], &["wait"], &["sorry"], &["i", "mean"],
+    &["i", "meant"], &["or", "rather"], &["correction"], &["scratch", "that"],
+    &["make", "that"], &["make", "it"], &["change", "that", "to"], &["change", "it", "to"],
+    &["change", "to"], &["oops"], &["no", "sorry"], &["err"],
+];
+
+/// Corrections in Chinese and Thai, found inside a run of text.
+#[rustfmt::skip]
+const SCRIPT_CORRECTIONS: &[&str] = &[
+    "不对", "我是说", "我的意思是", "改成", "改为", "换成", "应该是", "更正", "说错了", "哦不",
+    "ไม่ใช่", "หมายถึง", "ขอแก้เป็น", "แก้เป็น", "ขอเปลี่ยนเป็น", "เปลี่ยนเป็น", "ไม่สิ", "เอ้ย",
+];
+
 /// Words that start a justification, cut off before matching
 /// ("production because staging is down").
 const JUSTIFICATIONS: &[&str] = &[
@@ -154,6 +226,31 @@ pub(crate) fn stem(word: &str) -> &str {
 pub(crate) const LIST_WORDS: &[&str] = &[
     "and", "&", "+", "plus", "also", "和", "跟", "与", "และ", "กับ",
 ];
+
+/// What may stand between the two numbers of a range ("2-4", "2 to 4",
+/// "2到4", "2 ถึง 4"), folded.
+#[rustfmt::skip]
+const RANGE_SEPARATORS: &[&str] = &[
+    "-", "–", "—", "~", "〜", "..", "...", "to", "through", "thru", "till", "until",
+    "到", "至", "ถึง", "จนถึง",
+];
+
+/// Words around a range that add nothing to it ("from 2 to 4", "从2到4",
+/// "ตั้งแต่ 2 ถึง 4").
+#[rustfmt::skip]
+const RANGE_WORDS: &[&str] = &[
+    "from", "to", "through", "thru", "till", "until", "从", "到", "至", "ตั้งแต่", "ถึง", "จนถึง",
+];
+
+/// Whether the text between two numbers makes them a range.
+pub(crate) fn is_range_separator(between: &str) -> bool {
+    RANGE_SEPARATORS.contains(&between)
+}
+
+/// Whether a word only frames a range.
+pub(crate) fn is_range_word(word: &str) -> bool {
+    RANGE_WORDS.contains(&word)
+}
 
 /// A word that offers alternatives: "1 or 2" for a single question is ambiguous.
 pub(crate) const OR_WORDS: &[&str] = &["or", "或", "或者", "还是", "หรือ"];
@@ -203,6 +300,9 @@ word_set!(QUESTION_START_SET = QUESTION_STARTS);
 word_set!(NEGATION_SET = NEGATIONS);
 word_set!(CONDITION_SET = CONDITIONS);
 word_set!(JUSTIFICATION_SET = JUSTIFICATIONS);
+word_set!(HEDGE_SET = HEDGES);
+word_set!(IDIOM_TAIL_SET = IDIOM_TAILS);
+word_set!(IDIOM_HEAD_SET = IDIOM_HEADS);
 
 fn contains(set: &LazyLock<WordSet>, word: &str) -> bool {
     set.contains(word)
@@ -233,7 +333,7 @@ pub(crate) fn is_question_start(word: &str) -> bool {
 }
 
 pub(crate) fn has_question_marker(norm: &str) -> bool {
-    QUESTION_MARKERS.iter().any(|m| norm.contains(m))
+    script_phrases(norm).any(|(_, _, role)| role == ScriptRole::Question)
 }
 
 pub(crate) fn is_negation(word: &str) -> bool {
@@ -247,6 +347,116 @@ pub(crate) fn starts_with_script_negation(run: &str) -> bool {
 pub(crate) fn is_condition(word: &str) -> bool {
     contains(&CONDITION_SET, word)
 }
+
+/// Whether a word hedges ("maybe", "idk").
+pub(crate) fn is_hedge(word: &str) -> bool {
+    contains(&HEDGE_SET, word)
+}
+
+/// Whether two words in a row make an idiom ("no clue", "never mind").
+pub(crate) fn is_idiom(head: &str, tail: &str) -> bool {
+    contains(&IDIOM_HEAD_SET, head) && contains(&IDIOM_TAIL_SET, tail)
+}
+
+/// The length, in words, of a hedge phrase starting at `words[0]`.
+pub(crate) fn hedge_phrase_at(words: &[&str]) -> Option<usize> {
+    phrase_at(HEDGE_PHRASES, words)
+}
+
+/// The length, in words, of a correction starting at `words[0]`.
+pub(crate) fn correction_at(words: &[&str]) -> Option<usize> {
+    phrase_at(CORRECTIONS, words)
+}
+
+/// The longest phrase of `phrases` that `words` start with.
+fn phrase_at(phrases: &[&[&str]], words: &[&str]) -> Option<usize> {
+    phrases
+        .iter()
+        .filter(|phrase| words.starts_with(phrase))
+        .map(|phrase| phrase.len())
+        .max()
+}
+
+/// A Chinese or Thai hedge inside a run ("不知道", "แล้วแต่").
+pub(crate) fn script_hedge_in(run: &str) -> Option<&str> {
+    script_phrases(run)
+        .find(|(_, _, role)| *role == ScriptRole::Hedge)
+        .map(|(start, end, _)| &run[start..end])
+}
+
+/// Whether a Chinese or Thai run holds a condition ("但是", "แต่").
+pub(crate) fn has_script_condition(run: &str) -> bool {
+    script_phrases(run).any(|(start, _, role)| {
+        role == ScriptRole::Condition
+            && !NOT_SCRIPT_CONDITIONS
+                .iter()
+                .any(|word| run[start..].starts_with(word))
+    })
+}
+
+/// Byte ranges of the Chinese and Thai corrections inside a run, in order.
+pub(crate) fn script_corrections_in(run: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    script_phrases(run)
+        .filter(|(_, _, role)| *role == ScriptRole::Correction)
+        .map(|(start, end, _)| (start, end))
+}
+
+/// What a Chinese or Thai phrase found inside a run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScriptRole {
+    Hedge,
+    Condition,
+    Correction,
+    Question,
+}
+
+/// The Chinese and Thai phrase lists by their first character, so a run is
+/// scanned once for all of them, without a substring search per phrase.
+type ScriptIndex = HashMap<char, Vec<(&'static str, ScriptRole)>, BuildHasherDefault<Fnv>>;
+
+static SCRIPT_INDEX: LazyLock<ScriptIndex> = LazyLock::new(|| {
+    let mut index = ScriptIndex::default();
+    for (list, role) in [
+        (SCRIPT_HEDGES, ScriptRole::Hedge),
+        (SCRIPT_CONDITIONS, ScriptRole::Condition),
+        (SCRIPT_CORRECTIONS, ScriptRole::Correction),
+        (QUESTION_MARKERS, ScriptRole::Question),
+    ] {
+        for phrase in list {
+            if let Some(first) = phrase.chars().next() {
+                index.entry(first).or_default().push((phrase, role));
+            }
+        }
+    }
+    index
+});
+
+/// Every listed Chinese or Thai phrase inside `text`: start, end, role.
+fn script_phrases(text: &str) -> impl Iterator<Item = (usize, usize, ScriptRole)> + '_ {
+    text.char_indices()
+        .filter(|(_, c)| !c.is_ascii())
+        .filter_map(|(at, c)| Some((at, SCRIPT_INDEX.get(&c)?)))
+        .flat_map(move |(at, phrases)| {
+            phrases
+                .iter()
+                .filter(move |(phrase, _)| text[at..].starts_with(phrase))
+                .map(move |(phrase, role)| (at, at + phrase.len(), *role))
+        })
+}
+
+/// Whether a word can start a correction, a hedge phrase or an idiom; a
+/// quick test before the phrase lists are scanned.
+pub(crate) fn may_start_phrase(word: &str) -> bool {
+    contains(&PHRASE_START_SET, word)
+}
+
+static PHRASE_START_SET: LazyLock<WordSet> = LazyLock::new(|| {
+    CORRECTIONS
+        .iter()
+        .chain(HEDGE_PHRASES)
+        .filter_map(|phrase| phrase.first().copied())
+        .collect()
+});
 
 pub(crate) fn is_justification(word: &str) -> bool {
     contains(&JUSTIFICATION_SET, word)

@@ -108,6 +108,44 @@ impl Prepared {
     }
 }
 
+/// A reply read as a list of picks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Listed<'a> {
+    /// Not a list: one item, or words that do not all pick.
+    NotAList,
+    /// Every item names options (or a range of them), in reply order.
+    Picks(Vec<usize>),
+    /// Some item names no option, or is a range that is not one: the
+    /// whole reply is the person's own words.
+    Refused {
+        /// The items that name nothing, folded.
+        unknown: Vec<&'a str>,
+        /// Another item did name an option.
+        named: bool,
+    },
+}
+
+/// A choice reply as read, before it becomes a [`Resolution`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Read<'a> {
+    /// Resolved.
+    Resolved(Resolution),
+    /// A list where some items named options and these (folded) named
+    /// none: the person's own words, and the chat may ask about them.
+    Unknown(Vec<&'a str>),
+}
+
+/// An item read as a range of options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Range {
+    /// Not written as a range.
+    Absent,
+    /// Every option of the range, in order.
+    Picks(std::ops::RangeInclusive<usize>),
+    /// Written as a range, but reversed or past the options.
+    Invalid,
+}
+
 /// What one item of a reply names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Pick {
@@ -208,6 +246,34 @@ impl OptionMatcher {
         self.resolve_cleaned(&cleaned)
     }
 
+    /// The items of a list reply that name no option, as typed, when
+    /// another item of the same reply did name one: `lint, deploy` →
+    /// `["deploy"]`. Such a reply resolves to [`Resolution::FreeText`]
+    /// (nothing is dropped silently), and a chat can ask about these items
+    /// ([`crate::render::unknown_items_prompt`]). Empty for every other
+    /// reply, and for confirm and text questions.
+    pub fn unknown_items(&self, reply: &str) -> Vec<String> {
+        if !matches!(self.mode, Mode::Single | Mode::Multi) {
+            return Vec::new();
+        }
+        let cleaned = text::clean(reply);
+        match self.read_choice(&cleaned, &cleaned.norm) {
+            Read::Unknown(items) => {
+                let typed = typed_items(&cleaned.display);
+                items
+                    .iter()
+                    .map(|item| {
+                        typed
+                            .iter()
+                            .find(|t| text::clean_folded(&text::fold(t)).0 == *item)
+                            .map_or_else(|| (*item).to_owned(), |t| (*t).to_owned())
+                    })
+                    .collect()
+            }
+            Read::Resolved(_) => Vec::new(),
+        }
+    }
+
     pub(crate) fn resolve_cleaned(&self, reply: &Cleaned) -> Resolution {
         match self.mode {
             Mode::FreeText => {
@@ -228,12 +294,12 @@ impl OptionMatcher {
     }
 
     fn resolve_confirm(&self, reply: &Cleaned) -> Resolution {
-        self.resolve_yes_no(reply, 0, 1)
+        self.resolve_yes_no(reply, &reply.norm, 0, 1)
     }
 
-    /// A yes/no reading of a reply, picking `yes` or `no` (option indices).
-    fn resolve_yes_no(&self, reply: &Cleaned, yes: usize, no: usize) -> Resolution {
-        let norm = reply.norm.as_str();
+    /// A yes/no reading of a reply (`norm`: its folded text, or the part
+    /// after a correction), picking `yes` or `no` (option indices).
+    fn resolve_yes_no(&self, reply: &Cleaned, norm: &str, yes: usize, no: usize) -> Resolution {
         if lexicon::is_yes(norm) {
             return Resolution::Choice(yes);
         }
@@ -244,7 +310,13 @@ impl OptionMatcher {
             return Resolution::Skip;
         }
         let tokens = text::tokenize(norm);
-        if self.is_question(reply, &tokens) {
+        // "yes, actually no": the last answer wins.
+        if let Some((before, after)) = self.correction(norm, &tokens)
+            && let Resolution::Choice(_) = self.resolve_yes_no(reply, before, yes, no)
+        {
+            return self.resolve_yes_no(reply, after, yes, no);
+        }
+        if self.is_hedged(&tokens) || self.is_question(reply, norm, &tokens) {
             return Self::free_text(reply);
         }
         let head = cut_justification(norm, &tokens);
@@ -290,7 +362,17 @@ impl OptionMatcher {
     }
 
     fn resolve_choice(&self, reply: &Cleaned) -> Resolution {
-        let norm = reply.norm.as_str();
+        match self.read_choice(reply, &reply.norm) {
+            Read::Resolved(resolution) => resolution,
+            Read::Unknown(_) => Self::free_text(reply),
+        }
+    }
+
+    /// Resolves a reply to a choice question, keeping the items of a list
+    /// that named no option.
+    /// `norm` is the reply's folded text, or the part of it after a
+    /// correction.
+    fn read_choice<'a>(&self, reply: &Cleaned, norm: &'a str) -> Read<'a> {
         let multi = self.mode == Mode::Multi;
         let one = |i: usize| {
             if multi {
@@ -305,35 +387,54 @@ impl OptionMatcher {
             && norm.len() <= 3
             && norm.bytes().all(|b| b.is_ascii_digit())
         {
-            return match lexicon::position(norm, false).and_then(|p| p.index(self.options.len())) {
-                Some(i) => one(i),
-                None => Self::free_text(reply),
-            };
+            return Read::Resolved(
+                match lexicon::position(norm, false).and_then(|p| p.index(self.options.len())) {
+                    Some(i) => one(i),
+                    None => Self::free_text(reply),
+                },
+            );
         }
         let tokens = text::tokenize(norm);
         if let Some(i) = self.exact_with(norm, &tokens) {
-            return one(i);
+            return Read::Resolved(one(i));
         }
         if lexicon::is_skip(norm) {
-            return Resolution::Skip;
+            return Read::Resolved(Resolution::Skip);
+        }
+        // "1, actually 2": the last pick wins; a list after a correction
+        // replaces the list before it.
+        if let Some((before, after)) = self.correction(norm, &tokens)
+            && matches!(
+                self.read_choice(reply, before),
+                Read::Resolved(
+                    Resolution::Choice(_) | Resolution::Choices(_) | Resolution::Ambiguous(_)
+                )
+            )
+        {
+            return self.read_choice(reply, after);
+        }
+        if self.is_hedged(&tokens) {
+            return Read::Resolved(Self::free_text(reply));
         }
         // Options "Yes" and "No" read like a confirm question ("nah, not now").
         if !multi
             && let Some((yes, no)) = self.yes_no
-            && let Resolution::Choice(i) = self.resolve_yes_no(reply, yes, no)
+            && let Resolution::Choice(i) = self.resolve_yes_no(reply, norm, yes, no)
         {
-            return one(i);
+            return Read::Resolved(one(i));
         }
         if let Some(all) = self.all_of(norm, &tokens) {
             // "both" picks every option: a list for multi-select, several
             // picks (so ambiguous) for single-select (SPEC §5.8).
-            return match all {
+            return Read::Resolved(match all {
                 Resolution::Choices(v) if !multi => Resolution::Ambiguous(v),
+                // "all except all three": the words as typed, not folded.
+                Resolution::FreeText(_) => Self::free_text(reply),
                 other => other,
-            };
+            });
         }
-        if self.is_question(reply, &tokens) || self.is_negated(&tokens) {
-            return Self::free_text(reply);
+        if self.is_question(reply, norm, &tokens) || self.is_negated(&tokens) {
+            return Read::Resolved(Self::free_text(reply));
         }
         let head = cut_justification(norm, &tokens);
         if tokens
@@ -341,7 +442,7 @@ impl OptionMatcher {
             .take_while(|t| text::before(norm, t, 0).len() < head.len())
             .any(|t| lexicon::is_condition(t.text) && !self.is_label_word(t.text))
         {
-            return Self::free_text(reply);
+            return Read::Resolved(Self::free_text(reply));
         }
         // A single word is no list.
         let one_word = match tokens.as_slice() {
@@ -350,41 +451,42 @@ impl OptionMatcher {
             _ => false,
         };
         let list = if one_word {
-            None
+            Listed::NotAList
         } else if head.len() == norm.len() {
-            self.pick_list_with(norm, &tokens)
+            self.read_list(norm, &tokens)
         } else {
-            self.pick_list(head)
+            self.read_list(head, &text::tokenize(head))
         };
         match list {
-            Some(picks) if multi => {
-                let mut picks = picks;
-                picks.sort_unstable();
-                picks.dedup();
-                return Resolution::Choices(picks);
+            Listed::Picks(picks) if multi => {
+                return Read::Resolved(Resolution::Choices(sorted(picks)));
             }
-            Some(mut picks) => {
-                picks.sort_unstable();
-                picks.dedup();
-                return match picks.as_slice() {
+            Listed::Picks(picks) => {
+                let picks = sorted(picks);
+                return Read::Resolved(match picks.as_slice() {
                     [one] => Resolution::Choice(*one),
                     _ => Resolution::Ambiguous(picks),
-                };
+                });
             }
-            None => {}
+            Listed::Refused {
+                unknown,
+                named: true,
+            } => return Read::Unknown(unknown),
+            Listed::Refused { named: false, .. } => return Read::Resolved(Self::free_text(reply)),
+            Listed::NotAList => {}
         }
         let picked = if head.len() == norm.len() {
             self.pick_with(norm, &tokens)
         } else {
             self.pick(head)
         };
-        match picked {
+        Read::Resolved(match picked {
             Pick::One(i) if multi => Resolution::Choices(vec![i]),
             Pick::One(i) => Resolution::Choice(i),
             Pick::Several(v) if multi => Resolution::Choices(v),
             Pick::Several(v) | Pick::Ambiguous(v) => Resolution::Ambiguous(v),
             Pick::Nothing => Self::free_text(reply),
-        }
+        })
     }
 
     /// "all", "both", "all except 2".
@@ -445,7 +547,7 @@ impl OptionMatcher {
     }
 
     /// A reply that asks something back ("can you explain 2?").
-    fn is_question(&self, reply: &Cleaned, tokens: &[Token<'_>]) -> bool {
+    fn is_question(&self, reply: &Cleaned, norm: &str, tokens: &[Token<'_>]) -> bool {
         let content = tokens
             .iter()
             .filter(|t| !lexicon::is_filler(t.text))
@@ -468,11 +570,96 @@ impl OptionMatcher {
             }
         }
         tokens.iter().any(|t| t.kind == Kind::Script)
-            && lexicon::has_question_marker(&reply.norm)
+            && lexicon::has_question_marker(norm)
             && !self
                 .options
                 .iter()
-                .any(|o| o.script && reply.norm.contains(&o.compact))
+                .any(|o| o.script && norm.contains(&o.compact))
+    }
+
+    /// A reply that hedges or says something else as a whole (SPEC §5.9):
+    /// a hedge word ("maybe", "idk"), an idiom that starts like an answer
+    /// ("no clue", "never mind", "not sure"), a hedge phrase ("let me
+    /// think", "it depends"), and in Chinese and Thai a hedge or a "but"
+    /// inside a run ("不知道", "是的，但是…", "ไม่แน่ใจ", "ใช่ แต่…"). Words of
+    /// the labels do not count: an option may be called "Maybe".
+    fn is_hedged(&self, tokens: &[Token<'_>]) -> bool {
+        for (i, token) in tokens.iter().enumerate() {
+            match token.kind {
+                Kind::Word => {
+                    let hedged = lexicon::is_hedge(token.text)
+                        || (i > 0 && lexicon::is_idiom(tokens[i - 1].text, token.text))
+                        || (lexicon::may_start_phrase(token.text) && {
+                            let words: Vec<&str> =
+                                tokens[i..].iter().take(4).map(|t| t.text).collect();
+                            lexicon::hedge_phrase_at(&words).is_some()
+                        });
+                    if hedged && !self.is_label_word(token.text) {
+                        return true;
+                    }
+                }
+                Kind::Script => {
+                    let in_label = |part: &str| {
+                        self.options
+                            .iter()
+                            .any(|o| o.script && o.compact.contains(part))
+                    };
+                    if lexicon::script_hedge_in(token.text).is_some_and(|h| !in_label(h)) {
+                        return true;
+                    }
+                    if lexicon::has_script_condition(token.text) && !in_label(token.text) {
+                        return true;
+                    }
+                }
+                Kind::Number | Kind::Decimal | Kind::Symbol => {}
+            }
+        }
+        false
+    }
+
+    /// A correction between picks ("1, actually 2", "2, no wait, 3", "红色，
+    /// 我是说蓝色", "ข้อ 1 ไม่ใช่ ข้อ 2"): the reply before the first
+    /// correction and after the last, both non-empty. Correction words that
+    /// are words of a label ("Wait for CI") do not count.
+    fn correction<'a>(&self, norm: &'a str, tokens: &[Token<'_>]) -> Option<(&'a str, &'a str)> {
+        let base = norm.as_ptr() as usize;
+        let offset = |token: &Token<'_>| (token.text.as_ptr() as usize).saturating_sub(base);
+        let mut first: Option<usize> = None;
+        let mut last: Option<usize> = None;
+        let mut mark = |start: usize, end: usize| {
+            first = Some(first.map_or(start, |f| f.min(start)));
+            last = Some(last.map_or(end, |l| l.max(end)));
+        };
+        for (i, token) in tokens.iter().enumerate() {
+            match token.kind {
+                Kind::Word if lexicon::may_start_phrase(token.text) => {
+                    let words: Vec<&str> = tokens[i..].iter().take(4).map(|t| t.text).collect();
+                    if let Some(len) = lexicon::correction_at(&words)
+                        && !words[..len].iter().any(|w| self.is_label_word(w))
+                    {
+                        let end = &tokens[i + len - 1];
+                        mark(offset(token), offset(end) + end.text.len());
+                    }
+                }
+                Kind::Script => {
+                    for (start, end) in lexicon::script_corrections_in(token.text) {
+                        let marker = &token.text[start..end];
+                        if !self
+                            .options
+                            .iter()
+                            .any(|o| o.script && o.compact.contains(marker))
+                        {
+                            mark(offset(token) + start, offset(token) + end);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let separators: &[char] = &[' ', ',', ';', '，', '、', '；', '\n', '-', '—', '.', '…'];
+        let before = norm.get(..first?)?.trim_matches(separators);
+        let after = norm.get(last?..)?.trim_matches(separators);
+        (!before.is_empty() && !after.is_empty()).then_some((before, after))
     }
 
     /// A reply that rules something out ("not production").
@@ -542,61 +729,115 @@ impl OptionMatcher {
     }
 
     /// Splits a reply into list items and picks each; `None` when it is not
-    /// a list of picks (one item, or an item that names nothing).
+    /// a list whose every item names options.
     fn pick_list(&self, norm: &str) -> Option<Vec<usize>> {
-        self.pick_list_with(norm, &text::tokenize(norm))
+        match self.read_list(norm, &text::tokenize(norm)) {
+            Listed::Picks(picks) => Some(picks),
+            Listed::NotAList | Listed::Refused { .. } => None,
+        }
     }
 
-    /// [`Self::pick_list`] for an already tokenised reply.
-    fn pick_list_with(&self, norm: &str, tokens: &[Token<'_>]) -> Option<Vec<usize>> {
+    /// Reads a reply as a list of picks (SPEC §5.7): items separated by
+    /// `,` `;` `，` `、` new lines, "and", "&", "+", "or"…, each naming
+    /// options or a range of them; or, without separators, every word a
+    /// pick ("1 3", "a c").
+    fn read_list<'a>(&self, norm: &'a str, tokens: &[Token<'_>]) -> Listed<'a> {
         if let Some(span) = self.first_or_last(tokens) {
-            return Some(span);
+            return Listed::Picks(span);
         }
         let items = split_list(norm);
-        let items: Vec<&str> = if items.len() > 1 {
-            items
-        } else {
-            // "1 3", "a c", "team nobody": a list without separators.
-            let content: Vec<&Token<'_>> = tokens
-                .iter()
-                .filter(|t| {
-                    // Here a filler that is also a label ("Go") stays a filler:
-                    // "let's go with rust" is not a list.
-                    let shown_letter = self.letters
-                        && lexicon::letter(t.text).is_some_and(|i| i < self.options.len());
-                    shown_letter
-                        || !(self.is_filler_token(t)
-                            || lexicon::is_filler(t.text)
-                            || lexicon::LIST_WORDS.contains(&t.text))
-                })
-                .collect();
-            if content.len() < 2 || content.len() > self.options.len() {
-                return None;
-            }
-            content.iter().map(|t| t.text).collect()
-        };
+        if let [only] = items.as_slice() {
+            return match self.range(only) {
+                Range::Picks(range) => Listed::Picks(range.collect()),
+                Range::Invalid => Listed::Refused {
+                    unknown: vec![only],
+                    named: false,
+                },
+                Range::Absent => self.read_words_as_list(tokens),
+            };
+        }
         let mut picks = Vec::new();
+        let mut unknown = Vec::new();
         for item in items {
-            if let Some(range) = self.range(item) {
-                picks.extend(range);
-                continue;
+            match self.range(item) {
+                Range::Picks(range) => {
+                    picks.extend(range);
+                    continue;
+                }
+                Range::Invalid => {
+                    unknown.push(item);
+                    continue;
+                }
+                Range::Absent => {}
             }
             match self.pick(item) {
                 Pick::One(i) => picks.push(i),
                 Pick::Nothing => {
-                    // "1 2" inside "1 2 and 3": an item of several picks.
+                    // "1 2" inside "1 2 and 3": an item of several picks;
+                    // "please" alone names nothing and drops nothing.
                     let tokens = text::tokenize(item);
-                    for token in tokens.iter().filter(|t| !self.is_filler_token(t)) {
+                    let mut content = tokens.iter().filter(|t| !self.is_filler_token(t));
+                    let before = picks.len();
+                    let mut named = true;
+                    for token in content.by_ref() {
                         match self.pick(token.text) {
                             Pick::One(i) => picks.push(i),
-                            _ => return None,
+                            _ => {
+                                named = false;
+                                break;
+                            }
                         }
                     }
+                    if !named {
+                        picks.truncate(before);
+                        unknown.push(item);
+                    }
                 }
-                _ => return None,
+                Pick::Several(_) | Pick::Ambiguous(_) => return Listed::NotAList,
             }
         }
-        (!picks.is_empty()).then_some(picks)
+        if !unknown.is_empty() {
+            // Nothing is dropped silently (SPEC §5.7): an item that names no
+            // option makes the whole reply the person's own words.
+            return Listed::Refused {
+                unknown,
+                named: !picks.is_empty(),
+            };
+        }
+        if picks.is_empty() {
+            Listed::NotAList
+        } else {
+            Listed::Picks(picks)
+        }
+    }
+
+    /// "1 3", "a c", "team nobody": a list without separators, read only
+    /// when every word picks an option.
+    fn read_words_as_list<'a>(&self, tokens: &[Token<'_>]) -> Listed<'a> {
+        let content: Vec<&Token<'_>> = tokens
+            .iter()
+            .filter(|t| {
+                // Here a filler that is also a label ("Go") stays a filler:
+                // "let's go with rust" is not a list.
+                let shown_letter =
+                    self.letters && lexicon::letter(t.text).is_some_and(|i| i < self.options.len());
+                shown_letter
+                    || !(self.is_filler_token(t)
+                        || lexicon::is_filler(t.text)
+                        || lexicon::LIST_WORDS.contains(&t.text))
+            })
+            .collect();
+        if content.len() < 2 || content.len() > self.options.len() {
+            return Listed::NotAList;
+        }
+        let mut picks = Vec::with_capacity(content.len());
+        for token in content {
+            match self.pick(token.text) {
+                Pick::One(i) => picks.push(i),
+                _ => return Listed::NotAList,
+            }
+        }
+        Listed::Picks(picks)
     }
 
     /// "the first two", "last 3": a run of options at one end.
@@ -624,17 +865,45 @@ impl OptionMatcher {
         }
     }
 
-    /// "1-3", "2 to 4", "1~3" over numbers in range.
-    fn range(&self, item: &str) -> Option<std::ops::RangeInclusive<usize>> {
-        if !item.starts_with(|c: char| c.is_ascii_digit()) {
-            return None;
+    /// "2-4", "2–4", "2 to 4", "2~4", "2到4", "2至4", "2 ถึง 4": every
+    /// option from the first number to the second. A reversed range or one
+    /// past the options is not a pick. Where labels carry numbers, a range
+    /// that names a label ("2-4" for "2-4 weeks") is that label instead.
+    fn range(&self, item: &str) -> Range {
+        // Two numbers with something between them, or no range at all.
+        let bytes = item.as_bytes();
+        let Some(first) = bytes.iter().position(u8::is_ascii_digit) else {
+            return Range::Absent;
+        };
+        let Some(gap) = bytes[first..].iter().position(|b| !b.is_ascii_digit()) else {
+            return Range::Absent;
+        };
+        if !bytes[first + gap..].iter().any(u8::is_ascii_digit) {
+            return Range::Absent;
         }
-        let (from, to) = item
-            .split_once(['-', '–', '~', '到', '至'])
-            .or_else(|| item.split_once(" to "))?;
-        let from: usize = from.trim().parse().ok()?;
-        let to: usize = to.trim().parse().ok()?;
-        (1 <= from && from < to && to <= self.options.len()).then(|| from - 1..=to - 1)
+        let tokens = text::tokenize(item);
+        let mut content = tokens
+            .iter()
+            .filter(|t| !(self.is_filler_token(t) || lexicon::is_range_word(t.text)));
+        let (Some(from), Some(to), None) = (content.next(), content.next(), content.next()) else {
+            return Range::Absent;
+        };
+        if from.kind != Kind::Number || to.kind != Kind::Number {
+            return Range::Absent;
+        }
+        let between = text::between(item, from, to).trim();
+        if !lexicon::is_range_separator(between) {
+            return Range::Absent;
+        }
+        if self.numeric_labels && matches!(self.pick(item), Pick::One(_)) {
+            return Range::Absent;
+        }
+        match (from.text.parse::<usize>(), to.text.parse::<usize>()) {
+            (Ok(from), Ok(to)) if 1 <= from && from <= to && to <= self.options.len() => {
+                Range::Picks(from - 1..=to - 1)
+            }
+            _ => Range::Invalid,
+        }
     }
 
     fn is_filler_token(&self, token: &Token<'_>) -> bool {
@@ -1016,6 +1285,38 @@ pub(crate) fn split_list(norm: &str) -> Vec<&str> {
         if parts.len() > 1 {
             return parts;
         }
+    }
+    items
+}
+
+/// The items of a reply as typed, split like [`split_list`] splits the
+/// folded reply, trailing punctuation trimmed.
+fn typed_items<'a>(display: &'a str) -> Vec<&'a str> {
+    let mut items: Vec<&str> = Vec::new();
+    let mut push = |item: &'a str| {
+        let item = item
+            .trim()
+            .trim_end_matches(['.', '!', '?', '？', '。', '！'])
+            .trim_end();
+        if !item.is_empty() {
+            items.push(item);
+        }
+    };
+    for part in display.split([',', ';', '，', '、', '；', '\n']) {
+        let mut start = 0;
+        let mut offset = 0;
+        for word in part.split(' ') {
+            let word_start = offset;
+            offset += word.len() + 1;
+            let folded = text::fold(word);
+            if lexicon::LIST_WORDS.contains(&folded.as_str())
+                || lexicon::OR_WORDS.contains(&folded.as_str())
+            {
+                push(&part[start..word_start]);
+                start = (word_start + word.len() + 1).min(part.len());
+            }
+        }
+        push(&part[start..]);
     }
     items
 }

@@ -3,15 +3,17 @@
 //! Both sides of every comparison go through [`fold`], so a label and a reply
 //! that a person would call "the same" compare equal.
 
-use unicode_normalization::UnicodeNormalization;
+use caseless::Caseless;
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// A reply after cleaning.
 #[derive(Debug, Clone)]
 pub(crate) struct Cleaned {
     /// Platform artefacts removed and trimmed; otherwise as typed.
     pub display: String,
-    /// Folded ([`fold`]), wrapping quotes and markdown and trailing
-    /// punctuation stripped, "(Recommended)" and ⭐ removed.
+    /// Folded ([`fold`]) line by line, wrapping quotes and markdown and
+    /// trailing punctuation stripped, "(Recommended)" and ⭐ removed.
     pub norm: String,
     /// The reply ended in a question mark.
     pub question_mark: bool,
@@ -20,7 +22,18 @@ pub(crate) struct Cleaned {
 /// Cleans one reply (or one line or item of a reply).
 pub(crate) fn clean(reply: &str) -> Cleaned {
     let display = strip_artefacts(reply).trim().to_owned();
-    let (norm, question_mark) = clean_folded(&fold(&display));
+    // Line breaks separate list items (SPEC §5.7), so they stay.
+    let folded = if display.contains('\n') {
+        display
+            .lines()
+            .map(fold)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        fold(&display)
+    };
+    let (norm, question_mark) = clean_folded(&folded);
     Cleaned {
         display,
         norm,
@@ -115,12 +128,19 @@ fn strip_wrapping(s: &str) -> &str {
     s
 }
 
-/// Unicode NFKC, lower case, invisible and presentation characters removed,
-/// Thai digits as ASCII digits, whitespace collapsed.
+/// Unicode NFKC with full case folding (CaseFolding.txt, statuses C and F:
+/// `ß` and `ẞ` are `ss`, `ﬀ` is `ff`, final `ς` is `σ`), invisible and
+/// presentation characters removed, Thai digits as ASCII digits, whitespace
+/// collapsed. Labels and replies both go through it, so "GRÜSSE" and
+/// "Grüße" fold alike.
+///
+/// Non-ASCII text is normalised (NFKC), folded, and normalised again when
+/// folding left combining marks to compose ("ǰ" folds to "j" and a caron):
+/// the compatibility caseless match of Unicode §3.13, as one key.
 pub(crate) fn fold(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
-    let mut push = |c: char| {
+    let mut push = |out: &mut String, c: char| {
         if c.is_whitespace() {
             space = !out.is_empty();
         } else {
@@ -136,14 +156,15 @@ pub(crate) fn fold(s: &str) -> String {
         let mut previous = ' ';
         for c in s.chars() {
             if !(c == '\'' && previous.is_ascii_alphanumeric()) {
-                push(c.to_ascii_lowercase());
+                push(&mut out, c.to_ascii_lowercase());
             }
             previous = c;
         }
         return out;
     }
     let mut previous_is_alphanumeric = false;
-    for c in s.nfkc().flat_map(char::to_lowercase) {
+    let mut marks = false;
+    for c in s.nfkc() {
         let c = match c {
             '\u{FE0E}'
             | '\u{FE0F}'
@@ -155,8 +176,26 @@ pub(crate) fn fold(s: &str) -> String {
             '\'' | '’' | '‘' | '`' if previous_is_alphanumeric => continue,
             _ => c,
         };
-        previous_is_alphanumeric = c.is_alphanumeric();
-        push(c);
+        if c.is_ascii() {
+            previous_is_alphanumeric = c.is_ascii_alphanumeric();
+            push(&mut out, c.to_ascii_lowercase());
+        } else if is_spaceless_script(c) {
+            // Chinese, Japanese, Korean and Thai have no case.
+            previous_is_alphanumeric = true;
+            push(&mut out, c);
+        } else {
+            // A combining mark continues the letter before it.
+            if !is_combining_mark(c) {
+                previous_is_alphanumeric = c.is_alphanumeric();
+            }
+            for folded in std::iter::once(c).default_case_fold() {
+                marks |= is_combining_mark(folded);
+                push(&mut out, folded);
+            }
+        }
+    }
+    if marks && is_nfkc_quick(out.chars()) != IsNormalized::Yes {
+        out = out.nfkc().collect();
     }
     out
 }
@@ -404,6 +443,14 @@ pub(crate) fn before<'a>(s: &'a str, token: &Token<'_>, extra: usize) -> &'a str
     s.get(..start + extra).unwrap_or(s)
 }
 
+/// The part of `s` between two of its tokens.
+pub(crate) fn between<'a>(s: &'a str, first: &Token<'_>, second: &Token<'_>) -> &'a str {
+    let base = s.as_ptr() as usize;
+    let start = (first.text.as_ptr() as usize).saturating_sub(base) + first.text.len();
+    let end = (second.text.as_ptr() as usize).saturating_sub(base);
+    s.get(start..end).unwrap_or("")
+}
+
 /// Whether `key` is the tokens joined by `separator`, without building the
 /// joined string.
 pub(crate) fn is_key_of(key: &str, tokens: &[Token<'_>], separator: &str) -> bool {
@@ -464,6 +511,55 @@ mod tests {
         check_clean("「生产环境」", "生产环境");
         check_clean("> 2", "2");
         check_clean("ＳＴＡＧＩＮＧ", "staging");
+    }
+
+    #[test]
+    fn full_case_folding() {
+        let same = [
+            ("GRÜSSE", "Grüße"),
+            ("WEISS", "Weiß"),
+            ("STRASSE", "Straẞe"),
+            ("ﬀ", "FF"),
+            ("ΟΔΟΣ", "οδος"),
+            ("ΣΊΣΥΦΟΣ", "σίσυφος"),
+            ("ǰ", "J\u{30C}"),
+            ("ΐ", "Ϊ\u{301}"),
+            ("ᾳ", "ΑΙ"),
+            ("Cafe\u{301}", "CAFÉ"),
+            ("İstanbul", "i\u{307}stanbul"),
+            ("ꭰ", "Ꭰ"),
+            ("ＧＲＵＳＳＥ", "grusse"),
+        ];
+        for (a, b) in same {
+            assert_eq!(fold(a), fold(b), "{a:?} ≡ {b:?}");
+        }
+        assert_eq!(fold("Grüße"), "grüsse");
+        assert_ne!(fold("ı"), fold("i"));
+        // Folding is stable: a folded string folds to itself.
+        for s in ["Grüße", "ǰ", "ΐ", "ᾳ", "生产环境", "พรุ่งนี้", "한국어", "Ꭰ"]
+        {
+            assert_eq!(fold(&fold(s)), fold(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn spaceless_scripts_have_no_case() {
+        let ranges = [
+            '\u{0E00}'..='\u{0EFF}',
+            '\u{1000}'..='\u{109F}',
+            '\u{1780}'..='\u{17FF}',
+            '\u{3040}'..='\u{30FF}',
+            '\u{3400}'..='\u{9FFF}',
+            '\u{AC00}'..='\u{D7AF}',
+            '\u{F900}'..='\u{FAFF}',
+        ];
+        for c in ranges.into_iter().flatten() {
+            assert!(is_spaceless_script(c) || !c.is_alphabetic(), "{c:?}");
+            if is_spaceless_script(c) {
+                let folded: String = std::iter::once(c).default_case_fold().collect();
+                assert_eq!(folded, c.to_string(), "{c:?}");
+            }
+        }
     }
 
     #[test]
