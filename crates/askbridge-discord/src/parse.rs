@@ -9,7 +9,7 @@
 //! replies. Anything else is `None`.
 
 use askbridge_core::model::ChannelKind;
-use askbridge_core::outcome::Responder;
+use askbridge_core::model::Responder;
 use askbridge_core::render::{CallbackRef, parse_callback_key};
 use serenity::model::application::{
     ActionRowComponent, ComponentInteraction, ComponentInteractionDataKind, Interaction,

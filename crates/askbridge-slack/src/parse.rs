@@ -15,7 +15,7 @@
 //! [`crate::render`]).
 
 use askbridge_core::model::ChannelKind;
-use askbridge_core::outcome::Responder;
+use askbridge_core::model::Responder;
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
 use slack_morphism::prelude::{
     SlackActionState, SlackBasicUserInfo, SlackChannelId, SlackEventCallbackBody,

@@ -8,7 +8,7 @@
 //! conversations.
 
 use askbridge_core::model::ChannelKind;
-use askbridge_core::outcome::Responder;
+use askbridge_core::model::Responder;
 use askbridge_core::render::{CallbackRef, parse_callback_key};
 use teloxide::types::{Message, UpdateKind, User};
 

@@ -20,10 +20,12 @@ use askbridge::bridge::{
     ListFilter, MessageRef, NewAsk, RetryPolicy, Tuning,
 };
 use askbridge::store::{LeaseTaken, Store};
-use askbridge_core::lifecycle::{Input, Rejection, State, Step, Timestamp};
+use askbridge_core::lifecycle::{Input, Rejection, State, Step};
+use askbridge_core::model::Responder;
+use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, ChannelKind, Target};
 use askbridge_core::normalize::normalize_json;
-use askbridge_core::outcome::{Reason, Responder, Status, Via};
+use askbridge_core::outcome::{Reason, Status, Via};
 use serde_json::json;
 use sqlx::Connection;
 use tokio::sync::watch;

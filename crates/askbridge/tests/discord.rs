@@ -606,8 +606,9 @@ async fn discord_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, Tuning};
     use askbridge::config::{DiscordConfig, Secret};
     use askbridge::discord::Discord;
-    use askbridge_core::lifecycle::{State, Timestamp};
+    use askbridge_core::lifecycle::State;
     use askbridge_core::model::Target;
+    use askbridge_core::model::Timestamp;
     use askbridge_core::normalize::normalize_json;
     use askbridge_core::render::{Locale, Mode};
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 use askbridge::bridge::{Bridge, BridgeOptions};
 use askbridge::mcp::{McpOptions, router_with};
 use askbridge_core::lifecycle::Input;
+use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
-use askbridge_core::outcome::Responder;
 use serde_json::json;
 
 mod daemon;

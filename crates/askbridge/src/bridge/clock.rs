@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use askbridge_core::lifecycle::Timestamp;
+use askbridge_core::model::Timestamp;
 use tokio::sync::watch;
 
 /// Where the bridge's time comes from. Cheap to clone; clones share time.

@@ -48,7 +48,8 @@ use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
-use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step, Timestamp};
+use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step};
+use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Outcome;
 use futures_util::TryStreamExt;

@@ -1,7 +1,8 @@
 //! Lifecycles to rows and back: the only place that knows which column
 //! holds which part of an [`AskLifecycle`].
 
-use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, State, Timestamp};
+use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, State};
+use askbridge_core::model::Timestamp;
 use askbridge_core::normalize::normalize_json;
 
 use crate::store::{AskRow, StoreError};

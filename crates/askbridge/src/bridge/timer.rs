@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use askbridge_core::lifecycle::Timestamp;
+use askbridge_core::model::Timestamp;
 use tokio::sync::Notify;
 
 use super::clock::Clock;

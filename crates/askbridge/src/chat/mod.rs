@@ -14,8 +14,9 @@
 //!   user, else whoever the channel's [`AllowList`] admits.
 
 use askbridge_core::lifecycle::{Input, Rejection, Step};
+use askbridge_core::model::Responder;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
-use askbridge_core::outcome::{Responder, Via};
+use askbridge_core::outcome::Via;
 use askbridge_core::render::{self, Locale, fill};
 use serde::{Deserialize, Serialize};
 

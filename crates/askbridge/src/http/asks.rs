@@ -7,11 +7,11 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askbridge_core::lifecycle::{Input, Step};
+use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
 use askbridge_core::normalize::{
     Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_target,
 };
-use askbridge_core::outcome::Responder;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -639,4 +639,3 @@ mod tests {
         check_reply_error(json!({"txt": "x"}), "txt");
     }
 }
-

@@ -5,8 +5,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use askbridge_core::lifecycle::{AskLifecycle, AskParts, Timestamp};
+use askbridge_core::lifecycle::{AskLifecycle, AskParts};
 use askbridge_core::model::Ask;
+use askbridge_core::model::Timestamp;
 use serde_json::{Map, Value};
 
 use super::daemon::{DaemonClient, DaemonError};

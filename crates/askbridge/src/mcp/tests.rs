@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use askbridge_core::lifecycle::Input;
+use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
-use askbridge_core::outcome::Responder;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};

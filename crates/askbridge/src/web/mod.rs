@@ -240,8 +240,9 @@ fn ask_json(view: &AskView) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use askbridge_core::lifecycle::{Answer, State as AskState, Timestamp};
+    use askbridge_core::lifecycle::{Answer, State as AskState};
     use askbridge_core::model::Target;
+    use askbridge_core::model::Timestamp;
     use askbridge_core::normalize::normalize_json;
     use askbridge_core::outcome::Via;
 

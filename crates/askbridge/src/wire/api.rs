@@ -255,10 +255,12 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use askbridge_core::lifecycle::AskLifecycle;
-    use askbridge_core::lifecycle::{Answer, Input, State, Timestamp};
+    use askbridge_core::lifecycle::{Answer, Input, State};
+    use askbridge_core::model::Responder;
+    use askbridge_core::model::Timestamp;
     use askbridge_core::model::{ChannelKind, Target};
     use askbridge_core::normalize::normalize_json;
-    use askbridge_core::outcome::{Responder, Via};
+    use askbridge_core::outcome::Via;
     use serde_json::json;
 
     use super::*;

@@ -1,7 +1,8 @@
 //! The outcome as the agent receives it (SPEC §3), over HTTP, MCP and
 //! `askbridge ask`.
 
-use askbridge_core::outcome::{Detail, Outcome, Responder};
+use askbridge_core::model::Responder;
+use askbridge_core::outcome::{Detail, Outcome};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

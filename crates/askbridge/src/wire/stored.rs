@@ -7,9 +7,11 @@
 //! database format. Times are milliseconds since the Unix epoch. Changing
 //! a shape here needs a migration for rows already written.
 
-use askbridge_core::lifecycle::{Answer, State, Timestamp};
+use askbridge_core::lifecycle::{Answer, State};
 use askbridge_core::model::ChannelKind;
-use askbridge_core::outcome::{Responder, Via};
+use askbridge_core::model::Responder;
+use askbridge_core::model::Timestamp;
+use askbridge_core::outcome::Via;
 use serde::{Deserialize, Serialize};
 
 /// A stored [`State`]: `{"state": "answered", "by": {…}, "at": 1764676800000}`.
