@@ -1,4 +1,4 @@
-//! The ask lifecycle (SPEC §6) as a deterministic state machine.
+//! The ask lifecycle as a deterministic state machine.
 //!
 //! An [`AskLifecycle`] is one ask in flight: the [`Ask`], when it was
 //! created, its [`State`] and the answers given so far. It does no I/O and
@@ -96,8 +96,8 @@ impl State {
         matches!(self, State::Pending)
     }
 
-    /// The SPEC §6 name: `pending`, `answered`, `skipped`, `timed_out`,
-    /// `cancelled`, `delivery_failed`.
+    /// The name the outcome and the API use: `pending`, `answered`,
+    /// `skipped`, `timed_out`, `cancelled`, `delivery_failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             State::Pending => "pending",
@@ -148,7 +148,7 @@ impl Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// A typed reply to the whole ask, resolved against the questions still
-    /// open (SPEC §5).
+    /// open (docs/replies.md).
     Reply {
         /// Who sent it.
         from: Responder,
@@ -156,6 +156,9 @@ pub enum Input {
         admitted: bool,
         /// The text as received (platform artefacts are the resolver's job).
         text: String,
+        /// What a list reply whose items do not all name an option does to
+        /// its question (`lint, deploy` on Lint / Test / Build).
+        unknown_items: UnknownItems,
     },
     /// Options picked for one question with a button or a select menu: one
     /// option for single-select and confirm (`0` = yes, `1` = no), the whole
@@ -219,6 +222,18 @@ pub enum Input {
         /// The platform's reason.
         reason: String,
     },
+}
+
+/// What a list reply does to its question when some of its items name no
+/// option. It is never a partial pick: nothing the person wrote is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownItems {
+    /// The whole reply is the person's own words (the HTTP API, where no
+    /// one is there to ask).
+    OwnWords,
+    /// The question stays open and [`Progress::unknown`] names the items,
+    /// so a chat can ask about them.
+    AskBack,
 }
 
 /// What an input did.
@@ -340,6 +355,18 @@ pub struct Progress {
     pub still_open: Vec<usize>,
     /// Open questions where the reply fitted several options.
     pub clarify: Vec<Clarify>,
+    /// Open questions whose list reply named something that is no option
+    /// (only with [`UnknownItems::AskBack`]).
+    pub unknown: Vec<Unknown>,
+}
+
+/// A question left open because items of its list reply named no option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    /// The question index.
+    pub question: usize,
+    /// The items, as the person wrote them.
+    pub items: Vec<String>,
 }
 
 /// A question to ask again, naming the options the reply could mean.
@@ -396,7 +423,7 @@ pub enum RebuildError {
     },
 }
 
-/// One ask in flight: the state machine of SPEC §6.
+/// One ask in flight, as a state machine.
 ///
 /// Build it with [`AskLifecycle::new`], feed it with
 /// [`AskLifecycle::handle`] and [`AskLifecycle::tick`], persist it with
@@ -531,7 +558,7 @@ impl AskLifecycle {
             .collect()
     }
 
-    /// Whether this person may answer the ask (SPEC §6): the target's named
+    /// Whether this person may answer the ask: the target's named
     /// user on the target's channel, or, when no user is named, whoever the
     /// channel's allow-list admits.
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
@@ -603,9 +630,10 @@ impl AskLifecycle {
                 from,
                 admitted,
                 text,
+                unknown_items,
             } => match self.gate(&from, admitted) {
                 Some(rejection) => Step::Rejected(rejection),
-                None => self.reply(from, &text, now),
+                None => self.reply(from, &text, unknown_items, now),
             },
             Input::Pick {
                 from,
@@ -710,6 +738,7 @@ impl AskLifecycle {
             answered,
             still_open,
             clarify,
+            unknown: Vec::new(),
         })
     }
 
@@ -795,8 +824,23 @@ impl AskLifecycle {
     }
 
     /// A typed reply to the whole ask.
-    fn reply(&mut self, from: Responder, text: &str, now: Timestamp) -> Step {
+    fn reply(
+        &mut self,
+        from: Responder,
+        text: &str,
+        unknown_items: UnknownItems,
+        now: Timestamp,
+    ) -> Step {
         let open = self.open_questions();
+        let unknown: Vec<Unknown> = match unknown_items {
+            UnknownItems::OwnWords => Vec::new(),
+            UnknownItems::AskBack => self
+                .matcher
+                .unknown_items(text, &open)
+                .into_iter()
+                .map(|(question, items)| Unknown { question, items })
+                .collect(),
+        };
         let mut given = Vec::new();
         let mut clarify = Vec::new();
         let mut skip_whole = false;
@@ -809,6 +853,9 @@ impl AskLifecycle {
             let Some(question) = self.ask.questions.get(index) else {
                 continue;
             };
+            if unknown.iter().any(|u| u.question == index) {
+                continue;
+            }
             match typed_answer(question, resolution) {
                 Typed::Answer(answer) => given.push((index, answer)),
                 Typed::Clarify(options) => clarify.push(Clarify {
@@ -835,7 +882,13 @@ impl AskLifecycle {
             }
             return self.end(State::Skipped { by: from, at: now });
         }
-        self.apply(given, clarify, from, now)
+        match self.apply(given, clarify, from, now) {
+            Step::Progress(progress) => Step::Progress(Progress {
+                unknown,
+                ..progress
+            }),
+            step => step,
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The ask lifecycle state machine and the outcome (SPEC §3, §6).
+//! The ask lifecycle state machine and the outcome.
 //!
 //! Most tests are scripts run through one `check` helper: each line is an
 //! input, the time it arrives (seconds after creation) and the expected
@@ -6,7 +6,9 @@
 //! nothing, that terminal states never change, and that a machine rebuilt
 //! from its parts after every step behaves identically.
 
-use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, Input, Rejection, State, Step};
+use askbridge_core::lifecycle::{
+    Answer, AskLifecycle, AskParts, Input, Rejection, State, Step, Unknown, UnknownItems,
+};
 use askbridge_core::model::{
     Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target, Timestamp,
 };
@@ -14,7 +16,7 @@ use askbridge_core::outcome::{Detail, Outcome, Reason, Status, Via};
 
 // ---------------------------------------------------------------- helpers
 
-/// 2026-12-02T11:59:00Z: a pick one minute later lands on the SPEC example's
+/// 2026-12-02T11:59:00Z: a pick one minute later lands on the docs example's
 /// `answeredAt`.
 const T0: Timestamp = Timestamp(1_796_212_800_000 - 60_000);
 
@@ -89,7 +91,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
     }
 }
 
-/// The SPEC §1 example ask.
+/// The example ask of docs/ask.md.
 fn release() -> Ask {
     ask_to("telegram:123456789", Some("Release 2.4"), vec![deploy()])
 }
@@ -144,6 +146,17 @@ fn reply(from: Responder, text: &str) -> Input {
         from,
         admitted: true,
         text: text.to_owned(),
+        unknown_items: UnknownItems::OwnWords,
+    }
+}
+
+/// A reply typed in a chat: list items that name no option are asked about.
+fn chat_reply(from: Responder, text: &str) -> Input {
+    Input::Reply {
+        from,
+        admitted: true,
+        text: text.to_owned(),
+        unknown_items: UnknownItems::AskBack,
     }
 }
 
@@ -172,10 +185,16 @@ fn skip(from: Responder) -> Input {
 
 fn stranger(input: Input) -> Input {
     match input {
-        Input::Reply { from, text, .. } => Input::Reply {
+        Input::Reply {
+            from,
+            text,
+            unknown_items,
+            ..
+        } => Input::Reply {
             from,
             admitted: false,
             text,
+            unknown_items,
         },
         Input::Pick {
             from,
@@ -235,6 +254,9 @@ fn describe(step: &Step) -> String {
                     " clarify {} {:?}",
                     clarify.question, clarify.candidates
                 ));
+            }
+            for Unknown { question, items } in &progress.unknown {
+                out.push_str(&format!(" unknown {question} {items:?}"));
             }
             out
         }
@@ -898,7 +920,7 @@ fn skipping() {
 
 // ---------------------------------------------- typed replies (resolver)
 //
-// These go through `AskMatcher`; they need the real resolver (SPEC §5).
+// These go through `AskMatcher`; they need the real resolver.
 
 #[test]
 fn typed_reply_single_question() {
@@ -932,6 +954,49 @@ fn typed_reply_keyed_lines_keep_partial_answers() {
                 "finished answered by 42: Deploy: Production | Notify: Team channel, On-call",
             ),
         ],
+    );
+}
+
+#[test]
+fn a_list_naming_something_that_is_no_option_is_never_a_partial_pick() {
+    // Over HTTP no one is there to ask: the whole reply is own words.
+    check(
+        release2(),
+        vec![
+            (1, reply(alice(), "Q1: 2"), "progress [0] open [1]"),
+            (
+                2,
+                reply(alice(), "on-call, pagerduty"),
+                "finished answered by 42: Deploy: Production | Notify: on-call, pagerduty",
+            ),
+        ],
+    );
+    // In a chat the question stays open and the item is asked about; the
+    // other questions of the same reply are taken.
+    check(
+        release2(),
+        vec![
+            (
+                1,
+                chat_reply(alice(), "Q1: 2\nQ2: on-call, pagerduty"),
+                r#"progress [0] open [1] unknown 1 ["pagerduty"]"#,
+            ),
+            (
+                2,
+                chat_reply(alice(), "on-call, team channel"),
+                "finished answered by 42: Deploy: Production | Notify: Team channel, On-call",
+            ),
+        ],
+    );
+    // A list whose items all name options, or a reply that is no list,
+    // is read the same in a chat.
+    check(
+        release2(),
+        vec![(
+            1,
+            chat_reply(alice(), "Q1: 1\nQ2: ask me after lunch"),
+            "finished answered by 42: Deploy: Staging (Recommended) | Notify: ask me after lunch",
+        )],
     );
 }
 
@@ -1308,11 +1373,18 @@ mod random {
     fn any_input() -> impl Strategy<Value = Option<Input>> {
         let who = || (any_responder(), any::<bool>());
         prop_oneof![
-            (who(), any_text()).prop_map(|((from, admitted), text)| Some(Input::Reply {
-                from,
-                admitted,
-                text
-            })),
+            (who(), any_text(), any::<bool>()).prop_map(|((from, admitted), text, ask_back)| {
+                Some(Input::Reply {
+                    from,
+                    admitted,
+                    text,
+                    unknown_items: if ask_back {
+                        UnknownItems::AskBack
+                    } else {
+                        UnknownItems::OwnWords
+                    },
+                })
+            }),
             (
                 who(),
                 0..6usize,

@@ -131,7 +131,7 @@ fn notify_question() -> Question {
     )
 }
 
-/// The ask of SPEC §4's example.
+/// The two-question example ask.
 fn release() -> Ask {
     ask(
         Some("Release 2.4"),
@@ -257,7 +257,7 @@ fn all_text() -> Ask {
 // ---------------------------------------------------------------------------
 // Text prompt
 
-const SPEC_EXAMPLE: &str = r#"Release 2.4 — 2 questions. Answer each on its own line, like "Q1: 2".
+const EXAMPLE_PROMPT: &str = r#"Release 2.4 — 2 questions. Answer each on its own line, like "Q1: 2".
 
 Q1 Deploy — Where should I deploy the build?
   1. Staging ⭐ — safe, reversible
@@ -271,17 +271,17 @@ Reply with numbers or option text, or write your own answer. Reply "skip" to ski
 
 #[test]
 fn text_prompt_reproduces_spec_example() {
-    assert_eq!(text_prompt(&release(), Locale::En), SPEC_EXAMPLE);
+    assert_eq!(text_prompt(&release(), Locale::En), EXAMPLE_PROMPT);
 }
 
 #[test]
 fn recommended_flag_and_marker_show_one_star() {
     let mut flagged = release();
     flagged.questions[0].options[0].recommended = true;
-    assert_eq!(text_prompt(&flagged, Locale::En), SPEC_EXAMPLE);
+    assert_eq!(text_prompt(&flagged, Locale::En), EXAMPLE_PROMPT);
     let mut marker_only = release();
     marker_only.questions[0].options[0].recommended = false;
-    assert_eq!(text_prompt(&marker_only, Locale::En), SPEC_EXAMPLE);
+    assert_eq!(text_prompt(&marker_only, Locale::En), EXAMPLE_PROMPT);
 }
 
 #[test]
@@ -1109,7 +1109,7 @@ proptest! {
 // ---------------------------------------------------------------------
 
 mod follow_ups {
-    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step};
+    use askbridge_core::lifecycle::{AskLifecycle, Clarify, Input, Step, UnknownItems};
     use askbridge_core::model::{ChannelKind, Responder, Timestamp};
     use askbridge_core::render::{
         Locale, clarify_prompt, closing_line, reask_prompt, unknown_items_prompt,
@@ -1132,6 +1132,7 @@ mod follow_ups {
                 from: alice(),
                 admitted: true,
                 text: text.to_owned(),
+                unknown_items: UnknownItems::OwnWords,
             },
             Timestamp::from_secs(10),
         )

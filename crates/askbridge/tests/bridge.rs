@@ -20,7 +20,7 @@ use askbridge::bridge::{
     ListFilter, MessageRef, NewAsk, RetryPolicy, Tuning,
 };
 use askbridge::store::{LeaseTaken, Store};
-use askbridge_core::lifecycle::{Input, Rejection, State, Step};
+use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, ChannelKind, Target};
@@ -153,6 +153,7 @@ fn reply(user: &str, text: &str) -> Input {
         from: person(user),
         admitted: true,
         text: text.to_owned(),
+        unknown_items: UnknownItems::OwnWords,
     }
 }
 

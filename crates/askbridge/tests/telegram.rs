@@ -214,6 +214,19 @@ async fn telegram_multi_question_text_reply_keeps_partial_answers_and_reasks_the
     assert!(!reask.text.contains("Q1"), "{}", reask.text);
     assert_eq!(status(&daemon, &id).await["status"], "pending");
 
+    // A list with an item that is no option is asked about, not half-taken.
+    let listed = fake.inject_message(IncomingMessage::new(&group(), &bob(), "1, pagerduty"));
+    let ask_back = sent(&fake, 3).await;
+    assert_eq!(ask_back.reply_to_message_id, Some(listed));
+    assert!(
+        ask_back
+            .text
+            .starts_with("I didn't understand \"pagerduty\" for “Q2 Notify"),
+        "{}",
+        ask_back.text
+    );
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
     fake.inject_message(IncomingMessage::new(&group(), &bob(), "1, 2"));
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["status"], "answered", "{done}");

@@ -13,7 +13,7 @@
 //!   (askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
 
-use askbridge_core::lifecycle::{Input, Rejection, Step};
+use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
@@ -166,6 +166,7 @@ pub fn typed_input(text: &str, addressed: &Addressed, person: &Person, allow: &A
             from,
             admitted,
             text: text.to_owned(),
+            unknown_items: UnknownItems::AskBack,
         },
     }
 }
@@ -215,15 +216,27 @@ pub fn pass(ask: &Ask, person: &Person, allow: &AllowList, question: usize) -> I
     }
 }
 
-/// What to tell someone after their typed message: a clarifying question,
-/// the questions still open, why nothing changed; `None` when the closing
-/// edit (or the next step) says it all.
+/// What to tell someone after their typed message: a clarifying question
+/// (items of a list that named no option, a reply that fitted several
+/// options), the questions still open, why nothing changed; `None` when the
+/// closing edit (or the next step) says it all.
 pub fn after_typed(step: &Step, ask: &Ask, target: &Target, locale: Locale) -> Option<String> {
     match step {
         Step::Finished(_) => None,
         Step::Progress(progress) => {
+            let mut questions: Vec<String> = progress
+                .unknown
+                .iter()
+                .map(|unknown| {
+                    render::unknown_items_prompt(ask, unknown.question, &unknown.items, locale)
+                })
+                .filter(|prompt| !prompt.is_empty())
+                .collect();
             if !progress.clarify.is_empty() {
-                Some(render::clarify_prompt(ask, &progress.clarify, locale))
+                questions.push(render::clarify_prompt(ask, &progress.clarify, locale));
+            }
+            if !questions.is_empty() {
+                Some(questions.join("\n"))
             } else if progress.answered.is_empty() {
                 Some(render::not_understood(ask, locale))
             } else if !progress.still_open.is_empty() && ask.questions.len() > 1 {

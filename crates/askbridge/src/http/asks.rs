@@ -6,7 +6,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use askbridge_core::lifecycle::{Input, Step};
+use askbridge_core::lifecycle::{Input, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
 use askbridge_core::normalize::{
@@ -393,6 +393,7 @@ fn read_reply(body: &Value) -> Result<Input, ApiError> {
             from,
             admitted,
             text: text.clone(),
+            unknown_items: UnknownItems::OwnWords,
         }),
         (Some(Value::String(_)), None) => {
             Err(ApiError::invalid_request("text", "the reply is empty"))
@@ -597,7 +598,9 @@ mod tests {
                 from,
                 admitted,
                 text,
+                unknown_items,
             }) => {
+                assert_eq!(unknown_items, UnknownItems::OwnWords);
                 assert_eq!(from.user_id, "alice");
                 assert_eq!(from.name.as_deref(), Some("Alice"));
                 assert_eq!(from.channel, ChannelKind::Web);

@@ -1,4 +1,4 @@
-//! The HTTP API's response bodies (SPEC §7): the ask as the API shows it,
+//! The HTTP API's response bodies (docs/http-api.md): the ask as the API shows it,
 //! reply results, lists and errors. Request bodies are read by hand in
 //! [`crate::http`], because accepting several shapes and naming the path
 //! of each mistake is the point there.
@@ -21,7 +21,7 @@ use crate::wire::outcome::OutcomeJson;
 pub enum AskResponse {
     /// Still waiting for answers.
     Pending(PendingAsk),
-    /// Ended: the SPEC §3 outcome plus the ask.
+    /// Ended: the outcome plus the ask.
     Ended(EndedAsk),
 }
 
@@ -54,7 +54,7 @@ pub struct PendingAsk {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndedAsk {
-    /// SPEC §3: `id`, `status` (`answered` / `no_answer`), `reason`,
+    /// The outcome: `id`, `status` (`answered` / `no_answer`), `reason`,
     /// `answers`, `details`, `answeredBy`, `answeredAt`, `text`,
     /// `continuation`.
     #[serde(flatten)]
@@ -255,7 +255,7 @@ pub struct ErrorBody {
 #[cfg(test)]
 mod tests {
     use askbridge_core::lifecycle::AskLifecycle;
-    use askbridge_core::lifecycle::{Answer, Input, State};
+    use askbridge_core::lifecycle::{Answer, Input, State, UnknownItems};
     use askbridge_core::model::Responder;
     use askbridge_core::model::Timestamp;
     use askbridge_core::model::{ChannelKind, Target};
@@ -318,6 +318,7 @@ mod tests {
                 },
                 admitted: true,
                 text: "Q1: 1\nQ2: soon".to_owned(),
+                unknown_items: UnknownItems::OwnWords,
             },
             Timestamp::from_secs(1_800_000_010),
         );
