@@ -1,4 +1,4 @@
-//! The question model (SPEC §1): what an agent asks, after normalisation,
+//! The question model: what an agent asks, after normalisation,
 //! where it is asked and who may answer, and the two values every later
 //! module speaks of: who answered ([`Responder`]) and when ([`Timestamp`]).
 //!
@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-/// Hard and default limits from SPEC §1–§2.
+/// Hard and default limits of an ask (docs/ask.md, "Limits").
 pub mod limits {
     /// Questions in one ask, for the strict dialects.
     pub const MAX_QUESTIONS_STRICT: usize = 4;
@@ -183,7 +183,7 @@ const RECOMMENDED_MARKERS: &[&str] = &[
     "(แนะนำ)",
 ];
 
-/// Where an ask is posted and who may answer it (SPEC §1 `to`).
+/// Where an ask is posted and who may answer it (`to`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// The conversation.
@@ -337,7 +337,7 @@ impl Timestamp {
     /// RFC 3339 in UTC: `2026-12-02T12:00:00Z`.
     ///
     /// Milliseconds are written (always three digits, `…:00.120Z`) only
-    /// when they are not zero, so whole seconds read as the SPEC shows
+    /// when they are not zero, so whole seconds read as the docs show
     /// them. Years past 9999 are written with more digits rather than
     /// refused.
     pub fn rfc3339(self) -> String {
@@ -397,7 +397,7 @@ pub enum TargetError {
 }
 
 impl Target {
-    /// Whether this person may answer an ask posted here (SPEC §6): the
+    /// Whether this person may answer an ask posted here: the
     /// named user on the target's channel, or, when no user is named,
     /// whoever the channel's allow-list admits (`admitted`).
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {

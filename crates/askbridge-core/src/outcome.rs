@@ -1,4 +1,4 @@
-//! The outcome handed back to the agent (SPEC §3), as core types.
+//! The outcome handed back to the agent, as core types.
 //!
 //! An [`Outcome`] is built when an ask ends, from the ask, its answered
 //! questions and how it ended, all plain values: it is a pure function of
@@ -8,7 +8,7 @@
 //! nothing of the lifecycle's. These types do not derive `Serialize`: the
 //! JSON form lives in the `askbridge` crate.
 //!
-//! Choices made where the SPEC is silent:
+//! Choices made here:
 //!
 //! - `answers` and `details` hold every question that has an answer, in
 //!   question order, whatever the status: a timed-out, skipped or
@@ -26,7 +26,7 @@
 //!   (skipped)` for a skipped optional question). For no_answer the first
 //!   line is `No answer (timeout)` (`skipped`, `cancelled`, `delivery
 //!   failed: <reason>`), followed by the lines of any partial answers.
-//! - `continuation`, answered: the LLM-Wiki format of SPEC §3. Without a
+//! - `continuation`, answered: the LLM-Wiki format (docs/outcome.md). Without a
 //!   title the first line is `User provided answers.` An agent-choice ask
 //!   (an option carries a `prompt`) continues with the chosen options'
 //!   prompts instead (the label where an option has none), or with the
@@ -133,7 +133,7 @@ pub struct Detail {
     pub skipped: bool,
 }
 
-/// What the agent gets back when an ask ends (SPEC §3).
+/// What the agent gets back when an ask ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     /// The ask id given at creation.

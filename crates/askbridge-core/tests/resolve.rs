@@ -1,4 +1,4 @@
-//! The reply resolver as a table (SPEC §5): one row a reply.
+//! The reply resolver as a table (docs/replies.md): one row a reply.
 //!
 //! Each row is `options | reply => expected`, where options are
 //! comma-separated labels (`;` when labels contain commas), and the
@@ -575,7 +575,7 @@ fn ranges_pick_every_option_between() {
             (COLORS, "1 - red", "choice Red"),
         ],
     );
-    // A label that reads like a range is that label (SPEC §5.2).
+    // A label that reads like a range is that label (docs/replies.md).
     const WEEKS: &str = "1 week, 2-4 weeks, More than a month";
     check(
         false,

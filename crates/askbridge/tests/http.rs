@@ -1,4 +1,4 @@
-//! The HTTP API end to end (SPEC §7): the real `askbridge serve` binary,
+//! The HTTP API end to end: the real `askbridge serve` binary,
 //! spawned per test by the `daemon` helper, talked to with reqwest over
 //! 127.0.0.1.
 //!
@@ -13,7 +13,7 @@ use daemon::Daemon;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
-/// The SPEC §1 example ask, two questions.
+/// The example ask of docs/ask.md, two questions.
 fn release_ask() -> Value {
     json!({
         "title": "Release 2.4",

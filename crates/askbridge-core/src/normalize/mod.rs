@@ -1,4 +1,4 @@
-//! Dialect normalisation (SPEC §1–§2): dirty asks in, one valid [`Ask`] out.
+//! Dialect normalisation: dirty asks in, one valid [`Ask`] out.
 //!
 //! Three dialects are read: the canonical / OpenClaw `ask_user` / Claude
 //! Code `AskUserQuestion` JSON, LLM Wiki's `user.ask` JSON (both in

@@ -5,7 +5,7 @@
 
 use crate::model::{Ask, ChannelKind, Question, QuestionKind};
 
-/// How an ask is drawn on one channel (SPEC §4).
+/// How an ask is drawn on one channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// One message with one button per option, then "Other…" and "Skip".
@@ -157,7 +157,7 @@ impl Capabilities {
     }
 }
 
-/// Decides how `ask` is drawn on a channel with `caps` (SPEC §4):
+/// Decides how `ask` is drawn on a channel with `caps`:
 ///
 /// - [`Mode::Buttons`] when the channel shows buttons, the ask has exactly
 ///   one question, it is `single` or `confirm`, and its options plus

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-/// A language for askbridge's own words (SPEC §8: `en`, `zh-CN`, `th`).
+/// A language for askbridge's own words: `en`, `zh-CN`, `th`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Locale {
     /// English.

@@ -1,4 +1,4 @@
-//! Rendering (SPEC §4): the render decision and the platform-neutral view.
+//! Rendering: the render decision and the platform-neutral view.
 //!
 //! Everything a channel is sent is decided here, once: [`decide`] picks
 //! native buttons, numbered text or rich steps for a channel's

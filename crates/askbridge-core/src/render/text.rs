@@ -1,4 +1,4 @@
-//! The numbered plain-text prompt (SPEC §4) and the status line shown when
+//! The numbered plain-text prompt and the status line shown when
 //! an ask ends, plus the line formatting the other views share.
 //!
 //! Options are numbered `1.` `2.` (or lettered `A.` `B.`), questions are
@@ -260,7 +260,7 @@ pub fn not_understood(ask: &Ask, locale: Locale) -> String {
     fill(s.not_understood, &[("eg", &keyed_example(ask, s))])
 }
 
-/// The numbered plain-text prompt for a whole ask (SPEC §4).
+/// The numbered plain-text prompt for a whole ask.
 ///
 /// One question: the title (if any) on its own line, the question as
 /// `Header — text`, its options, then a footer. Several questions: an intro

@@ -1,4 +1,4 @@
-//! Replies to a whole ask (SPEC §5.11): keyed lines (`Q1: 2`, `1: 2`,
+//! Replies to a whole ask (docs/replies.md): keyed lines (`Q1: 2`, `1: 2`,
 //! `deploy: staging`, `deploy_target = 1`) or one line per open question in
 //! order. Answers given are returned; questions a reply does not address
 //! are left out so the caller asks only for those again.

@@ -43,7 +43,7 @@ const SCRIPT_SUFFIXES: &[&str] = &[
     "แล้วกัน", "เลย", "ก็ได้", "ดีกว่า", "นะครับ", "นะคะ", "จ๊ะ",
 ];
 
-/// Whole replies that skip (SPEC §5.10).
+/// Whole replies that skip (docs/replies.md).
 #[rustfmt::skip]
 const SKIP_WORDS: &[&str] = &[
     "skip", "/skip", "skip it", "skip this", "skip this one", "skip please", "please skip",
@@ -95,7 +95,7 @@ const QUESTION_MARKERS: &[&str] = &[
     "มั้ย", "หรือเปล่า", "หรือไม่", "ต่างกัน",
 ];
 
-/// Negations: a reply with one is the person's own words (SPEC §5.9).
+/// Negations: a reply with one is the person's own words (docs/replies.md).
 #[rustfmt::skip]
 const NEGATIONS: &[&str] = &[
     "not", "dont", "dont", "never", "neither", "nor", "no", "without", "except", "doesnt",
@@ -112,7 +112,7 @@ const CONDITIONS: &[&str] = &[
 ];
 
 /// Words that hedge wherever they stand: "maybe staging", "idk" are the
-/// person's own words, not a pick (SPEC §5.9).
+/// person's own words, not a pick (docs/replies.md).
 #[rustfmt::skip]
 const HEDGES: &[&str] = &[
     "maybe", "perhaps", "possibly", "unsure", "undecided", "idk", "dunno", "idc", "depends",

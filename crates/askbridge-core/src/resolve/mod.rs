@@ -1,4 +1,4 @@
-//! Resolving a typed reply (SPEC §5): one resolver for every channel.
+//! Resolving a typed reply (docs/replies.md): one resolver for every channel.
 //!
 //! [`OptionMatcher`] prepares one question's labels once; resolving a reply
 //! is then a pass over the reply only. [`AskMatcher`] splits a reply to a
@@ -69,8 +69,8 @@ pub fn is_skip(reply: &str) -> bool {
     lexicon::is_skip(&text::clean(reply).norm)
 }
 
-/// The key under which two labels are the same label (SPEC §1: unique
-/// "trimmed, case-insensitive"): the "(Recommended)" marker removed, NFKC,
+/// The key under which two labels are the same label (labels are unique,
+/// trimmed and case-insensitive): the "(Recommended)" marker removed, NFKC,
 /// full case folding (the fold the resolver uses, so `Weiß` and `WEISS` are
 /// one label), invisible characters dropped, whitespace collapsed. Used
 /// wherever labels are compared: duplicate detection, structured answers,

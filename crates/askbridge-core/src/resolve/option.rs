@@ -1,4 +1,4 @@
-//! One question's reply resolution (SPEC §5.1–§5.10).
+//! One question's reply resolution (docs/replies.md).
 //!
 //! The labels are folded and tokenised once in [`OptionMatcher::new`];
 //! [`OptionMatcher::resolve`] then only works on the reply.
@@ -425,7 +425,7 @@ impl OptionMatcher {
         }
         if let Some(all) = self.all_of(norm, &tokens) {
             // "both" picks every option: a list for multi-select, several
-            // picks (so ambiguous) for single-select (SPEC §5.8).
+            // picks (so ambiguous) for single-select (docs/replies.md).
             return Read::Resolved(match all {
                 Resolution::Choices(v) if !multi => Resolution::Ambiguous(v),
                 // "all except all three": the words as typed, not folded.
@@ -577,7 +577,7 @@ impl OptionMatcher {
                 .any(|o| o.script && norm.contains(&o.compact))
     }
 
-    /// A reply that hedges or says something else as a whole (SPEC §5.9):
+    /// A reply that hedges or says something else as a whole (docs/replies.md):
     /// a hedge word ("maybe", "idk"), an idiom that starts like an answer
     /// ("no clue", "never mind", "not sure"), a hedge phrase ("let me
     /// think", "it depends"), and in Chinese and Thai a hedge or a "but"
@@ -737,7 +737,7 @@ impl OptionMatcher {
         }
     }
 
-    /// Reads a reply as a list of picks (SPEC §5.7): items separated by
+    /// Reads a reply as a list of picks (docs/replies.md): items separated by
     /// `,` `;` `，` `、` new lines, "and", "&", "+", "or"…, each naming
     /// options or a range of them; or, without separators, every word a
     /// pick ("1 3", "a c").
@@ -797,7 +797,7 @@ impl OptionMatcher {
             }
         }
         if !unknown.is_empty() {
-            // Nothing is dropped silently (SPEC §5.7): an item that names no
+            // Nothing is dropped silently (docs/replies.md): an item that names no
             // option makes the whole reply the person's own words.
             return Listed::Refused {
                 unknown,
@@ -1034,7 +1034,7 @@ impl OptionMatcher {
         })
     }
 
-    /// Reads the labels a reply names (SPEC §5.5): labels named outright,
+    /// Reads the labels a reply names (docs/replies.md): labels named outright,
     /// then a part of one label, then words and prefixes, then misspellings,
     /// then words of the descriptions.
     fn label_pick(&self, tokens: &[Token<'_>], content: &[Token<'_>]) -> Pick {
@@ -1210,7 +1210,7 @@ enum IndexReading {
     OutOfRange,
 }
 
-/// Index and label readings together (SPEC §5.6): when they disagree, the
+/// Index and label readings together (docs/replies.md): when they disagree, the
 /// reply is ambiguous.
 fn combine(index: IndexReading, label: Pick) -> Pick {
     match (index, label) {

@@ -1,4 +1,4 @@
-//! Text normalisation and tokenising for replies and labels (SPEC §5.1).
+//! Text normalisation and tokenising for replies and labels (docs/replies.md).
 //!
 //! Both sides of every comparison go through [`fold`], so a label and a reply
 //! that a person would call "the same" compare equal.
@@ -22,7 +22,7 @@ pub(crate) struct Cleaned {
 /// Cleans one reply (or one line or item of a reply).
 pub(crate) fn clean(reply: &str) -> Cleaned {
     let display = strip_artefacts(reply).trim().to_owned();
-    // Line breaks separate list items (SPEC §5.7), so they stay.
+    // Line breaks separate list items (docs/replies.md), so they stay.
     let folded = if display.contains('\n') {
         display
             .lines()

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use crate::bridge::BridgeError;
 use crate::wire::api::{ErrorBody, ErrorResponse, ProblemJson};
 
-/// The SPEC §6 words for a late answer.
+/// The words for a late answer.
 pub const ALREADY_ANSWERED: &str = "This question was already answered.";
 
 /// An error response of the API.
@@ -136,7 +136,7 @@ impl ApiError {
         error
     }
 
-    /// The error for a rejected reply (SPEC §6): `409 already_answered`,
+    /// The error for a rejected reply: `409 already_answered`,
     /// `403 not_for_you`, `422 invalid_answer`.
     pub fn rejection(rejection: &Rejection, ask: &Ask) -> ApiError {
         match rejection {

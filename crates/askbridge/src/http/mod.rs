@@ -1,4 +1,4 @@
-//! The HTTP API (SPEC §7, axum): asks under `/v1`, `/healthz`, `/metrics`
+//! The HTTP API (axum; docs/http-api.md): asks under `/v1`, `/healthz`, `/metrics`
 //! and the OpenAPI document, plus the daemon's whole router: the web page
 //! (merged at `/`) and MCP (nested at `/mcp`) come from their own modules
 //! and are mounted here behind the same middleware.

@@ -309,7 +309,7 @@ fn schemas() -> Value {
             "required": ["id", "status", "ask", "to", "createdAt", "expiresAt", "answered", "open"]
         },
         "EndedAsk": {
-            "description": "The outcome (SPEC §3) plus the ask.",
+            "description": "The outcome plus the ask.",
             "type": "object",
             "properties": {
                 "id": {"type": "string"},

@@ -1,5 +1,5 @@
 //! Where the MCP tools send asks: the bridge in this process, or a running
-//! daemon over HTTP. Both give the same JSON back — the SPEC §3 outcome once
+//! daemon over HTTP. Both give the same JSON back — the outcome once
 //! an ask has ended, a `pending` status before — so the tools never know
 //! which one they talk to.
 
@@ -16,7 +16,7 @@ use crate::wire::api::AskResponse;
 use crate::wire::ask::CanonicalAsk;
 use crate::wire::outcome::OutcomeJson;
 
-/// The outcome fields of SPEC §3, in order; a daemon's answer is cut down
+/// The outcome's fields, in order; a daemon's answer is cut down
 /// to these so both backends give the same shape.
 const OUTCOME_FIELDS: [&str; 10] = [
     "id",
@@ -43,7 +43,7 @@ pub enum Backend {
 /// An ask at one moment, as the tools report it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Snapshot {
-    /// It ended: the SPEC §3 outcome JSON.
+    /// It ended: the outcome JSON.
     Ended(Value),
     /// It is still open: `{"id", "status": "pending", "to", "createdAt",
     /// "expiresAt", "answered", "open"}`.

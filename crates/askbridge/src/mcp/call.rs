@@ -296,7 +296,7 @@ impl McpServer {
     }
 
     /// Cancels the asks of `ask_user` calls still waiting: the connection
-    /// they came over has closed (SPEC §6).
+    /// they came over has closed.
     pub async fn cancel_inflight(&self) {
         let ids = self.inflight.take_all();
         if ids.is_empty() {

@@ -1,7 +1,7 @@
 //! The two MCP tools as the model sees them: names, descriptions, input and
 //! output JSON Schemas, written by hand.
 //!
-//! The input schema describes the canonical ask (SPEC §1) to guide the
+//! The input schema describes the canonical ask to guide the
 //! model, but it is deliberately loose (no `additionalProperties: false`,
 //! few `required`s): every dialect is accepted, and the core normaliser is
 //! what validates, answering with path-named problems.
@@ -152,7 +152,7 @@ fn get_answer_input() -> Value {
     })
 }
 
-/// The outcome (SPEC §3); with `pending`, also the status of an open ask.
+/// The outcome; with `pending`, also the status of an open ask.
 fn outcome_output(pending: bool) -> Value {
     let statuses: &[&str] = if pending {
         &["answered", "no_answer", "pending"]

@@ -15,7 +15,7 @@
 //!   (events after this one are not missed).
 //! - `created`, `updated`, `ended`: the ask as the HTTP API returns it
 //!   ([`AskResponse`]; pending: `id`, `status`, `ask`, `to`, `createdAt`,
-//!   `expiresAt`, `answered`, `open`; ended: the SPEC §3 outcome fields
+//!   `expiresAt`, `answered`, `open`; ended: the outcome's fields
 //!   plus `ask`, `to`, `createdAt`).
 //! - `resync` (`{"missed": n}`): this subscriber fell behind and missed
 //!   events; fetch the pending list again.

@@ -1,4 +1,4 @@
-//! The canonical ask JSON (SPEC §1): what `askbridge normalize` prints and
+//! The canonical ask JSON (docs/ask.md): what `askbridge normalize` prints and
 //! what the HTTP and MCP interfaces echo back, as its own serde types.
 //!
 //! Only `From<&Ask>` is provided: JSON coming in goes through

@@ -1,4 +1,4 @@
-//! The outcome as the agent receives it (SPEC §3), over HTTP, MCP and
+//! The outcome as the agent receives it (docs/outcome.md), over HTTP, MCP and
 //! `askbridge ask`.
 
 use askbridge_core::model::Responder;
@@ -6,7 +6,7 @@ use askbridge_core::outcome::{Detail, Outcome};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// SPEC §3's outcome JSON.
+/// The outcome JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OutcomeJson {

@@ -165,7 +165,7 @@ pub fn ask_id(progress: &Value) -> String {
         .collect()
 }
 
-/// Checks an `answer` scenario's result: the SPEC §3 outcome, answered.
+/// Checks an `answer` scenario's result: the outcome, answered.
 pub fn assert_answered(result: &Value, id: &str, label: &str) {
     assert_eq!(result["isError"], json!(false), "{result}");
     let outcome = &result["structuredContent"];
