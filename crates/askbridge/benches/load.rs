@@ -4,16 +4,25 @@
 //! 2. p50/p99 from a reply to the waiting agent's response, with 1,000
 //!    asks waited on at once (target p99 under 2 ms on loopback);
 //! 3. resident memory with 100,000 pending asks (target under 300 MB);
-//! 4. time to reload 100,000 pending asks on start (target under 2 s).
+//! 4. time to reload 100,000 pending asks on start (target under 2 s);
+//! 5. the daemon's resident memory per waiting connection with 10,000
+//!    long-polls (`GET /v1/asks/{id}?wait=120`) parked at once, one per
+//!    ask and connection (target under 10 KB each), and p50/p99 from a
+//!    reply to the waiting agent's response at that size.
 //!
-//! `cargo bench -p askbridge --bench load` runs all four; set
-//! `ASKBRIDGE_LOAD_PENDING` for a smaller pending count. Phases 3 and 4 run in
-//! a child process each so their memory is their own. Everything talks to
-//! 127.0.0.1 only and stops by itself.
+//! `cargo bench -p askbridge --bench load` runs all five; set
+//! `ASKBRIDGE_LOAD_PENDING` for a smaller pending count and
+//! `ASKBRIDGE_LOAD_WAITS` for fewer waits. Phases 3 and 4 run the bridge in
+//! a child process each so the memory reported is its own; phase 5 measures
+//! the `askbridge serve` binary itself (its clients stay in the bench's
+//! process). Everything talks to 127.0.0.1 only and stops by itself.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/daemon/mod.rs"]
+mod daemon;
 
 use askbridge::bridge::{Bridge, BridgeOptions, NewAsk};
 use askbridge::http::{self, HttpOptions, Mounts, ShutdownSignal};
@@ -42,9 +51,13 @@ async fn open(dir: &Path) -> Bridge {
     bridge
 }
 
+/// Long-polls opened at a time in phase 5, each batch parked before the next.
+const WAIT_BATCH: usize = 1_000;
+
 async fn serve(bridge: Bridge) -> SocketAddr {
-    let (_stop, shutdown) = ShutdownSignal::new();
-    std::mem::forget(_stop);
+    let (stop, shutdown) = ShutdownSignal::new();
+    // Never stopped: the server lives as long as the process.
+    std::mem::forget(stop);
     let app = http::app(
         bridge,
         HttpOptions {
@@ -53,13 +66,13 @@ async fn serve(bridge: Bridge) -> SocketAddr {
             cancel_on_disconnect: false,
         },
         Mounts::default(),
-        shutdown,
+        shutdown.clone(),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    tokio::spawn(http::serve(listener, app, shutdown));
     addr
 }
 
@@ -140,38 +153,64 @@ async fn latency(dir: &Path) {
     for n in 0..count {
         ids.push(create(&client, &base, n).await);
     }
-    let mut waiters = Vec::new();
-    for id in &ids {
-        let (client, url) = (client.clone(), format!("{base}/v1/asks/{id}?wait=120"));
-        waiters.push(tokio::spawn(async move {
-            let response = client.get(url).send().await.expect("wait");
-            let arrived = Instant::now();
-            let body: serde_json::Value = response.json().await.expect("wait json");
-            (arrived, body["status"].as_str().unwrap_or("").to_owned())
-        }));
-    }
+    let waiters = ids.iter().map(|id| wait_on(&client, &base, id)).collect();
     // Let every long-poll reach the daemon before the first reply.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let mut samples = Vec::new();
+    let samples = answer(&client, &base, &ids, waiters).await;
+    println!(
+        "latency: reply → waiting agent's response, {count} concurrent waits: {}",
+        percentiles(&samples)
+    );
+}
+
+/// A long-poll on one ask, on its own connection: when its response
+/// arrived, and the ask's status in it.
+type Waiter = tokio::task::JoinHandle<(Instant, String)>;
+
+fn wait_on(client: &reqwest::Client, base: &str, id: &str) -> Waiter {
+    let (client, url) = (client.clone(), format!("{base}/v1/asks/{id}?wait=120"));
+    tokio::spawn(async move {
+        let response = client.get(url).send().await.expect("wait");
+        let arrived = Instant::now();
+        let body: serde_json::Value = response.json().await.expect("wait json");
+        (arrived, body["status"].as_str().unwrap_or("").to_owned())
+    })
+}
+
+/// Replies to each ask in turn, each once its waiter's response is in;
+/// returns the sorted times from sending a reply to its waiter's response.
+async fn answer(
+    client: &reqwest::Client,
+    base: &str,
+    ids: &[String],
+    waiters: Vec<Waiter>,
+) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(ids.len());
     for (id, waiter) in ids.iter().zip(waiters) {
         let sent = Instant::now();
-        reply(&client, &base, id).await;
+        reply(client, base, id).await;
         let (arrived, status) = waiter.await.expect("waiter");
         assert_eq!(status, "answered");
         samples.push(arrived.saturating_duration_since(sent));
     }
     samples.sort();
+    samples
+}
+
+/// `p50 …, p99 …, max …` of sorted durations, in milliseconds.
+fn percentiles(samples: &[Duration]) -> String {
     let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
-    println!(
-        "latency: reply → waiting agent's response, {count} concurrent waits: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+    format!(
+        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         at(0.50).as_secs_f64() * 1e3,
         at(0.99).as_secs_f64() * 1e3,
         samples[samples.len() - 1].as_secs_f64() * 1e3
-    );
+    )
 }
 
-fn rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// The resident memory of a process (`self` or a pid), in megabytes.
+fn rss_mb(process: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -195,12 +234,12 @@ async fn populate(dir: &Path, pending: usize) {
     println!(
         "populate: {pending} pending asks created in {:.1} s; RSS with them pending: {:.0} MB",
         started.elapsed().as_secs_f64(),
-        rss_mb()
+        rss_mb("self")
     );
 }
 
 async fn reload(dir: &Path) {
-    let before = rss_mb();
+    let before = rss_mb("self");
     let started = Instant::now();
     let bridge = open(dir).await;
     let took = started.elapsed();
@@ -208,8 +247,137 @@ async fn reload(dir: &Path) {
     println!(
         "reload: {pending} pending asks reloaded in {:.2} s; RSS {:.0} MB (process start {before:.0} MB)",
         took.as_secs_f64(),
-        rss_mb()
+        rss_mb("self")
     );
+}
+
+/// Phase 5: `count` asks on a real `askbridge serve` (its allocator, its
+/// log subscriber, SQLite and the web channel), one long-poll on each
+/// parked at once; the daemon's RSS growth per waiting connection, then
+/// reply → waiter p50/p99 with all of them parked.
+fn waits(runtime: &tokio::runtime::Runtime, count: usize) {
+    // Warnings only: a log line per request is not what is measured.
+    let daemon = daemon::Daemon::builder()
+        .env("ASKBRIDGE_LOG", "askbridge=warn")
+        .start();
+    let pid = daemon.pid().expect("the daemon runs").to_string();
+    runtime.block_on(park_and_answer(&pid, &daemon.base(), count));
+}
+
+async fn park_and_answer(pid: &str, base: &str, count: usize) {
+    let client = client();
+    let ids = create_many(&client, base, count).await;
+    // Each ask read once first (as each wait reads it), so that what the
+    // reads leave behind (SQLite's page cache, bounded per connection) is
+    // in the figure before the waits and not counted per connection.
+    read_all(&client, base, &ids).await;
+    let before = rss_mb(pid);
+    // A pool of its own, so that every wait holds a connection of its own.
+    let waiting = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let started = Instant::now();
+    let mut waiters = Vec::with_capacity(count);
+    for batch in ids.chunks(WAIT_BATCH) {
+        waiters.extend(batch.iter().map(|id| wait_on(&waiting, base, id)));
+        until_waiting(&client, base, waiters.len()).await;
+    }
+    let parked_in = started.elapsed();
+    // Every wait has reached its handler; let the last few finish their
+    // version check with the database before measuring.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = rss_mb(pid);
+    assert_eq!(
+        server_waiting(&client, base).await,
+        count,
+        "a wait ended early"
+    );
+    println!(
+        "waits: {count} concurrent long-polls parked in {:.1} s; daemon RSS {before:.0} → {after:.0} MB = {:.1} KB per waiting connection",
+        parked_in.as_secs_f64(),
+        (after - before) * 1024.0 / count as f64
+    );
+    let samples = answer(&client, base, &ids, waiters).await;
+    println!(
+        "waits: reply → waiting agent's response, {count} concurrent waits: {}; daemon RSS after answering all {:.0} MB",
+        percentiles(&samples),
+        rss_mb(pid)
+    );
+}
+
+/// Creates `count` asks over HTTP from a few clients at once; their ids in
+/// creation order.
+async fn create_many(client: &reqwest::Client, base: &str, count: usize) -> Vec<String> {
+    let workers = 16;
+    let mut tasks = Vec::new();
+    for w in 0..workers {
+        let (client, base) = (client.clone(), base.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for n in (w..count).step_by(workers) {
+                ids.push(create(&client, &base, n).await);
+            }
+            ids
+        }));
+    }
+    let mut ids = Vec::with_capacity(count);
+    for task in tasks {
+        ids.extend(task.await.expect("creator"));
+    }
+    ids
+}
+
+/// `GET /v1/asks/{id}` (no wait) for every id, from a few clients at once.
+async fn read_all(client: &reqwest::Client, base: &str, ids: &[String]) {
+    let workers = 16;
+    let mut tasks = Vec::new();
+    for w in 0..workers {
+        let (client, base) = (client.clone(), base.to_owned());
+        let ids: Vec<String> = ids.iter().skip(w).step_by(workers).cloned().collect();
+        tasks.push(tokio::spawn(async move {
+            for id in ids {
+                let response = client.get(format!("{base}/v1/asks/{id}")).send().await;
+                assert_eq!(response.expect("read").status(), 200);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("reader");
+    }
+}
+
+/// The daemon's count of long-polls waiting now (`/metrics`).
+async fn server_waiting(client: &reqwest::Client, base: &str) -> usize {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    text.lines()
+        .find_map(|line| line.strip_prefix("askbridge_http_waiting "))
+        .and_then(|n| n.parse().ok())
+        .expect("askbridge_http_waiting in /metrics")
+}
+
+/// Returns once the daemon counts at least `count` waiting long-polls;
+/// panics after a minute.
+async fn until_waiting(client: &reqwest::Client, base: &str, count: usize) {
+    let started = Instant::now();
+    loop {
+        let waiting = server_waiting(client, base).await;
+        if waiting >= count {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "only {waiting} of {count} long-polls reached the daemon"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn child(phase: &str, dir: &Path, pending: usize) {
@@ -234,24 +402,34 @@ fn fresh_dir(name: &str) -> PathBuf {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo bench -- --list` and `cargo test --benches`
+    }
+    // Phase 5 needs a socket per wait on each side; the daemon inherits it.
+    let files = rlimit::increase_nofile_limit(u64::MAX).expect("raise the open-file limit");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     if let Some(at) = args.iter().position(|a| a == "--phase") {
         let dir = PathBuf::from(&args[at + 2]);
-        let pending: usize = args[at + 3].parse().expect("count");
+        let count = || args[at + 3].parse::<usize>().expect("count");
         match args[at + 1].as_str() {
-            "populate" => runtime.block_on(populate(&dir, pending)),
+            "populate" => runtime.block_on(populate(&dir, count())),
             "reload" => runtime.block_on(reload(&dir)),
             other => panic!("unknown phase {other}"),
         }
         return;
     }
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo bench -- --list` and `cargo test --benches`
-    }
-    let pending: usize = std::env::var("ASKBRIDGE_LOAD_PENDING")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
+    let count = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let pending = count("ASKBRIDGE_LOAD_PENDING", 100_000);
+    let waiting = count("ASKBRIDGE_LOAD_WAITS", 10_000);
+    assert!(
+        files >= waiting as u64 + 1_024,
+        "{waiting} waits need more open files than the limit of {files}"
+    );
     let dir = fresh_dir("throughput");
     runtime.block_on(throughput(&dir));
     let _ = std::fs::remove_dir_all(&dir);
@@ -262,4 +440,5 @@ fn main() {
     child("populate", &dir, pending);
     child("reload", &dir, pending);
     let _ = std::fs::remove_dir_all(&dir);
+    waits(&runtime, waiting);
 }
