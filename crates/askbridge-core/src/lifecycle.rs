@@ -207,6 +207,9 @@ pub enum Input {
         admitted: bool,
         /// `question id → strings`, in any order.
         answers: Vec<(String, Vec<String>)>,
+        /// [`Via::Web`] (the page, the API) or [`Via::Host`] (the agent
+        /// host's dialog).
+        via: Via,
     },
     /// The person skipped the whole ask (the Skip button).
     Skip {
@@ -665,9 +668,10 @@ impl AskLifecycle {
                 from,
                 admitted,
                 answers,
+                via,
             } => match self.gate(&from, admitted) {
                 Some(rejection) => Step::Rejected(rejection),
-                None => match self.structured(answers) {
+                None => match self.structured(answers, via) {
                     Ok(given) => self.apply(given, Vec::new(), from, now),
                     Err(invalid) => Step::Rejected(Rejection::Invalid(invalid)),
                 },
@@ -805,6 +809,7 @@ impl AskLifecycle {
     fn structured(
         &self,
         answers: Vec<(String, Vec<String>)>,
+        via: Via,
     ) -> Result<Vec<(usize, Answer)>, Invalid> {
         if answers.is_empty() {
             return Err(Invalid::NoAnswers);
@@ -818,7 +823,7 @@ impl AskLifecycle {
                 return Err(Invalid::DuplicateQuestion { id });
             }
             let question = &self.ask.questions[index];
-            given.push((index, structured_answer(question, &values)?));
+            given.push((index, structured_answer(question, &values, via)?));
         }
         Ok(given)
     }
@@ -947,7 +952,7 @@ fn typed_answer(question: &Question, resolution: Resolution) -> Typed {
     }
 }
 
-fn structured_answer(question: &Question, values: &[String]) -> Result<Answer, Invalid> {
+fn structured_answer(question: &Question, values: &[String], via: Via) -> Result<Answer, Invalid> {
     let values: Vec<&str> = values
         .iter()
         .map(|value| value.trim())
@@ -959,7 +964,7 @@ fn structured_answer(question: &Question, values: &[String]) -> Result<Answer, I
                 id: question.id.clone(),
             })
         } else {
-            Ok(Answer::skipped(Via::Web))
+            Ok(Answer::skipped(via))
         };
     }
     if question.kind != QuestionKind::Multi && values.len() > 1 {
@@ -987,7 +992,7 @@ fn structured_answer(question: &Question, values: &[String]) -> Result<Answer, I
     Ok(Answer {
         options,
         text: own.first().map(|text| (*text).to_owned()),
-        via: Via::Web,
+        via,
     })
 }
 

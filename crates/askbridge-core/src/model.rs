@@ -255,6 +255,9 @@ pub enum ChannelKind {
     Slack,
     /// The built-in web page.
     Web,
+    /// The agent host's own dialog (MCP elicitation). Nothing is posted
+    /// there as a place: it answers asks posted anywhere.
+    Host,
 }
 
 impl ChannelKind {
@@ -265,6 +268,7 @@ impl ChannelKind {
             ChannelKind::Discord => "discord",
             ChannelKind::Slack => "slack",
             ChannelKind::Web => "web",
+            ChannelKind::Host => "host",
         }
     }
 }
@@ -400,7 +404,12 @@ impl Target {
     /// Whether this person may answer an ask posted here: the
     /// named user on the target's channel, or, when no user is named,
     /// whoever the channel's allow-list admits (`admitted`).
+    /// The agent host's dialog always may: it is the person the agent works
+    /// for, at the agent's own keyboard.
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
+        if from.channel == ChannelKind::Host {
+            return true;
+        }
         match &self.user {
             Some(user) => from.channel == self.place.channel() && from.user_id == *user,
             None => admitted,

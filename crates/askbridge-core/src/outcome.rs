@@ -55,10 +55,12 @@ pub enum Via {
     Modal,
     /// The web page or the HTTP API.
     Web,
+    /// The agent host's own dialog (an MCP elicitation).
+    Host,
 }
 
 impl Via {
-    /// The wire name: `button`, `select`, `text`, `modal`, `web`.
+    /// The wire name: `button`, `select`, `text`, `modal`, `web`, `host`.
     pub fn as_str(self) -> &'static str {
         match self {
             Via::Button => "button",
@@ -66,6 +68,7 @@ impl Via {
             Via::Text => "text",
             Via::Modal => "modal",
             Via::Web => "web",
+            Via::Host => "host",
         }
     }
 }

@@ -13,6 +13,7 @@ use askbridge_core::model::{
     Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target, Timestamp,
 };
 use askbridge_core::outcome::{Detail, Outcome, Reason, Status, Via};
+use askbridge_core::render::{Locale, closing_line};
 
 // ---------------------------------------------------------------- helpers
 
@@ -161,6 +162,16 @@ fn chat_reply(from: Responder, text: &str) -> Input {
 }
 
 fn web(from: Responder, answers: &[(&str, &[&str])]) -> Input {
+    structured(from, answers, Via::Web)
+}
+
+/// Answers from the agent host's own dialog (an MCP elicitation).
+fn host(answers: &[(&str, &[&str])]) -> Input {
+    let from = person(ChannelKind::Host, "host", "Claude Code");
+    structured(from, answers, Via::Host)
+}
+
+fn structured(from: Responder, answers: &[(&str, &[&str])], via: Via) -> Input {
     Input::Answers {
         from,
         admitted: true,
@@ -173,6 +184,7 @@ fn web(from: Responder, answers: &[(&str, &[&str])]) -> Input {
                 )
             })
             .collect(),
+        via,
     }
 }
 
@@ -222,10 +234,13 @@ fn stranger(input: Input) -> Input {
             text,
             via,
         },
-        Input::Answers { from, answers, .. } => Input::Answers {
+        Input::Answers {
+            from, answers, via, ..
+        } => Input::Answers {
             from,
             admitted: false,
             answers,
+            via,
         },
         Input::Skip { from, .. } => Input::Skip {
             from,
@@ -958,6 +973,19 @@ fn typed_reply_keyed_lines_keep_partial_answers() {
 }
 
 #[test]
+fn the_agent_host_may_answer_an_ask_posted_for_someone_else() {
+    let ask = ask_to("telegram:-100123@42", Some("Release 2.4"), vec![deploy()]);
+    let outcome = finish(ask, vec![host(&[("deploy_target", &["Production"])])]);
+    assert_eq!(outcome.details[0].via, Via::Host, "{outcome:?}");
+    let by = outcome.answered_by.as_ref().expect("answered by the host");
+    assert_eq!(by.channel, ChannelKind::Host);
+    assert_eq!(
+        closing_line(&outcome, Locale::En),
+        "✅ Production — answered in the terminal"
+    );
+}
+
+#[test]
 fn a_list_naming_something_that_is_no_option_is_never_a_partial_pick() {
     // Over HTTP no one is there to ask: the whole reply is own words.
     check(
@@ -1429,6 +1457,7 @@ mod random {
                     from,
                     admitted,
                     answers,
+                    via: Via::Web,
                 })),
             who().prop_map(|(from, admitted)| Some(Input::Skip { from, admitted })),
             Just(Some(Input::Cancel)),

@@ -860,7 +860,7 @@ fn status_lines() {
         summary: " ",
         by: Some("Alice"),
     };
-    let table: [(EndState<'_>, [&str; 3]); 8] = [
+    let table: [(EndState<'_>, [&str; 3]); 10] = [
         (
             answered,
             [
@@ -884,6 +884,24 @@ fn status_lines() {
                 by: Some(""),
             },
             ["✅ Answered", "✅ 已回答", "✅ ตอบแล้ว"],
+        ),
+        (
+            EndState::AnsweredInHost {
+                summary: "Production",
+            },
+            [
+                "✅ Production — answered in the terminal",
+                "✅ Production — 已在终端中回答",
+                "✅ Production — ตอบในเทอร์มินัลแล้ว",
+            ],
+        ),
+        (
+            EndState::AnsweredInHost { summary: "" },
+            [
+                "✅ Answered in the terminal",
+                "✅ 已在终端中回答",
+                "✅ ตอบในเทอร์มินัลแล้ว",
+            ],
         ),
         (EndState::Skipped, ["⏭ Skipped", "⏭ 已跳过", "⏭ ข้ามแล้ว"]),
         (

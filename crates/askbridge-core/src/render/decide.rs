@@ -135,7 +135,7 @@ impl Capabilities {
             ChannelKind::Telegram => Capabilities::TELEGRAM,
             ChannelKind::Discord => Capabilities::DISCORD,
             ChannelKind::Slack => Capabilities::SLACK,
-            ChannelKind::Web => Capabilities::WEB,
+            ChannelKind::Web | ChannelKind::Host => Capabilities::WEB,
         }
     }
 

@@ -156,6 +156,10 @@ pub struct Strings {
     pub answered_by: &'static str,
     /// Status of an answered ask with no summary, naming who. `{name}`.
     pub answered_by_alone: &'static str,
+    /// Status suffix of an ask answered in the agent host's own dialog.
+    pub answered_in_host: &'static str,
+    /// Status of such an ask with no summary.
+    pub answered_in_host_alone: &'static str,
     /// Status of a skipped ask.
     pub skipped: &'static str,
     /// Status of an ask that timed out.
@@ -238,6 +242,8 @@ static EN: Strings = Strings {
     answered: "Answered",
     answered_by: "answered by {name}",
     answered_by_alone: "Answered by {name}",
+    answered_in_host: "answered in the terminal",
+    answered_in_host_alone: "Answered in the terminal",
     skipped: "Skipped",
     expired: "Expired",
     cancelled: "Cancelled",
@@ -298,6 +304,8 @@ static ZH_CN: Strings = Strings {
     answered: "已回答",
     answered_by: "由 {name} 回答",
     answered_by_alone: "由 {name} 回答",
+    answered_in_host: "已在终端中回答",
+    answered_in_host_alone: "已在终端中回答",
     skipped: "已跳过",
     expired: "已过期",
     cancelled: "已取消",
@@ -358,6 +366,8 @@ static TH: Strings = Strings {
     answered: "ตอบแล้ว",
     answered_by: "ตอบโดย {name}",
     answered_by_alone: "ตอบโดย {name}",
+    answered_in_host: "ตอบในเทอร์มินัลแล้ว",
+    answered_in_host_alone: "ตอบในเทอร์มินัลแล้ว",
     skipped: "ข้ามแล้ว",
     expired: "หมดเวลาแล้ว",
     cancelled: "ยกเลิกแล้ว",

@@ -8,7 +8,8 @@
 
 use crate::lifecycle::Clarify;
 use crate::model::{
-    Ask, Choice, Question, QuestionKind, has_recommended_marker, strip_recommended_marker,
+    Ask, ChannelKind, Choice, Question, QuestionKind, has_recommended_marker,
+    strip_recommended_marker,
 };
 use crate::outcome::{Outcome, Reason, Status};
 
@@ -38,6 +39,11 @@ pub enum EndState<'a> {
         summary: &'a str,
         /// Display name of who answered.
         by: Option<&'a str>,
+    },
+    /// Answered in the agent host's own dialog (the terminal, the editor).
+    AnsweredInHost {
+        /// Short answer text, one line.
+        summary: &'a str,
     },
     /// The person skipped the ask.
     Skipped,
@@ -70,6 +76,14 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
                     format!("✅ {}", fill(s.answered_by_alone, &[("name", &name)]))
                 }
                 (true, None) => format!("✅ {}", s.answered),
+            }
+        }
+        EndState::AnsweredInHost { summary } => {
+            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            if summary.is_empty() {
+                format!("✅ {}", s.answered_in_host_alone)
+            } else {
+                format!("✅ {summary} — {}", s.answered_in_host)
             }
         }
         EndState::Skipped => format!("⏭ {}", s.skipped),
@@ -117,6 +131,13 @@ pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
         .filter(|part| !part.trim().is_empty())
         .collect::<Vec<_>>()
         .join(" · ");
+    if outcome
+        .answered_by
+        .as_ref()
+        .is_some_and(|who| who.channel == ChannelKind::Host)
+    {
+        return status_line(&EndState::AnsweredInHost { summary: &summary }, locale);
+    }
     let by = outcome.answered_by.as_ref().map(|who| {
         who.name
             .as_deref()
