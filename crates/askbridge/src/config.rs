@@ -217,6 +217,35 @@ pub struct McpConfig {
     /// `localhost`, `127.0.0.1`, `::1` by default, plus the listen address
     /// when it is a specific non-loopback IP. `"*"` accepts any host.
     pub allowed_hosts: Vec<String>,
+    /// Whether `ask_user` also asks in the MCP client's own dialog.
+    pub elicitation: Elicitation,
+}
+
+/// `mcp.elicitation`: whether an ask is also shown in the agent host's own
+/// dialog (an MCP elicitation form) when the MCP client can show one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Elicitation {
+    /// In the host's dialog and on the ask's channel; the first answer
+    /// wins (the default).
+    #[default]
+    Also,
+    /// In the host's dialog only; the ask goes to the web page rather than
+    /// a chat. A client that cannot show a form gets the ask as usual.
+    Only,
+    /// Never in the host's dialog.
+    Off,
+}
+
+impl Elicitation {
+    /// Reads `also`, `only` or `off`.
+    pub fn parse(text: &str) -> Option<Elicitation> {
+        match text.trim() {
+            "also" => Some(Elicitation::Also),
+            "only" => Some(Elicitation::Only),
+            "off" => Some(Elicitation::Off),
+            _ => None,
+        }
+    }
 }
 
 impl McpConfig {
@@ -393,6 +422,8 @@ pub struct RawWeb {
 pub struct RawMcp {
     /// `allowed_hosts = ["localhost", "127.0.0.1", "::1"]`.
     pub allowed_hosts: Option<Vec<String>>,
+    /// `elicitation = "also"`.
+    pub elicitation: Option<String>,
 }
 
 /// `[http]` as written.
@@ -486,6 +517,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "cancel_on_disconnect"),
     ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
     ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
+    ("ASKBRIDGE_MCP_ELICITATION", "mcp.elicitation"),
     ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
     ("ASKBRIDGE_CLUSTER_INSTANCE", "cluster.instance"),
     ("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "cluster.lease_seconds"),
@@ -529,6 +561,7 @@ const KEYS: &[&str] = &[
     "cancel_on_disconnect",
     "web.enabled",
     "mcp.allowed_hosts",
+    "mcp.elicitation",
     "http.max_body_bytes",
     "cluster.instance",
     "cluster.lease_seconds",
@@ -582,6 +615,7 @@ impl RawConfig {
             "cancel_on_disconnect" => self.cancel_on_disconnect.is_some(),
             "web.enabled" => self.web.enabled.is_some(),
             "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
+            "mcp.elicitation" => self.mcp.elicitation.is_some(),
             "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
             "cluster.instance" => self.cluster.instance.is_some(),
             "cluster.lease_seconds" => self.cluster.lease_seconds.is_some(),
@@ -634,6 +668,7 @@ impl RawConfig {
                 }
                 "web.enabled" => self.web.enabled = Some(parse_bool(&value).map_err(invalid)?),
                 "mcp.allowed_hosts" => self.mcp.allowed_hosts = Some(comma_list(&value)),
+                "mcp.elicitation" => self.mcp.elicitation = Some(value),
                 "telegram.enabled" => {
                     self.telegram.enabled = Some(parse_bool(&value).map_err(invalid)?);
                 }
@@ -802,6 +837,16 @@ impl RawConfig {
             None => default_allowed_hosts(listen),
         };
 
+        let elicitation = match self.mcp.elicitation.as_deref() {
+            None => Elicitation::default(),
+            Some(text) => Elicitation::parse(text).ok_or_else(|| {
+                invalid(
+                    "mcp.elicitation",
+                    format!("unknown value {text:?}; expected also, only or off"),
+                )
+            })?,
+        };
+
         let cluster = self.cluster_config(&invalid)?;
         let telegram = self.telegram_config(&invalid)?;
         let discord = self.discord_config(&invalid)?;
@@ -817,7 +862,10 @@ impl RawConfig {
             web: WebConfig {
                 enabled: self.web.enabled.unwrap_or(true),
             },
-            mcp: McpConfig { allowed_hosts },
+            mcp: McpConfig {
+                allowed_hosts,
+                elicitation,
+            },
             http: HttpConfig { max_body_bytes },
             cluster,
             telegram,
@@ -1317,6 +1365,7 @@ mod tests {
         assert!(config.cancel_on_disconnect);
         assert_eq!(config.http.max_body_bytes, 1024 * 1024);
         assert_eq!(config.mcp.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
+        assert_eq!(config.mcp.elicitation, Elicitation::Also);
         assert!(config.check_exposure().is_ok());
     }
 
@@ -1335,6 +1384,7 @@ enabled = false
 
 [mcp]
 allowed_hosts = ["ask.example.com"]
+elicitation = "only"
 
 [http]
 max_body_bytes = 4096
@@ -1357,6 +1407,7 @@ max_body_bytes = 4096
         assert!(!config.cancel_on_disconnect);
         assert!(!config.web.enabled);
         assert_eq!(config.mcp.allowed_hosts, ["ask.example.com"]);
+        assert_eq!(config.mcp.elicitation, Elicitation::Only);
         assert_eq!(config.http.max_body_bytes, 4096);
         assert!(config.check_exposure().is_ok());
     }
@@ -1439,6 +1490,11 @@ max_body_bytes = 4096
             "[mcp]\nallowed_hosts = [\"http://x/\"]\n",
             &[],
             "config/askbridge.toml: mcp.allowed_hosts: invalid host \"http://x/\"; expected a host name, an IP, HOST:PORT or \"*\"",
+        );
+        check_error(
+            "",
+            &[("ASKBRIDGE_MCP_ELICITATION", "sometimes")],
+            "ASKBRIDGE_MCP_ELICITATION: unknown value \"sometimes\"; expected also, only or off",
         );
     }
 

@@ -519,6 +519,7 @@ async fn answer_the_first_of_two(bridge: &Bridge, id: &str) -> (Step, AskView) {
                 from: person("alice"),
                 admitted: true,
                 answers: vec![("deploy".to_owned(), vec!["Production".to_owned()])],
+                via: Via::Web,
             },
         )
         .await

@@ -17,6 +17,7 @@ use askbridge::mcp::{McpOptions, router_with};
 use askbridge_core::lifecycle::Input;
 use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::outcome::Via;
 use serde_json::json;
 
 mod daemon;
@@ -207,6 +208,7 @@ async fn router_with_serves_streamable_http_with_its_progress_interval() {
                 from,
                 admitted: true,
                 answers: vec![("deploy_target".to_owned(), vec!["staging".to_owned()])],
+                via: Via::Web,
             },
         )
         .await
@@ -262,4 +264,121 @@ async fn stdio_forwarder_keeps_waiting_across_a_daemon_restart() {
     let result = client.until("result").await["result"].clone();
     assert_answered(&result, &id, "Production");
     client.finish().await;
+}
+
+// ------------------------------------------------- the host's own dialog
+
+/// The next `elicitation` request the client reports: the form's params.
+async fn elicitation(client: &mut Client) -> serde_json::Value {
+    client.until("elicitation").await["params"].clone()
+}
+
+/// Checks an outcome answered in the host's dialog.
+fn assert_answered_in_host(result: &serde_json::Value, label: &str) {
+    let outcome = &result["structuredContent"];
+    assert_eq!(outcome["status"], json!("answered"), "{result}");
+    assert_eq!(
+        outcome["answers"]["deploy_target"],
+        json!([label]),
+        "{result}"
+    );
+    assert_eq!(outcome["details"][0]["via"], json!("host"), "{result}");
+    assert_eq!(outcome["answeredBy"]["channel"], json!("host"), "{result}");
+}
+
+#[tokio::test]
+async fn stdio_in_process_an_answer_in_the_hosts_dialog_answers_the_ask() {
+    let data = daemon::TempDir::new("mcp-elicit-accept");
+    let data = data.path().to_str().expect("utf-8 path");
+    let mut client = Client::stdio("elicit_accept", &["mcp", "--data-dir", data]);
+    let form = elicitation(&mut client).await;
+    assert_eq!(form["mode"], json!("form"), "{form}");
+    assert_eq!(form["message"], json!("Release 2.4"), "{form}");
+    let deploy = &form["requestedSchema"]["properties"]["deploy_target"];
+    assert_eq!(deploy["title"], json!("Deploy"), "{form}");
+    assert_eq!(deploy["default"], json!("Staging"), "{form}");
+    assert_eq!(
+        deploy["oneOf"],
+        json!([{"const": "Staging", "title": "Staging — safe, reversible"},
+               {"const": "Production", "title": "Production"}]),
+        "{form}"
+    );
+    let result = client.until("result").await["result"].clone();
+    assert_answered_in_host(&result, "Production");
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn streamable_http_an_answer_elsewhere_closes_the_hosts_dialog() {
+    let daemon = Daemon::start();
+    let api = Api::of(&daemon);
+    let mut client = Client::http("elicit_wait", &daemon.url("/mcp"));
+    let id = ask_id(&client.until("progress").await);
+    elicitation(&mut client).await;
+    api.reply(&id, json!({"answers": {"deploy_target": ["Staging"]}}))
+        .await;
+    // The dialog is closed and the call returns the web answer, in either
+    // order.
+    let mut seen = Vec::new();
+    while !(seen.contains(&"elicitation_cancelled".to_owned())
+        && seen.contains(&"result".to_owned()))
+    {
+        let event = client.next().await;
+        if event["event"] == "result" {
+            assert_answered(&event["result"], &id, "Staging (Recommended)");
+            assert_eq!(
+                event["result"]["structuredContent"]["details"][0]["via"],
+                json!("web")
+            );
+        }
+        seen.push(event["event"].as_str().unwrap_or_default().to_owned());
+    }
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn stdio_forwarder_passes_the_hosts_dialog_through_and_decline_skips() {
+    let daemon = Daemon::start();
+    let api = Api::of(&daemon);
+    let mut client = Client::stdio("elicit_decline", &["mcp", "--server", &daemon.base()]);
+    let id = ask_id(&client.until("progress").await);
+    elicitation(&mut client).await;
+    let result = client.until("result").await["result"].clone();
+    let outcome = &result["structuredContent"];
+    assert_eq!(outcome["id"], json!(id), "{result}");
+    assert_eq!(outcome["status"], json!("no_answer"), "{result}");
+    assert_eq!(outcome["reason"], json!("skipped"), "{result}");
+    assert_eq!(api.ask(&id).await["reason"], json!("skipped"));
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn elicitation_off_sends_no_form() {
+    let data = daemon::TempDir::new("mcp-elicit-off");
+    let config = data.path().join("askbridge.toml");
+    std::fs::write(&config, "[mcp]\nelicitation = \"off\"\n").expect("write the config");
+    let data = data.path().to_str().expect("utf-8 path");
+    let config = config.to_str().expect("utf-8 path");
+    let mut client = Client::stdio(
+        "elicit_accept",
+        &[
+            "mcp",
+            "--data-dir",
+            data,
+            "--config",
+            config,
+            "--progress-ms",
+            "50",
+        ],
+    );
+    // The form would come right after the first progress report; two more
+    // reports later there is still none.
+    let id = ask_id(&client.until("progress").await);
+    client.until("progress").await;
+    client.until("progress").await;
+    assert!(
+        !client.seen().iter().any(|e| e["event"] == "elicitation"),
+        "{id}: {:?}",
+        client.seen()
+    );
 }

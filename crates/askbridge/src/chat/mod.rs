@@ -213,6 +213,7 @@ pub fn pass(ask: &Ask, person: &Person, allow: &AllowList, question: usize) -> I
         from: person.responder.clone(),
         admitted: allow.admits(person),
         answers: vec![(id, Vec::new())],
+        via: Via::Button,
     }
 }
 

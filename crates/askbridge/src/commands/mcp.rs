@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::oneshot;
 
 use crate::bridge::{Bridge, BridgeOptions, Tuning};
-use crate::config::{self, Flags};
+use crate::config::{self, Config, Elicitation, Flags};
 use crate::mcp::backend::Backend;
 use crate::mcp::daemon::DaemonClient;
 use crate::mcp::{DEFAULT_PROGRESS_INTERVAL, McpServer};
@@ -30,6 +30,8 @@ pub const SERVER_ENV: &str = "ASKBRIDGE_SERVER";
 /// The environment variable setting the progress interval in milliseconds
 /// (for tests; the default is 15 seconds).
 pub const PROGRESS_ENV: &str = "ASKBRIDGE_MCP_PROGRESS_MS";
+/// Whether a forwarder shows asks in the host's dialog (`also`, `only`, `off`).
+const ELICITATION_ENV: &str = "ASKBRIDGE_MCP_ELICITATION";
 
 /// Arguments of `askbridge mcp`.
 #[derive(Debug, Clone, clap::Args)]
@@ -61,15 +63,25 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             .ok()
             .filter(|url| !url.trim().is_empty())
     });
-    let backend = match server_url {
+    let (backend, elicitation) = match server_url {
         Some(url) => {
             let client = DaemonClient::new(&url).with_context(|| format!("--server {url}"))?;
             tracing::info!(server = client.url(), "forwarding asks to the daemon");
-            Backend::Remote(client)
+            (Backend::Remote(client), elicitation_from_env()?)
         }
-        None => Backend::Local(open_bridge(&args).await?),
+        None => {
+            let flags = Flags {
+                listen: None,
+                data_dir: args.data_dir.clone(),
+            };
+            let config = config::load(args.config.as_deref(), &flags, |name| {
+                std::env::var(name).ok()
+            })?;
+            let bridge = open_bridge(&config).await?;
+            (Backend::Local(bridge), config.mcp.elicitation)
+        }
     };
-    let server = McpServer::new(backend, progress_interval);
+    let server = McpServer::new(backend, progress_interval).with_elicitation(elicitation);
     let (closed, on_close) = oneshot::channel();
     let stdin = WatchedStdin {
         inner: tokio::io::stdin(),
@@ -125,6 +137,16 @@ impl AsyncRead for WatchedStdin {
     }
 }
 
+/// A forwarder reads no config file (that is the daemon's): whether it
+/// shows asks in the host's dialog comes from `ASKBRIDGE_MCP_ELICITATION`.
+fn elicitation_from_env() -> anyhow::Result<Elicitation> {
+    match std::env::var(ELICITATION_ENV) {
+        Ok(text) if !text.trim().is_empty() => Elicitation::parse(&text)
+            .with_context(|| format!("{ELICITATION_ENV}={text:?}: expected also, only or off")),
+        _ => Ok(Elicitation::default()),
+    }
+}
+
 /// The progress interval: the flag, else the environment, else 15 s.
 fn progress_interval(flag: Option<u64>) -> anyhow::Result<Duration> {
     let millis = match flag {
@@ -148,14 +170,7 @@ fn progress_interval(flag: Option<u64>) -> anyhow::Result<Duration> {
 /// Opens the in-process bridge the way `askbridge serve` would: the same
 /// configuration (file, `ASKBRIDGE_*`, `--data-dir`), database and default
 /// target, and the web channel when it is enabled.
-async fn open_bridge(args: &McpArgs) -> anyhow::Result<Bridge> {
-    let flags = Flags {
-        listen: None,
-        data_dir: args.data_dir.clone(),
-    };
-    let config = config::load(args.config.as_deref(), &flags, |name| {
-        std::env::var(name).ok()
-    })?;
+async fn open_bridge(config: &Config) -> anyhow::Result<Bridge> {
     std::fs::create_dir_all(&config.data_dir).with_context(|| {
         format!(
             "cannot create the data directory {}",

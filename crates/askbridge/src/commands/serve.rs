@@ -140,6 +140,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                 } else {
                     config.mcp.allowed_hosts.clone()
                 },
+                elicitation: config.mcp.elicitation,
                 ..McpOptions::default()
             },
         )),

@@ -12,6 +12,7 @@ use askbridge_core::model::{ChannelKind, Target};
 use askbridge_core::normalize::{
     Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_target,
 };
+use askbridge_core::outcome::Via;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -364,7 +365,9 @@ fn channel_kind(name: &str) -> Option<ChannelKind> {
     .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
 }
 
-/// Reads a reply body into a core [`Input`] from the web page's responder.
+/// Reads a reply body into a core [`Input`]: from the web page's
+/// responder, or with `"via": "host"` from the agent host's dialog (what
+/// `askbridge mcp --server` sends for an elicitation's answer).
 fn read_reply(body: &Value) -> Result<Input, ApiError> {
     let Value::Object(map) = body else {
         return Err(ApiError::invalid_request(
@@ -374,21 +377,46 @@ fn read_reply(body: &Value) -> Result<Input, ApiError> {
     };
     if let Some(key) = map
         .keys()
-        .find(|key| !["text", "answers", "user"].contains(&key.as_str()))
+        .find(|key| !["text", "answers", "skip", "user", "via"].contains(&key.as_str()))
     {
         return Err(ApiError::invalid_request(
             key.clone(),
-            "unknown field; expected text, answers or user",
+            "unknown field; expected text, answers, skip, user or via",
         ));
     }
-    let from = read_user(map.get("user"))?;
+    let via = read_via(map.get("via"))?;
+    let mut from = read_user(map.get("user"))?;
+    if via == Via::Host {
+        from.channel = ChannelKind::Host;
+    }
     let admitted = true;
+    match map.get("skip") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) if map.get("text").is_none() && map.get("answers").is_none() => {
+            return Ok(Input::Skip { from, admitted });
+        }
+        Some(Value::Bool(true)) => {
+            return Err(ApiError::invalid_request(
+                "skip",
+                "skip the whole ask, or give text or answers, not both",
+            ));
+        }
+        Some(other) => {
+            return Err(ApiError::invalid_request(
+                "skip",
+                format!("expected true, got {}", kind_of(other)),
+            ));
+        }
+    }
     match (map.get("text"), map.get("answers")) {
         (Some(_), Some(_)) => Err(ApiError::invalid_request(
             "$",
             "give either text or answers, not both",
         )),
-        (None, None) => Err(ApiError::invalid_request("$", "expected text or answers")),
+        (None, None) => Err(ApiError::invalid_request(
+            "$",
+            "expected text, answers or skip",
+        )),
         (Some(Value::String(text)), None) if !text.trim().is_empty() => Ok(Input::Reply {
             from,
             admitted,
@@ -411,6 +439,7 @@ fn read_reply(body: &Value) -> Result<Input, ApiError> {
                 from,
                 admitted,
                 answers: list,
+                via,
             })
         }
         (None, Some(other)) => Err(ApiError::invalid_request(
@@ -419,6 +448,20 @@ fn read_reply(body: &Value) -> Result<Input, ApiError> {
                 "expected an object of question id → list of strings, got {}",
                 kind_of(other)
             ),
+        )),
+    }
+}
+
+/// `via`: `web` (the default: the page, a script) or `host` (the agent
+/// host's own dialog).
+fn read_via(via: Option<&Value>) -> Result<Via, ApiError> {
+    match via {
+        None | Some(Value::Null) => Ok(Via::Web),
+        Some(Value::String(name)) if name == "web" => Ok(Via::Web),
+        Some(Value::String(name)) if name == "host" => Ok(Via::Host),
+        Some(other) => Err(ApiError::invalid_request(
+            "via",
+            format!("expected \"web\" or \"host\", got {other}"),
         )),
     }
 }
@@ -640,5 +683,35 @@ mod tests {
         );
         check_reply_error(json!({"text": "x", "user": {"id": []}}), "user.id");
         check_reply_error(json!({"txt": "x"}), "txt");
+        check_reply_error(json!({"skip": "yes"}), "skip");
+        check_reply_error(json!({"skip": true, "text": "x"}), "skip");
+        check_reply_error(json!({"text": "x", "via": "button"}), "via");
+    }
+
+    #[test]
+    fn asks_reply_bodies_from_the_host_and_skips() {
+        match read_reply(&json!({"answers": {"a": "X"}, "via": "host",
+                                 "user": {"id": "host", "name": "Claude Code"}}))
+        {
+            Ok(Input::Answers { from, via, .. }) => {
+                assert_eq!(via, Via::Host);
+                assert_eq!(from.channel, ChannelKind::Host);
+                assert_eq!(from.name.as_deref(), Some("Claude Code"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match read_reply(&json!({"skip": true, "via": "host"})) {
+            Ok(Input::Skip { from, admitted }) => {
+                assert_eq!(from.channel, ChannelKind::Host);
+                assert!(admitted);
+            }
+            other => panic!("{other:?}"),
+        }
+        match read_reply(&json!({"answers": {"a": "X"}})) {
+            Ok(Input::Answers { from, via, .. }) => {
+                assert_eq!((from.channel, via), (ChannelKind::Web, Via::Web));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -5,10 +5,11 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use askbridge_core::lifecycle::{AskLifecycle, AskParts};
-use askbridge_core::model::Ask;
+use askbridge_core::lifecycle::{AskLifecycle, AskParts, Input, Step};
 use askbridge_core::model::Timestamp;
-use serde_json::{Map, Value};
+use askbridge_core::model::{Ask, ChannelKind, Responder};
+use askbridge_core::outcome::Via;
+use serde_json::{Map, Value, json};
 
 use super::daemon::{DaemonClient, DaemonError};
 use crate::bridge::{AskView, Bridge, BridgeError, NewAsk};
@@ -168,6 +169,60 @@ impl Backend {
                     .await
                     .map_err(|e| BackendError::from_daemon(e, id))?;
                 remote_snapshot(client, answer)
+            }
+        }
+    }
+
+    /// Records what the person did in the agent host's own dialog:
+    /// `answers` by question id, or `None` to skip the ask. `name` is the
+    /// host's (`claude-code`). Returns whether it was taken; an ask that
+    /// ended meanwhile (answered elsewhere first) is not an error.
+    pub async fn reply_from_host(
+        &self,
+        id: &str,
+        answers: Option<Vec<(String, Vec<String>)>>,
+        name: Option<String>,
+    ) -> Result<bool, BackendError> {
+        match self {
+            Backend::Local(bridge) => {
+                let from = Responder {
+                    channel: ChannelKind::Host,
+                    user_id: "host".to_owned(),
+                    name,
+                };
+                let input = match answers {
+                    Some(answers) => Input::Answers {
+                        from,
+                        admitted: true,
+                        answers,
+                        via: Via::Host,
+                    },
+                    None => Input::Skip {
+                        from,
+                        admitted: true,
+                    },
+                };
+                let (step, _) = bridge.handle(id, input).await?;
+                Ok(!matches!(step, Step::Rejected(_)))
+            }
+            Backend::Remote(client) => {
+                let mut body = json!({"via": "host", "user": {"id": "host", "name": name}});
+                match answers {
+                    Some(answers) => {
+                        body["answers"] = Value::Object(
+                            answers
+                                .into_iter()
+                                .map(|(id, values)| (id, json!(values)))
+                                .collect(),
+                        )
+                    }
+                    None => body["skip"] = Value::Bool(true),
+                }
+                match client.reply(id, &body).await {
+                    Ok(_) => Ok(true),
+                    Err(DaemonError::Refused { status: 409, .. }) => Ok(false),
+                    Err(error) => Err(BackendError::from_daemon(error, id)),
+                }
             }
         }
     }

@@ -14,6 +14,7 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use askbridge_core::model::{Ask, Place, Target};
 use askbridge_core::normalize::{Problem, normalize_json};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ProgressToken,
@@ -24,7 +25,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::McpServer;
 use super::backend::{Backend, BackendError, Snapshot};
+use super::host::{HostDialog, HostReply, Pending};
 use super::tools;
+use crate::config::Elicitation;
 
 /// How long past an ask's deadline `ask_user` keeps waiting for the bridge
 /// to end it before it reports the timeout outcome itself.
@@ -154,6 +157,26 @@ impl Drop for InflightGuard {
     }
 }
 
+/// An ask shown in the host's dialog: the request, and the task that
+/// records the person's reply there.
+struct ShownInHost {
+    pending: Pending,
+    relay: tokio::task::JoinHandle<()>,
+}
+
+impl ShownInHost {
+    /// Closes the dialog if the person has not answered in it: the ask
+    /// ended elsewhere (or the call was cancelled).
+    async fn close(self) {
+        if !self.relay.is_finished() {
+            self.relay.abort();
+            self.pending
+                .close("the question was answered elsewhere")
+                .await;
+        }
+    }
+}
+
 /// How a wait ended.
 enum Followed {
     /// The ask ended: its outcome.
@@ -172,11 +195,12 @@ impl McpServer {
         &self,
         name: &str,
         arguments: JsonObject,
+        host: Option<HostDialog>,
         progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
     ) -> Result<CallToolResult, ErrorData> {
         match name {
-            tools::ASK_USER => Ok(self.ask_user(arguments, progress, cancelled).await),
+            tools::ASK_USER => Ok(self.ask_user_in(arguments, host, progress, cancelled).await),
             tools::GET_ANSWER => Ok(self.get_answer(arguments, progress, cancelled).await),
             other => Err(ErrorData::invalid_params(
                 format!(
@@ -189,12 +213,24 @@ impl McpServer {
         }
     }
 
-    /// `ask_user`: normalises the ask, creates it, reports progress while
-    /// it waits for the outcome, and cancels the ask when `cancelled`
-    /// resolves first.
+    /// `ask_user` for a client without a dialog of its own.
     pub async fn ask_user(
         &self,
         arguments: JsonObject,
+        progress: impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+    ) -> CallToolResult {
+        self.ask_user_in(arguments, None, progress, cancelled).await
+    }
+
+    /// `ask_user`: normalises the ask, creates it, shows it in the client's
+    /// own dialog too (`host`, as configured), reports progress while it
+    /// waits for the outcome, and cancels the ask when `cancelled` resolves
+    /// first. Whatever ends the ask closes the host's dialog.
+    pub async fn ask_user_in(
+        &self,
+        arguments: JsonObject,
+        host: Option<HostDialog>,
         mut progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
     ) -> CallToolResult {
@@ -205,7 +241,16 @@ impl McpServer {
         for warning in &normalized.warnings {
             tracing::info!(path = %warning.path, "ask fixed: {}", warning.message);
         }
-        let ask = normalized.ask;
+        let host = host.filter(|_| self.elicitation != Elicitation::Off);
+        let mut ask = normalized.ask;
+        if host.is_some() && self.elicitation == Elicitation::Only {
+            // The host's dialog instead of a chat; the web page (which
+            // posts nothing) keeps the ask answerable if the dialog fails.
+            ask.target = Some(Target {
+                place: Place::Web { session: None },
+                user: None,
+            });
+        }
         let created = match self.backend.create(&ask).await {
             Ok(created) => created,
             Err(error) => return backend_error(&self.backend, &error, None),
@@ -228,12 +273,19 @@ impl McpServer {
                 ),
             })
             .await;
+        let dialog = match &host {
+            Some(host) => self.show_in_host(host, &ask, &id).await,
+            None => None,
+        };
         let started = Instant::now();
         let limit = started + created.remaining + DEADLINE_GRACE;
-        match self
+        let followed = self
             .follow(&id, started, limit, Some(total), &mut progress, cancelled)
-            .await
-        {
+            .await;
+        if let Some(dialog) = dialog {
+            dialog.close().await;
+        }
+        match followed {
             Followed::Ended(outcome) => outcome_result(outcome),
             Followed::OutOfTime(_) => match self.backend.expire(&id, &ask).await {
                 Ok(outcome) => outcome_result(outcome),
@@ -249,6 +301,36 @@ impl McpServer {
             }
             Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
         }
+    }
+
+    /// Shows ask `id` in the host's dialog; the person's reply there is
+    /// recorded like any channel's (`via: "host"`), and a dismissed dialog
+    /// leaves the ask open.
+    async fn show_in_host(&self, host: &HostDialog, ask: &Ask, id: &str) -> Option<ShownInHost> {
+        let (pending, reply) = host.show(ask).await?;
+        let backend = self.backend.clone();
+        let name = host.name.clone();
+        let id = id.to_owned();
+        let relay = tokio::spawn(async move {
+            let answers = match reply.await {
+                HostReply::Answered(answers) => Some(answers),
+                HostReply::Declined => None,
+                HostReply::Dismissed => {
+                    tracing::info!(ask_id = %id, "the host's dialog was dismissed; the ask stays open");
+                    return;
+                }
+            };
+            match backend.reply_from_host(&id, answers, name).await {
+                Ok(true) => tracing::info!(ask_id = %id, "answered in the host's dialog"),
+                Ok(false) => {
+                    tracing::info!(ask_id = %id, "the host's answer came after another one");
+                }
+                Err(error) => {
+                    tracing::warn!(ask_id = %id, error = %chain(&error), "cannot record the host's answer");
+                }
+            }
+        });
+        Some(ShownInHost { pending, relay })
     }
 
     /// `get_answer`: the outcome when the ask has ended (waiting up to

@@ -140,6 +140,18 @@ impl DaemonClient {
         self.send(request).await
     }
 
+    /// `POST /v1/asks/{id}/reply`: answers (or skips) a pending ask with
+    /// `body`; a refusal (already ended) is an error.
+    pub async fn reply(&self, id: &str, body: &Value) -> Result<Value, DaemonError> {
+        let id = self.checked_id(id)?;
+        let request = self
+            .http
+            .post(format!("{}/v1/asks/{id}/reply", self.base))
+            .json(body)
+            .timeout(REQUEST_SLACK);
+        self.send(request).await
+    }
+
     /// Refuses ids that would change the URL's meaning (`/`, `?`, …) as
     /// unknown, the way the daemon would answer for them.
     fn checked_id<'a>(&self, id: &'a str) -> Result<&'a str, DaemonError> {

@@ -5,6 +5,8 @@
 //! - `call` is what the tools do, independent of the transport: normalise,
 //!   create, wait with progress notifications, cancel on
 //!   `notifications/cancelled` (or when the connection closes).
+//! - [`host`] shows the ask in the client's own dialog too (an MCP
+//!   elicitation form) when the client can; the first answer wins.
 //! - [`backend`] is where asks go: the in-process [`Bridge`], or a running
 //!   daemon through [`daemon`] (HTTP), so many agent processes can share
 //!   one daemon.
@@ -16,6 +18,7 @@
 pub mod backend;
 mod call;
 pub mod daemon;
+pub mod host;
 pub mod tools;
 
 use std::sync::Arc;
@@ -34,7 +37,9 @@ pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
 
 use self::backend::Backend;
 use self::call::Inflight;
+use self::host::HostDialog;
 use crate::bridge::Bridge;
+use crate::config::Elicitation;
 
 /// The default interval between progress notifications while a tool waits.
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(15);
@@ -55,6 +60,8 @@ pub struct McpOptions {
     pub allowed_hosts: Vec<String>,
     /// Interval between progress notifications while a tool waits.
     pub progress_interval: Duration,
+    /// Whether asks are also shown in the client's own dialog.
+    pub elicitation: Elicitation,
 }
 
 impl Default for McpOptions {
@@ -63,6 +70,7 @@ impl Default for McpOptions {
         McpOptions {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            elicitation: Elicitation::default(),
         }
     }
 }
@@ -79,6 +87,7 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
     let McpOptions {
         allowed_hosts,
         progress_interval,
+        elicitation,
     } = options;
     let allowed_hosts = if allowed_hosts.iter().any(|host| host.trim() == "*") {
         Vec::new()
@@ -90,7 +99,7 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE));
     let backend = Backend::Local(bridge);
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(backend.clone(), progress_interval)),
+        move || Ok(McpServer::new(backend.clone(), progress_interval).with_elicitation(elicitation)),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -105,6 +114,7 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
 pub struct McpServer {
     backend: Backend,
     progress_interval: Duration,
+    elicitation: Elicitation,
     inflight: Inflight,
 }
 
@@ -115,8 +125,16 @@ impl McpServer {
         McpServer {
             backend,
             progress_interval,
+            elicitation: Elicitation::default(),
             inflight: Inflight::default(),
         }
+    }
+
+    /// The same server, showing asks in the client's own dialog as
+    /// `elicitation` says.
+    pub fn with_elicitation(mut self, elicitation: Elicitation) -> McpServer {
+        self.elicitation = elicitation;
+        self
     }
 }
 
@@ -153,9 +171,16 @@ impl ServerHandler for McpServer {
             .get_progress_token()
             .map(|token| PeerProgress::new(context.peer.clone(), token));
         let arguments = request.arguments.unwrap_or_default();
-        self.call_tool_with(&request.name, arguments, progress, context.ct.cancelled())
-            .await
-            .map(CallToolResponse::from)
+        let host = HostDialog::of(&context.peer);
+        self.call_tool_with(
+            &request.name,
+            arguments,
+            host,
+            progress,
+            context.ct.cancelled(),
+        )
+        .await
+        .map(CallToolResponse::from)
     }
 }
 

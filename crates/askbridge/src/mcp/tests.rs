@@ -9,6 +9,7 @@ use std::time::Duration;
 use askbridge_core::lifecycle::Input;
 use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::outcome::Via;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -94,6 +95,7 @@ async fn answer(bridge: &Bridge, id: &str, label: &str) {
         },
         admitted: true,
         answers: vec![("deploy_target".to_owned(), vec![label.to_owned()])],
+        via: Via::Web,
     };
     bridge.handle(id, input).await.expect("answer the ask");
 }
@@ -302,7 +304,13 @@ async fn an_ask_past_its_deadline_reports_the_timeout_outcome() {
 async fn unknown_tools_are_protocol_errors() {
     let bridge = bridge().await;
     let error = server(&bridge, Duration::from_secs(15))
-        .call_tool_with("ask_someone", JsonObject::new(), (), std::future::pending())
+        .call_tool_with(
+            "ask_someone",
+            JsonObject::new(),
+            None,
+            (),
+            std::future::pending(),
+        )
         .await
         .expect_err("unknown tool");
     assert!(error.message.contains("ask_someone"));

@@ -75,6 +75,8 @@ pub enum StoredChannel {
     Slack,
     /// The web page.
     Web,
+    /// The agent host's own dialog.
+    Host,
 }
 
 impl StoredChannel {
@@ -86,6 +88,7 @@ impl StoredChannel {
             "discord" => Some(StoredChannel::Discord),
             "slack" => Some(StoredChannel::Slack),
             "web" => Some(StoredChannel::Web),
+            "host" => Some(StoredChannel::Host),
             _ => None,
         }
     }
@@ -106,7 +109,7 @@ pub struct StoredAnswer {
     pub via: StoredVia,
 }
 
-/// A stored [`Via`]: `button`, `select`, `text`, `modal`, `web`.
+/// A stored [`Via`]: `button`, `select`, `text`, `modal`, `web`, `host`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoredVia {
@@ -120,6 +123,8 @@ pub enum StoredVia {
     Modal,
     /// The web page or the HTTP API.
     Web,
+    /// The agent host's own dialog.
+    Host,
 }
 
 /// The `answers_json` column: one entry per question, `null` while open.
@@ -212,6 +217,7 @@ impl From<ChannelKind> for StoredChannel {
             ChannelKind::Discord => StoredChannel::Discord,
             ChannelKind::Slack => StoredChannel::Slack,
             ChannelKind::Web => StoredChannel::Web,
+            ChannelKind::Host => StoredChannel::Host,
         }
     }
 }
@@ -223,6 +229,7 @@ impl From<StoredChannel> for ChannelKind {
             StoredChannel::Discord => ChannelKind::Discord,
             StoredChannel::Slack => ChannelKind::Slack,
             StoredChannel::Web => ChannelKind::Web,
+            StoredChannel::Host => ChannelKind::Host,
         }
     }
 }
@@ -255,6 +262,7 @@ impl From<Via> for StoredVia {
             Via::Text => StoredVia::Text,
             Via::Modal => StoredVia::Modal,
             Via::Web => StoredVia::Web,
+            Via::Host => StoredVia::Host,
         }
     }
 }
@@ -267,6 +275,7 @@ impl From<StoredVia> for Via {
             StoredVia::Text => Via::Text,
             StoredVia::Modal => Via::Modal,
             StoredVia::Web => Via::Web,
+            StoredVia::Host => Via::Host,
         }
     }
 }

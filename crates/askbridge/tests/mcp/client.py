@@ -11,6 +11,10 @@ Scenarios:
              notification, then pick the outcome up with get_answer
     abandon  call ask_user and, at its first progress notification, exit
              at once (the server sees its connection close, no cancel)
+    elicit_accept   with an elicitation callback that answers Production
+    elicit_decline  with an elicitation callback that declines
+    elicit_wait     with an elicitation callback that waits until the
+                    server cancels it (the test answers elsewhere)
 
 Everything the client sees is printed to standard output as JSON lines,
 `{"event": ...}`, for the Rust test to assert on; the test answers the ask
@@ -23,7 +27,7 @@ import re
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 
 ASK = {
@@ -116,12 +120,50 @@ async def abandon(session):
     await session.call_tool("ask_user", ASK, progress_callback=first_progress)
 
 
-SCENARIOS = {"basics": basics, "answer": answer, "cancel": cancel, "abandon": abandon}
+def elicitation_callback(reply):
+    """An elicitation callback that reports the request, then `reply`s."""
+
+    async def callback(context, params):
+        emit("elicitation", request_id=context.request_id, params=dump(params))
+        return await reply(params)
+
+    return callback
+
+
+async def accept(params):
+    return types.ElicitResult(action="accept", content={"deploy_target": "Production"})
+
+
+async def decline(params):
+    return types.ElicitResult(action="decline")
+
+
+async def wait_for_cancel(params):
+    try:
+        await anyio.sleep_forever()
+    except anyio.get_cancelled_exc_class():
+        emit("elicitation_cancelled")
+        raise
+
+
+CALLBACKS = {"elicit_accept": accept, "elicit_decline": decline, "elicit_wait": wait_for_cancel}
+
+SCENARIOS = {
+    "basics": basics,
+    "answer": answer,
+    "cancel": cancel,
+    "abandon": abandon,
+    "elicit_accept": answer,
+    "elicit_decline": answer,
+    "elicit_wait": answer,
+}
 
 
 async def run(streams, scenario):
     read, write = streams
-    async with ClientSession(read, write) as session:
+    reply = CALLBACKS.get(scenario)
+    callback = elicitation_callback(reply) if reply else None
+    async with ClientSession(read, write, elicitation_callback=callback) as session:
         init = await session.initialize()
         emit(
             "initialized",

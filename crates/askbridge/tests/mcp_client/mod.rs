@@ -143,6 +143,11 @@ impl Client {
         self.seen
     }
 
+    /// Every event so far.
+    pub fn seen(&self) -> &[Value] {
+        &self.seen
+    }
+
     pub fn progress(&self) -> Vec<Value> {
         self.seen
             .iter()
