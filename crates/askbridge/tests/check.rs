@@ -189,6 +189,21 @@ async fn check_names_a_bad_environment_variable() {
 }
 
 #[tokio::test]
+async fn check_warns_of_a_default_target_on_a_channel_that_is_off() {
+    let checked = check(
+        &[],
+        &[("ASKBRIDGE_DEFAULT_TARGET", "telegram:-100123".to_owned())],
+    )
+    .await;
+    assert_eq!(checked.code, Some(0));
+    assert_eq!(
+        checked.line("config"),
+        "! config: no config file; defaults and environment: default_target is telegram:-100123, \
+         but the telegram channel is off, so asks without a \"to\" would end undelivered (delivery_failed)"
+    );
+}
+
+#[tokio::test]
 async fn check_explains_a_refused_telegram_token() {
     let fake = FakeTelegram::start().await;
     let checked = check(

@@ -382,7 +382,7 @@ fn config_loaded(config: &Config) -> Check {
             "config",
             Status::Warning,
             format!(
-                "{read}: default_target is {}, but the {} channel is off, so asks without a \"to\" would be refused",
+                "{read}: default_target is {}, but the {} channel is off, so asks without a \"to\" would end undelivered (delivery_failed)",
                 config.default_target,
                 default_channel.as_str()
             ),
