@@ -28,7 +28,7 @@ use serenity::builder::CreateInteractionResponse;
 use serenity::client::{ClientBuilder, Context, EventHandler};
 use serenity::gateway::GatewayError;
 use serenity::http::{Http, HttpBuilder, HttpError};
-use serenity::model::application::Interaction;
+use serenity::model::application::{ApplicationFlags, CurrentApplicationInfo, Interaction};
 use serenity::model::channel::Message as DiscordMessage;
 use serenity::model::gateway::{GatewayIntents, Ready};
 use serenity::model::id::{ChannelId, MessageId, UserId};
@@ -54,6 +54,20 @@ const GATEWAY_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration:
 const INTENTS: GatewayIntents = GatewayIntents::GUILD_MESSAGES
     .union(GatewayIntents::DIRECT_MESSAGES)
     .union(GatewayIntents::MESSAGE_CONTENT);
+
+/// Whether an application may receive message content (the privileged
+/// Message Content intent askbridge asks for): its flags have
+/// `GATEWAY_MESSAGE_CONTENT` (verified apps) or
+/// `GATEWAY_MESSAGE_CONTENT_LIMITED` (apps in under 100 servers, switched
+/// on in the developer portal). `None` when Discord did not say.
+pub fn message_content_allowed(application: &CurrentApplicationInfo) -> Option<bool> {
+    application.flags.map(|flags| {
+        flags.intersects(
+            ApplicationFlags::GATEWAY_MESSAGE_CONTENT
+                | ApplicationFlags::GATEWAY_MESSAGE_CONTENT_LIMITED,
+        )
+    })
+}
 
 /// Why a Discord call failed, classified for retries.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -188,6 +202,16 @@ impl DiscordApi {
     /// The bot's own account (`GET /users/@me`; checks the token).
     pub async fn me(&self) -> Result<CurrentUser, ApiFailure> {
         self.http.get_current_user().await.map_err(|e| classify(&e))
+    }
+
+    /// The bot's application (`GET /oauth2/applications/@me`): its
+    /// `flags` say which privileged intents it may use, its `verify_key`
+    /// is the key HTTP interactions are signed with.
+    pub async fn application(&self) -> Result<CurrentApplicationInfo, ApiFailure> {
+        self.http
+            .get_current_application_info()
+            .await
+            .map_err(|e| classify(&e))
     }
 
     /// The DM channel with `user` (`POST /users/@me/channels`), opened if

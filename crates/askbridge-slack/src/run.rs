@@ -22,6 +22,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use http_body_util::Empty;
+use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::listener::{HttpStatusCode, SlackClientEventsUserState};
@@ -63,6 +68,12 @@ const MAX_QUOTED_BODY: usize = 200;
 
 /// The client type: slack-morphism's hyper client on our connector.
 type Client = SlackClient<SlackClientHyperHttpsConnector>;
+/// The connector both clients run on: `https://` and `http://`.
+type Connector = HttpsConnector<HttpConnector>;
+/// A plain hyper client on that connector.
+type PlainClient = hyper_util::client::legacy::Client<Connector, Empty<Bytes>>;
+/// The header Slack lists a token's scopes in.
+const SCOPES_HEADER: &str = "x-oauth-scopes";
 
 /// Why a Slack call failed, classified for retries.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -213,6 +224,9 @@ struct Posted {
 #[derive(Clone)]
 pub struct SlackApi {
     client: Arc<Client>,
+    /// A plain HTTP client on the same connector, for what slack-morphism
+    /// does not show: the headers of an answer.
+    plain: PlainClient,
     token: SlackApiToken,
     api_url: Option<String>,
 }
@@ -233,12 +247,65 @@ impl SlackApi {
     pub fn new(bot_token: &str, api_url: Option<&str>) -> Result<SlackApi, String> {
         let api_url = check_api_url(api_url)?;
         let token = check_token(bot_token, "bot")?;
-        let client = build_client(api_url.as_deref())?;
+        let connector = build_connector()?;
+        let client = build_client(api_url.as_deref(), connector.clone());
+        let plain =
+            hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
         Ok(SlackApi {
             client: Arc::new(client),
+            plain,
             token,
             api_url,
         })
+    }
+
+    /// The scopes the bot token was granted, as Slack lists them in the
+    /// `x-oauth-scopes` header of its Web API answers (here `auth.test`'s).
+    /// `None` when the answer has no such header (a proxy that drops it).
+    /// Fails only when the request does; what Slack answered is
+    /// [`auth_test`](Self::auth_test)'s to judge.
+    pub async fn granted_scopes(&self) -> Result<Option<Vec<String>>, ApiFailure> {
+        let url = format!(
+            "{}/auth.test",
+            self.api_url.as_deref().unwrap_or(SLACK_API_URL)
+        );
+        let request = hyper::Request::get(url.as_str())
+            .header(
+                hyper::header::AUTHORIZATION,
+                format!("Bearer {}", self.token.token_value.0),
+            )
+            .body(Empty::<Bytes>::new())
+            .map_err(|error| {
+                ApiFailure::Permanent(format!("invalid Slack URL {url:?}: {error}"))
+            })?;
+        let response =
+            match tokio::time::timeout(REQUEST_TIMEOUT, self.plain.request(request)).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(error)) => {
+                    return Err(ApiFailure::Transient(format!(
+                        "request failed: {}",
+                        describe(Some(&error))
+                    )));
+                }
+                Err(_) => {
+                    return Err(ApiFailure::Transient(format!(
+                        "timed out after {} s",
+                        REQUEST_TIMEOUT.as_secs()
+                    )));
+                }
+            };
+        Ok(response
+            .headers()
+            .get(SCOPES_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(|scopes| {
+                scopes
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|scope| !scope.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }))
     }
 
     /// Who the bot is (`auth.test`; checks the token).
@@ -768,10 +835,9 @@ fn check_api_url(api_url: Option<&str>) -> Result<Option<String>, String> {
     Ok((root != SLACK_API_URL).then(|| root.to_owned()))
 }
 
-/// slack-morphism's client on a connector that speaks `https://` (rustls,
-/// ring, the system's roots) and `http://`; rate control on for Slack
-/// itself, off for an `api_url` (see the module docs).
-fn build_client(api_url: Option<&str>) -> Result<Client, String> {
+/// The connector: `https://` (rustls, ring, the system's roots) and
+/// `http://`.
+fn build_connector() -> Result<Connector, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -788,12 +854,17 @@ fn build_client(api_url: Option<&str>) -> Result<Client, String> {
                 .with_no_client_auth()
         }
     };
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
+    Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
         .enable_http2()
-        .build();
+        .build())
+}
+
+/// slack-morphism's client on `https`; rate control on for Slack itself,
+/// off for an `api_url` (see the module docs).
+fn build_client(api_url: Option<&str>, https: Connector) -> Client {
     let connector = SlackClientHyperConnector::with_connector(https);
     let connector = match api_url {
         Some(url) => connector.with_slack_api_url(url),
@@ -801,7 +872,7 @@ fn build_client(api_url: Option<&str>) -> Result<Client, String> {
             SlackApiRateControlConfig::new().with_max_retries(RATE_LIMIT_RETRIES),
         ),
     };
-    Ok(SlackClient::new(connector))
+    SlackClient::new(connector)
 }
 
 #[cfg(test)]
@@ -1000,6 +1071,14 @@ mod tests {
         (port, task)
     }
 
+    /// `request` starts with `line` and carries `token` as a bearer token.
+    #[track_caller]
+    fn assert_sent(request: &str, line: &str, token: &str) {
+        assert!(request.starts_with(line), "{request}");
+        let bearer = format!("authorization: bearer {token}");
+        assert!(request.to_ascii_lowercase().contains(&bearer), "{request}");
+    }
+
     #[tokio::test]
     async fn run_posts_go_to_the_api_url_over_plain_http() {
         let (port, request) = serve_once(
@@ -1022,15 +1101,10 @@ mod tests {
             .unwrap();
         assert_eq!(ts, SlackTs("1700000000.000100".into()));
         let request = request.await.unwrap();
-        assert!(
-            request.starts_with("POST /api/chat.postMessage HTTP/1.1"),
-            "{request}"
-        );
-        assert!(
-            request
-                .to_ascii_lowercase()
-                .contains("authorization: bearer xoxb-token-1"),
-            "{request}"
+        assert_sent(
+            &request,
+            "POST /api/chat.postMessage HTTP/1.1",
+            "xoxb-token-1",
         );
         assert!(
             request.contains(r#""text":"Hello &lt;world&gt;""#),
@@ -1073,6 +1147,36 @@ mod tests {
             ApiFailure::Permanent("channel_not_found".to_owned())
         );
         assert!(request.await.unwrap().starts_with("POST /api/chat.update "));
+    }
+
+    #[tokio::test]
+    async fn run_granted_scopes_come_from_the_oauth_scopes_header() {
+        let (port, request) = serve_once(
+            "200 OK",
+            "x-oauth-scopes: chat:write, users:read,im:history\r\n",
+            r#"{"ok": true, "user_id": "U1"}"#,
+        )
+        .await;
+        let api = SlackApi::new(
+            "xoxb-token-1",
+            Some(&format!("http://127.0.0.1:{port}/api")),
+        )
+        .unwrap();
+        let scopes = api.granted_scopes().await.unwrap();
+        assert_eq!(
+            scopes,
+            Some(vec![
+                "chat:write".to_owned(),
+                "users:read".to_owned(),
+                "im:history".to_owned()
+            ])
+        );
+        let request = request.await.unwrap();
+        assert_sent(&request, "GET /api/auth.test HTTP/1.1", "xoxb-token-1");
+
+        let (port, _request) = serve_once("200 OK", "", r#"{"ok": true}"#).await;
+        let api = SlackApi::new("xoxb-1", Some(&format!("http://127.0.0.1:{port}/api"))).unwrap();
+        assert_eq!(api.granted_scopes().await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use askbridge_testkit::slack::{
-    APP_ID, BOT_ID, BOT_USER_ID, Channel, EphemeralSource, FakeSlack, IncomingMessage, Limit,
-    RateLimits, RequestSigner, TEAM_ID, User,
+    APP_ID, BOT_ID, BOT_USER_ID, Channel, DEFAULT_BOT_SCOPES, EphemeralSource, FakeSlack,
+    IncomingMessage, Limit, RateLimits, RequestSigner, TEAM_ID, User,
 };
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
@@ -196,6 +196,42 @@ async fn auth_test_and_token_errors() {
     assert_eq!(calls[0].http_method, "GET");
     assert_eq!(calls[1].error.as_deref(), Some("invalid_auth"));
     assert!(calls.last().unwrap().params.get("token").is_none());
+}
+
+/// The `x-oauth-scopes` header of an answer to `auth.test` with `token`.
+async fn scopes_header(fake: &FakeSlack, token: &str) -> Option<String> {
+    let response = reqwest::Client::new()
+        .get(format!("{}/auth.test", fake.api_url()))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    response
+        .headers()
+        .get("x-oauth-scopes")
+        .map(|value| value.to_str().unwrap().to_owned())
+}
+
+#[tokio::test]
+async fn answers_list_the_token_scopes() {
+    let fake = started(FakeSlack::builder()).await;
+    assert_eq!(
+        scopes_header(&fake, &fake.bot_token()).await,
+        Some(DEFAULT_BOT_SCOPES.join(","))
+    );
+    // An app-level token's scope, though auth.test refuses it; no header
+    // for a token Slack does not know.
+    assert_eq!(
+        scopes_header(&fake, &fake.app_token()).await.as_deref(),
+        Some("connections:write")
+    );
+    assert_eq!(scopes_header(&fake, "xoxb-unknown").await, None);
+
+    let fake = started(FakeSlack::builder().bot_scopes(["chat:write", "users:read"])).await;
+    assert_eq!(
+        scopes_header(&fake, &fake.bot_token()).await.as_deref(),
+        Some("chat:write,users:read")
+    );
 }
 
 #[tokio::test]

@@ -54,10 +54,19 @@ async fn get_me_describes_the_bot() {
     assert_eq!(me.username(), fake::BOT_USERNAME);
     assert_eq!(me.user.first_name, fake::BOT_FIRST_NAME);
     assert!(me.can_join_groups);
+    // Privacy mode is on for a new bot.
+    assert!(!me.can_read_all_group_messages);
     // teloxide spells it "GetMe"; the log uses the canonical name.
     let calls = fake.calls();
     assert_eq!(calls.len(), 1);
     assert_eq!((calls[0].method.as_str(), calls[0].status), ("getMe", 200));
+}
+
+#[tokio::test]
+async fn get_me_tells_privacy_mode_off() {
+    let fake = FakeTelegram::builder().privacy_mode(false).start().await;
+    let me = bot(&fake).get_me().await.unwrap();
+    assert!(me.can_read_all_group_messages);
 }
 
 #[tokio::test]

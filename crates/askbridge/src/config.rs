@@ -23,7 +23,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use askbridge_core::model::Target;
+use askbridge_core::model::{ChannelKind, Target};
 use askbridge_core::render::{Locale, Mode};
 use serde::Deserialize;
 
@@ -68,6 +68,8 @@ impl fmt::Debug for Secret {
 pub struct Config {
     /// Where the HTTP server listens.
     pub listen: SocketAddr,
+    /// Where `listen` came from, for messages about it.
+    pub listen_origin: Origin,
     /// Directory for the SQLite database (created on start).
     pub data_dir: PathBuf,
     /// `sqlite://…` (default `sqlite://<data_dir>/askbridge.db`) or
@@ -264,6 +266,20 @@ pub struct HttpConfig {
 }
 
 impl Config {
+    /// The channels that are on: `web` unless disabled, and each chat
+    /// platform that is configured.
+    pub fn channels(&self) -> Vec<ChannelKind> {
+        [
+            (ChannelKind::Web, self.web.enabled),
+            (ChannelKind::Telegram, self.telegram.is_some()),
+            (ChannelKind::Discord, self.discord.is_some()),
+            (ChannelKind::Slack, self.slack.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(kind, on)| on.then_some(kind))
+        .collect()
+    }
+
     /// Whether the listen address is a loopback address (no token needed).
     pub fn is_loopback(&self) -> bool {
         self.listen.ip().is_loopback()
@@ -276,6 +292,7 @@ impl Config {
         }
         Err(ConfigError::Exposed {
             listen: self.listen,
+            origin: self.listen_origin.clone(),
         })
     }
 }
@@ -289,6 +306,20 @@ pub enum Origin {
     Env(&'static str),
     /// This command-line flag.
     Flag(&'static str),
+    /// Nothing set it: askbridge's default.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    /// The file's path, the variable or the flag; `default`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File(path) => write!(f, "{}", path.display()),
+            Origin::Env(var) => f.write_str(var),
+            Origin::Flag(flag) => f.write_str(flag),
+            Origin::Default => f.write_str("default"),
+        }
+    }
 }
 
 /// Why the configuration was refused. Each message names the file or the
@@ -296,10 +327,12 @@ pub enum Origin {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The config file could not be read.
-    #[error("cannot read config file {}: {source}", path.display())]
+    #[error("cannot read config file {}{}: {source}", path.display(), named_by.map(|by| format!(" (named by {by})")).unwrap_or_default())]
     Read {
         /// The file.
         path: PathBuf,
+        /// `--config` or `ASKBRIDGE_CONFIG`; `None` for the default file.
+        named_by: Option<&'static str>,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -327,14 +360,41 @@ pub enum ConfigError {
         message: String,
     },
     /// Listening beyond loopback without a token.
-    #[error(
+    #[error("{}", invalid_message(origin, "listen", &format!(
         "refusing to listen on {listen} without an API token: anyone who can reach it could read and answer asks; \
          set api_token in the config file or ASKBRIDGE_API_TOKEN in the environment, or listen on 127.0.0.1"
-    )]
+    )))]
     Exposed {
         /// The listen address.
         listen: SocketAddr,
+        /// Where it came from.
+        origin: Origin,
     },
+}
+
+impl ConfigError {
+    /// The dotted key the error is about (`listen`, `telegram.token`),
+    /// when it is about one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Read { .. } => None,
+            ConfigError::Parse { key, .. } => key.as_deref(),
+            ConfigError::Invalid { key, .. } => Some(key),
+            ConfigError::Exposed { .. } => Some("listen"),
+        }
+    }
+
+    /// Where the refused value came from: the config file, the variable
+    /// or the flag.
+    pub fn origin(&self) -> Origin {
+        match self {
+            ConfigError::Read { path, .. } => Origin::File(path.clone()),
+            ConfigError::Parse { file, .. } => Origin::File(file.clone()),
+            ConfigError::Invalid { origin, .. } | ConfigError::Exposed { origin, .. } => {
+                origin.clone()
+            }
+        }
+    }
 }
 
 fn invalid_message(origin: &Origin, key: &str, message: &str) -> String {
@@ -342,6 +402,7 @@ fn invalid_message(origin: &Origin, key: &str, message: &str) -> String {
         Origin::File(path) => format!("{}: {key}: {message}", path.display()),
         Origin::Env(var) => format!("{var}: {message}"),
         Origin::Flag(flag) => format!("{flag}: {message}"),
+        Origin::Default => format!("{key} (default): {message}"),
     }
 }
 
@@ -735,10 +796,11 @@ impl RawConfig {
         self
     }
 
-    /// Where `key`'s value came from (the file when nothing else set it).
+    /// Where `key`'s value came from: the file when nothing else set it
+    /// (that is where to set it), the default when there is no file.
     fn origin(&self, key: &'static str, file: Option<&Path>) -> Origin {
         self.origins.get(key).cloned().unwrap_or_else(|| {
-            Origin::File(file.map_or_else(|| PathBuf::from("defaults"), Path::to_path_buf))
+            file.map_or(Origin::Default, |file| Origin::File(file.to_path_buf()))
         })
     }
 
@@ -854,6 +916,7 @@ impl RawConfig {
 
         Ok(Config {
             listen,
+            listen_origin: self.origin("listen", file),
             data_dir,
             database_url,
             api_token,
@@ -1031,7 +1094,7 @@ impl RawConfig {
             Some(_) => {
                 return Err(invalid(
                     "discord.public_key",
-                    "DISCORD_PUBLIC_KEY is not an application public key (64 hex digits, as the developer portal shows it)".to_owned(),
+                    "not an application public key (64 hex digits, as the developer portal shows it)".to_owned(),
                 ));
             }
         };
@@ -1303,19 +1366,25 @@ pub fn load(
     flags: &Flags,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
-    let named = config_file.map(Path::to_path_buf).or_else(|| {
-        env(ENV_CONFIG)
-            .filter(|v| !v.trim().is_empty())
-            .map(PathBuf::from)
-    });
-    let file = match named {
-        Some(path) => Some(path),
-        None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+    let named = config_file
+        .map(|path| (path.to_path_buf(), "--config"))
+        .or_else(|| {
+            env(ENV_CONFIG)
+                .filter(|v| !v.trim().is_empty())
+                .map(|path| (PathBuf::from(path), ENV_CONFIG))
+        });
+    let (file, named_by) = match named {
+        Some((path, by)) => (Some(path), Some(by)),
+        None => (
+            Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+            None,
+        ),
     };
     let raw = match &file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
                 path: path.clone(),
+                named_by,
                 source,
             })?;
             RawConfig::from_toml(&text, path)?
@@ -1499,6 +1568,67 @@ max_body_bytes = 4096
     }
 
     #[test]
+    fn config_errors_say_where_the_value_came_from() {
+        let error = from("[http]\nmax_body_bytes = 10\n", &[]).expect_err("refused");
+        assert!(error.starts_with("config/askbridge.toml: http.max_body_bytes: "));
+
+        // Without a file, a key nothing set is askbridge's default.
+        let error = RawConfig::default()
+            .apply_env(|var| (var == "SLACK_BOT_TOKEN").then(|| SLACK_TOKEN.to_owned()))
+            .and_then(|raw| raw.validate(None))
+            .expect_err("no app token");
+        assert_eq!(error.key(), Some("slack.mode"));
+        assert_eq!(error.origin(), Origin::Default);
+        assert!(
+            error
+                .to_string()
+                .starts_with("slack.mode (default): Socket Mode needs SLACK_APP_TOKEN"),
+            "{error}"
+        );
+
+        let error = RawConfig::default()
+            .apply_env(|var| (var == "ASKBRIDGE_CLUSTER_LEASE_SECONDS").then(|| "0".to_owned()))
+            .and_then(|raw| raw.validate(None))
+            .expect_err("lease 0");
+        assert_eq!(error.key(), Some("cluster.lease_seconds"));
+        assert_eq!(
+            error.origin(),
+            Origin::Env("ASKBRIDGE_CLUSTER_LEASE_SECONDS")
+        );
+        assert_eq!(
+            error.origin().to_string(),
+            "ASKBRIDGE_CLUSTER_LEASE_SECONDS"
+        );
+
+        let error = RawConfig::from_toml("lisen = 1", Path::new("a.toml")).expect_err("unknown");
+        assert_eq!(error.key(), Some("lisen"));
+        assert_eq!(error.origin().to_string(), "a.toml");
+    }
+
+    #[test]
+    fn config_a_missing_file_says_what_named_it() {
+        let missing = Path::new("/nonexistent/askbridge.toml");
+        let error = load(Some(missing), &Flags::default(), |_| None).expect_err("missing");
+        assert!(
+            error.to_string().starts_with(
+                "cannot read config file /nonexistent/askbridge.toml (named by --config): "
+            ),
+            "{error}"
+        );
+        let error = load(None, &Flags::default(), |var| {
+            (var == ENV_CONFIG).then(|| missing.display().to_string())
+        })
+        .expect_err("missing");
+        assert!(
+            error.to_string().starts_with(
+                "cannot read config file /nonexistent/askbridge.toml (named by ASKBRIDGE_CONFIG): "
+            ),
+            "{error}"
+        );
+        assert_eq!(error.key(), None);
+    }
+
+    #[test]
     fn config_unknown_keys_and_wrong_types_are_named() {
         let message = from("lisen = \"127.0.0.1:1\"\n", &[]).expect_err("unknown key");
         assert!(
@@ -1541,10 +1671,21 @@ max_body_bytes = 4096
         let config = from("listen = \"0.0.0.0:8790\"", &[]).expect("valid");
         let error = config.check_exposure().expect_err("refused");
         assert!(
+            error.to_string().starts_with(
+                "config/askbridge.toml: listen: refusing to listen on 0.0.0.0:8790 without an API token"
+            ),
+            "{error}"
+        );
+        assert_eq!(error.key(), Some("listen"));
+        let config = from("", &[("ASKBRIDGE_LISTEN", "0.0.0.0:8790")]).expect("valid");
+        let error = config.check_exposure().expect_err("refused");
+        assert!(
             error
                 .to_string()
-                .starts_with("refusing to listen on 0.0.0.0:8790 without an API token")
+                .starts_with("ASKBRIDGE_LISTEN: refusing to listen on 0.0.0.0:8790"),
+            "{error}"
         );
+        assert_eq!(error.origin(), Origin::Env("ASKBRIDGE_LISTEN"));
         let config = from("listen = \"[::1]:8790\"", &[]).expect("valid");
         assert!(config.check_exposure().is_ok());
     }
@@ -1726,7 +1867,7 @@ max_body_bytes = 4096
         check_error(
             "",
             &[token[0], ("DISCORD_PUBLIC_KEY", "xyz")],
-            "DISCORD_PUBLIC_KEY: DISCORD_PUBLIC_KEY is not an application public key (64 hex digits, as the developer portal shows it)",
+            "DISCORD_PUBLIC_KEY: not an application public key (64 hex digits, as the developer portal shows it)",
         );
         check_error(
             "",

@@ -61,7 +61,7 @@ impl Discord {
     /// Connects the REST client and registers the channel with the
     /// bridge. Call inside the runtime.
     pub fn new(bridge: &Bridge, config: &DiscordConfig) -> Result<Discord, String> {
-        let api = DiscordApi::new(config.token.expose(), config.api_url.as_deref())?;
+        let api = client(config)?;
         let gateway = Gateway::new(config.token.expose(), config.api_url.as_deref())?;
         let verifier = config
             .public_key
@@ -119,6 +119,12 @@ impl Discord {
             }
         })
     }
+}
+
+/// The REST client for `[discord]`: the token on Discord, or on the
+/// configured API URL.
+pub fn client(config: &DiscordConfig) -> Result<DiscordApi, String> {
+    DiscordApi::new(config.token.expose(), config.api_url.as_deref())
 }
 
 /// Hands one event to the driver; `reply` makes the answer to an

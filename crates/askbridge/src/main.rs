@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Run the daemon: HTTP API, MCP at /mcp, the web page at /.
     Serve(commands::serve::ServeArgs),
+    /// Check the setup before serving: config, database, each platform's token (exit 1 when a check fails).
+    Check(commands::check::CheckArgs),
     /// Serve MCP on stdio, for agent hosts (Claude Code, Codex, Cursor).
     Mcp(commands::mcp::McpArgs),
     /// Ask from the shell and print the outcome JSON (exit 0 answered, 2 no answer).
@@ -114,6 +116,7 @@ static ALLOCATOR_OPTIONS: &[u8; 51] = b"dirty_decay_ms:0,muzzy_decay_ms:0,lg_tca
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(args) => block_on(commands::serve::run(args)).map(|()| ExitCode::SUCCESS),
+        Command::Check(args) => block_on(commands::check::run(args)).map(exit),
         Command::Mcp(args) => block_on(commands::mcp::run(args)).map(|()| ExitCode::SUCCESS),
         Command::Ask(args) => block_on(commands::ask::run(args)).map(ExitCode::from),
         Command::Normalize { file } => normalize(&file),

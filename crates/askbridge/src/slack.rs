@@ -65,7 +65,7 @@ impl Slack {
     /// Builds the Web API client and registers the channel with the
     /// bridge. Call inside the runtime.
     pub fn new(bridge: &Bridge, config: &SlackConfig) -> Result<Slack, String> {
-        let api = SlackApi::new(config.token.expose(), config.api_url.as_deref())?;
+        let api = client(config)?;
         let driver = ChatDriver::register(
             bridge,
             SlackPlatform { api: api.clone() },
@@ -153,6 +153,23 @@ impl Slack {
         })
     }
 }
+
+/// The Web API client for `[slack]`: the bot token on Slack, or on the
+/// configured API URL.
+pub fn client(config: &SlackConfig) -> Result<SlackApi, String> {
+    SlackApi::new(config.token.expose(), config.api_url.as_deref())
+}
+
+/// The bot token scopes the channel uses, each with what it is for (the
+/// app manifest in `docs/channels/slack.md` asks for them all).
+pub const BOT_SCOPES: &[(&str, &str)] = &[
+    ("chat:write", "post questions and update them"),
+    ("im:write", "open direct messages for slack:user/… targets"),
+    ("users:read", "show who answered by name"),
+    ("channels:history", "read typed replies in public channels"),
+    ("groups:history", "read typed replies in private channels"),
+    ("im:history", "read typed replies in direct messages"),
+];
 
 /// Slack events translated for the driver.
 #[derive(Debug)]
@@ -600,5 +617,24 @@ async fn interactivity(
         Err(message) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message).into_response()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slack_the_documented_manifest_asks_for_every_scope_used() {
+        let docs = include_str!("../../../docs/channels/slack.md");
+        let (_, after) = docs
+            .split_once("       bot:\n")
+            .expect("the manifest's bot scopes");
+        let manifest: Vec<&str> = after
+            .lines()
+            .map_while(|line| line.trim().strip_prefix("- "))
+            .collect();
+        let used: Vec<&str> = BOT_SCOPES.iter().map(|(scope, _)| *scope).collect();
+        assert_eq!(manifest, used);
     }
 }

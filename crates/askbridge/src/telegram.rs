@@ -57,11 +57,7 @@ impl Telegram {
     /// Connects the Bot API client (throttled to Telegram's limits) and
     /// registers the channel with the bridge. Call inside the runtime.
     pub fn new(bridge: &Bridge, config: &TelegramConfig) -> Result<Telegram, String> {
-        let api = TelegramApi::new(
-            config.token.expose(),
-            config.api_url.as_deref(),
-            Default::default(),
-        )?;
+        let api = client(config)?;
         let driver = ChatDriver::register(
             bridge,
             TelegramPlatform { api },
@@ -147,6 +143,16 @@ impl Telegram {
             }),
         }
     }
+}
+
+/// The Bot API client for `[telegram]`: the token on the configured API
+/// server, throttled to Telegram's limits. Call inside the runtime.
+pub fn client(config: &TelegramConfig) -> Result<TelegramApi, String> {
+    TelegramApi::new(
+        config.token.expose(),
+        config.api_url.as_deref(),
+        Default::default(),
+    )
 }
 
 /// Says which bot the token belongs to, or, loudly, that Telegram refused

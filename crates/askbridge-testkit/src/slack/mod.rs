@@ -41,7 +41,9 @@
 //! `users.info`, as `GET` with a query string or `POST` with a JSON or
 //! form body (`blocks` and `view` may be JSON-encoded strings, as in
 //! forms); the token as `Authorization: Bearer …` or a `token` parameter.
-//! Every call is recorded ([`Call`]). Answers are Slack's: HTTP 200 with
+//! Every call is recorded ([`Call`]). Answers to a known token list its
+//! scopes in the `x-oauth-scopes` header, as Slack's do
+//! ([`FakeSlackBuilder::bot_scopes`]). Answers are Slack's: HTTP 200 with
 //! `{"ok": true, …}` or `{"ok": false, "error": "…"}` — `not_authed` (no
 //! token), `invalid_auth` (unknown token), `not_allowed_token_type` (the
 //! app token for a bot method, or the bot token for
@@ -186,6 +188,21 @@ pub const BOT_USER_ID: &str = "U0ASKBR1DG";
 /// The bot user's name.
 pub const BOT_NAME: &str = "askbridge";
 
+/// The scopes the bot token was granted, unless the builder says
+/// otherwise: a bot that posts, opens DMs, reads user names and reads
+/// messages in public and private channels and DMs.
+pub const DEFAULT_BOT_SCOPES: &[&str] = &[
+    "chat:write",
+    "im:write",
+    "users:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
+];
+
+/// The scope of the app-level token.
+pub const APP_SCOPES: &[&str] = &["connections:write"];
+
 /// Message text longer than this many characters is refused with
 /// `msg_too_long` (Slack's documented 40,000).
 pub const MAX_TEXT: usize = 40_000;
@@ -223,6 +240,7 @@ pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct FakeSlackBuilder {
     bot_token: String,
     app_token: String,
+    bot_scopes: Vec<String>,
     signer: RequestSigner,
     rate_limits: RateLimits,
     wait_timeout: Duration,
@@ -238,6 +256,7 @@ impl Default for FakeSlackBuilder {
         FakeSlackBuilder {
             bot_token: BOT_TOKEN.to_owned(),
             app_token: APP_TOKEN.to_owned(),
+            bot_scopes: DEFAULT_BOT_SCOPES.iter().map(|&s| s.to_owned()).collect(),
             signer: RequestSigner::default(),
             rate_limits: RateLimits::off(),
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
@@ -262,6 +281,15 @@ impl FakeSlackBuilder {
     #[must_use]
     pub fn app_token(mut self, token: impl Into<String>) -> Self {
         self.app_token = token.into();
+        self
+    }
+
+    /// The scopes the bot token was granted (default
+    /// [`DEFAULT_BOT_SCOPES`]), listed in the `x-oauth-scopes` header of
+    /// every Web API answer to it.
+    #[must_use]
+    pub fn bot_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.bot_scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -340,6 +368,7 @@ impl FakeSlackBuilder {
         let config = Config {
             bot_token: self.bot_token,
             app_token: self.app_token,
+            bot_scopes: self.bot_scopes,
             signer: self.signer,
             rate_limits: self.rate_limits,
             trigger_window: self.trigger_window,

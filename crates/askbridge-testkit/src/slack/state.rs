@@ -19,7 +19,7 @@ use super::util::{
 };
 use super::validate::{check_blocks, check_view};
 use super::{
-    APP_ID, BOT_ID, BOT_NAME, BOT_USER_ID, MAX_TEXT, TEAM_DOMAIN, TEAM_ID, TEAM_NAME,
+    APP_ID, APP_SCOPES, BOT_ID, BOT_NAME, BOT_USER_ID, MAX_TEXT, TEAM_DOMAIN, TEAM_ID, TEAM_NAME,
     VERIFICATION_TOKEN,
 };
 
@@ -33,6 +33,8 @@ const RESPONSE_URL_LIFETIME: Duration = Duration::from_secs(30 * 60);
 pub(crate) struct Config {
     pub(crate) bot_token: String,
     pub(crate) app_token: String,
+    /// Listed in `x-oauth-scopes` on answers to the bot token.
+    pub(crate) bot_scopes: Vec<String>,
     pub(crate) signer: RequestSigner,
     pub(crate) rate_limits: RateLimits,
     pub(crate) trigger_window: Duration,
@@ -396,8 +398,19 @@ impl State {
 
     /// Answers a Web API call and records it.
     pub(crate) fn api(&mut self, request: ApiRequest, now: Instant) -> Reply {
-        let reply = self.api_reply(&request, now);
+        let mut reply = self.api_reply(&request, now);
         self.record(&request, &reply);
+        // Slack lists the token's scopes on every answer to a method it
+        // knows, called with a token it knows.
+        if reply.status != 404
+            && let Ok(kind) = self.token_kind(&request)
+        {
+            let scopes = match kind {
+                TokenKind::Bot => self.config.bot_scopes.join(","),
+                TokenKind::App => APP_SCOPES.join(","),
+            };
+            reply.headers.push(("x-oauth-scopes", scopes));
+        }
         reply
     }
 

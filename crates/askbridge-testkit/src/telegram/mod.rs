@@ -19,7 +19,8 @@
 //!
 //! # What it implements
 //!
-//! `getMe`, `getUpdates` (offset confirmation, `limit`, long polling with
+//! `getMe` (privacy mode as `can_read_all_group_messages`,
+//! [`FakeTelegramBuilder::privacy_mode`]), `getUpdates` (offset confirmation, `limit`, long polling with
 //! `timeout`, 409 for a concurrent poll or while a webhook is set),
 //! `sendMessage`, `editMessageText`, `editMessageReplyMarkup`,
 //! `answerCallbackQuery`, `setWebhook`, `deleteWebhook`, `getWebhookInfo`.
@@ -108,6 +109,7 @@ pub struct FakeTelegramBuilder {
     token: String,
     first_name: String,
     username: String,
+    privacy_mode: bool,
     rate_limits: RateLimits,
     wait_timeout: Duration,
 }
@@ -118,6 +120,7 @@ impl Default for FakeTelegramBuilder {
             token: TOKEN.to_owned(),
             first_name: BOT_FIRST_NAME.to_owned(),
             username: BOT_USERNAME.to_owned(),
+            privacy_mode: true,
             rate_limits: RateLimits::OFF,
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
         }
@@ -139,6 +142,16 @@ impl FakeTelegramBuilder {
     pub fn bot_name(mut self, first_name: impl Into<String>, username: impl Into<String>) -> Self {
         self.first_name = first_name.into();
         self.username = username.into();
+        self
+    }
+
+    /// The bot's privacy mode, as BotFather's `/setprivacy` sets it
+    /// (default on, as for every new bot): `getMe` answers
+    /// `can_read_all_group_messages: false` while it is on. The fake does
+    /// not filter group updates by it.
+    #[must_use]
+    pub fn privacy_mode(mut self, on: bool) -> Self {
+        self.privacy_mode = on;
         self
     }
 
@@ -170,7 +183,8 @@ impl FakeTelegramBuilder {
             .unwrap_or(BOT_ID);
         let mut bot = User::new(bot_id, self.first_name).username(self.username);
         bot.is_bot = true;
-        let state = State::new(self.token.clone(), bot, self.rate_limits);
+        let mut state = State::new(self.token.clone(), bot, self.rate_limits);
+        state.privacy_mode = self.privacy_mode;
         let inner = Arc::new(Inner::new(state));
 
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

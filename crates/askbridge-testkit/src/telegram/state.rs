@@ -204,6 +204,9 @@ pub struct State {
     limiter: Limiter,
     rate_limited: usize,
     sent: Vec<(i64, i32)>,
+    /// BotFather's privacy mode (`can_read_all_group_messages` is its
+    /// opposite).
+    pub(crate) privacy_mode: bool,
     pub(crate) poll_generation: u64,
     pub(crate) active_polls: usize,
     pub(crate) closed: bool,
@@ -322,6 +325,7 @@ impl State {
             limiter: Limiter::default(),
             rate_limited: 0,
             sent: Vec::new(),
+            privacy_mode: true,
             poll_generation: 0,
             active_polls: 0,
             closed: false,
@@ -385,7 +389,10 @@ impl State {
         let mut me = self.bot.to_json();
         if let Value::Object(object) = &mut me {
             object.insert("can_join_groups".into(), json!(true));
-            object.insert("can_read_all_group_messages".into(), json!(false));
+            object.insert(
+                "can_read_all_group_messages".into(),
+                json!(!self.privacy_mode),
+            );
             object.insert("supports_inline_queries".into(), json!(false));
             object.insert("can_connect_to_business".into(), json!(false));
             object.insert("has_main_web_app".into(), json!(false));

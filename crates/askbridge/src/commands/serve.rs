@@ -9,14 +9,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use tracing_subscriber::EnvFilter;
 
+use super::ConfigArgs;
 use crate::bridge::{Bridge, BridgeOptions, Owned, Tuning};
-use crate::config::{self, Config, Flags};
+use crate::config::Config;
 use crate::http::{self, HttpOptions, Mounts, ShutdownSignal};
 use crate::mcp::McpOptions;
 
@@ -24,34 +24,18 @@ use crate::mcp::McpOptions;
 /// finish after a shutdown signal before the daemon exits anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Arguments of `askbridge serve`; they override the config file and the
-/// environment.
+/// Arguments of `askbridge serve`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
-    /// Config file (default: `config/askbridge.toml` when it exists, or
-    /// `ASKBRIDGE_CONFIG`).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Address to listen on (default 127.0.0.1:8790; port 0 picks a free
-    /// port, printed on the `listening on` line).
-    #[arg(long)]
-    pub listen: Option<SocketAddr>,
-    /// Directory for the SQLite database (default `.askbridge`).
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
+    /// The configuration.
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 /// Runs the daemon until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_logging();
-    let flags = Flags {
-        listen: args.listen,
-        data_dir: args.data_dir.clone(),
-    };
-    let config = config::load(args.config.as_deref(), &flags, |name| {
-        std::env::var(name).ok()
-    })?;
-    config.check_exposure()?;
+    let config = args.config.load()?;
     serve(config).await
 }
 
@@ -104,7 +88,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     .with_context(|| {
         format!(
             "cannot open the database {}",
-            redact_url(&config.database_url)
+            crate::store::redact_url(&config.database_url)
         )
     })?;
 
@@ -275,32 +259,5 @@ async fn shutdown_signal() -> &'static str {
     tokio::select! {
         () = ctrl_c => "SIGINT",
         () = terminate => "SIGTERM",
-    }
-}
-
-/// A database URL without its password, for messages.
-fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}://[redacted]@{}", &url[..scheme_end], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn serve_redacts_database_passwords() {
-        assert_eq!(
-            redact_url("postgres://user:pw@db:5432/ask"),
-            "postgres://[redacted]@db:5432/ask"
-        );
-        assert_eq!(
-            redact_url("sqlite://.askbridge/askbridge.db"),
-            "sqlite://.askbridge/askbridge.db"
-        );
     }
 }

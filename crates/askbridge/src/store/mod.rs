@@ -26,10 +26,13 @@ mod sql;
 mod postgres;
 mod sqlite;
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use askbridge_core::model::ChannelKind;
 use futures_util::stream::BoxStream;
+use sqlx::migrate::Migrator;
 
 use crate::wire::stored::StoredChannel;
 
@@ -346,6 +349,174 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn listen(&self) -> Result<Option<BoxStream<'static, Announcement>>, StoreError>;
 }
 
+/// What [`inspect`] found at a database URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inspection {
+    /// A SQLite file that does not exist yet: the first start creates it.
+    Missing(PathBuf),
+    /// An in-memory SQLite database: made anew, empty, by every start.
+    InMemory,
+    /// An existing database and how its migrations compare with this
+    /// build's.
+    Migrations(Migrations),
+}
+
+/// How the migrations recorded in a database compare with the ones this
+/// build carries. The database is current when [`Migrations::is_current`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrations {
+    /// Which backend it is.
+    pub backend: Backend,
+    /// How many of this build's migrations it has.
+    pub applied: usize,
+    /// This build's migrations it does not have yet: `(version,
+    /// description)`, oldest first. `serve` would apply them.
+    pub pending: Vec<(i64, String)>,
+    /// Versions it has that this build does not know: a newer askbridge
+    /// migrated it. `serve` would refuse to start.
+    pub unknown: Vec<i64>,
+    /// Versions whose recorded checksum differs from this build's file.
+    /// `serve` would refuse to start.
+    pub changed: Vec<i64>,
+    /// Versions recorded as failed partway. `serve` would refuse to start.
+    pub failed: Vec<i64>,
+}
+
+impl Migrations {
+    /// Whether the database has exactly this build's migrations.
+    pub fn is_current(&self) -> bool {
+        self.pending.is_empty()
+            && self.unknown.is_empty()
+            && self.changed.is_empty()
+            && self.failed.is_empty()
+    }
+
+    /// Compares what a database recorded (`None`: never migrated) with a
+    /// build's migrations.
+    fn compare(
+        backend: Backend,
+        migrator: &Migrator,
+        recorded: Option<Vec<Applied>>,
+    ) -> Migrations {
+        let recorded: HashMap<i64, Applied> = recorded
+            .unwrap_or_default()
+            .into_iter()
+            .map(|applied| (applied.version, applied))
+            .collect();
+        let ours: Vec<&sqlx::migrate::Migration> = migrator
+            .iter()
+            .filter(|migration| !migration.migration_type.is_down_migration())
+            .collect();
+        let mut found = Migrations {
+            backend,
+            applied: 0,
+            pending: Vec::new(),
+            unknown: Vec::new(),
+            changed: Vec::new(),
+            failed: Vec::new(),
+        };
+        for migration in &ours {
+            match recorded.get(&migration.version) {
+                None => found
+                    .pending
+                    .push((migration.version, migration.description.to_string())),
+                Some(applied) if !applied.success => found.failed.push(applied.version),
+                Some(applied) if applied.checksum != *migration.checksum => {
+                    found.changed.push(applied.version);
+                }
+                Some(_) => found.applied += 1,
+            }
+        }
+        found.unknown = recorded
+            .keys()
+            .copied()
+            .filter(|version| !ours.iter().any(|migration| migration.version == *version))
+            .collect();
+        found.unknown.sort_unstable();
+        found
+    }
+}
+
+/// Looks at the database at `url` without changing it: whether it exists
+/// (SQLite) and, if it does, whether its migrations are this build's.
+/// Connects read-only; creates and migrates nothing.
+pub async fn inspect(url: &str) -> Result<Inspection, StoreError> {
+    let (backend, migrator, found) = if url.starts_with("sqlite:") {
+        (
+            Backend::Sqlite,
+            &sqlite::MIGRATOR,
+            sqlite::inspect(url).await?,
+        )
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        (
+            Backend::Postgres,
+            &postgres::MIGRATOR,
+            postgres::inspect(url).await?,
+        )
+    } else {
+        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    };
+    Ok(match found {
+        Found::Missing(path) => Inspection::Missing(path),
+        Found::InMemory => Inspection::InMemory,
+        Found::Migrations(recorded) => {
+            Inspection::Migrations(Migrations::compare(backend, migrator, recorded))
+        }
+    })
+}
+
+/// What a backend found before comparing.
+enum Found {
+    Missing(PathBuf),
+    InMemory,
+    /// The rows of `_sqlx_migrations`; `None` when there is no such table.
+    Migrations(Option<Vec<Applied>>),
+}
+
+/// One row of sqlx's `_sqlx_migrations` table.
+#[derive(Debug, sqlx::FromRow)]
+struct Applied {
+    version: i64,
+    checksum: Vec<u8>,
+    success: bool,
+}
+
+/// The rows of `_sqlx_migrations` on `connection`, oldest first, when
+/// `has_table` (a query answering one boolean) says the table exists.
+async fn applied_migrations<DB>(
+    connection: &mut DB::Connection,
+    has_table: &'static str,
+) -> Result<Option<Vec<Applied>>, sqlx::Error>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+    for<'r> Applied: sqlx::FromRow<'r, DB::Row>,
+    bool: sqlx::Type<DB> + for<'r> sqlx::Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let exists: bool = sqlx::query_scalar(has_table)
+        .fetch_one(&mut *connection)
+        .await?;
+    if !exists {
+        return Ok(None);
+    }
+    sqlx::query_as("SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version")
+        .fetch_all(&mut *connection)
+        .await
+        .map(Some)
+}
+
+/// A database URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://[redacted]@{}", &url[..scheme_end], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// Opens (creating if missing, for SQLite) and migrates the database at
 /// `url`: `sqlite://path/to/file.db`, `sqlite:file.db`, `sqlite::memory:`,
 /// or `postgres://user:password@host/database` (also `postgresql://`).
@@ -356,5 +527,65 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
         Ok(Arc::new(PostgresStore::open(url).await?))
     } else {
         Err(StoreError::UnsupportedUrl(url.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_redacts_database_passwords() {
+        assert_eq!(
+            redact_url("postgres://user:pw@db:5432/ask"),
+            "postgres://[redacted]@db:5432/ask"
+        );
+        assert_eq!(
+            redact_url("sqlite://.askbridge/askbridge.db"),
+            "sqlite://.askbridge/askbridge.db"
+        );
+    }
+
+    fn recorded(version: i64, success: bool) -> Applied {
+        let checksum = sqlite::MIGRATOR
+            .iter()
+            .find(|migration| migration.version == version)
+            .map_or_else(Vec::new, |migration| migration.checksum.to_vec());
+        Applied {
+            version,
+            checksum,
+            success,
+        }
+    }
+
+    #[test]
+    fn store_migrations_compare_with_this_build() {
+        let compare = |rows| Migrations::compare(Backend::Sqlite, &sqlite::MIGRATOR, rows);
+        let all: Vec<i64> = sqlite::MIGRATOR.iter().map(|m| m.version).collect();
+        assert!(all.len() >= 2, "the test needs two SQLite migrations");
+
+        let current = compare(Some(all.iter().map(|&v| recorded(v, true)).collect()));
+        assert!(current.is_current(), "{current:?}");
+        assert_eq!(current.applied, all.len());
+
+        let never = compare(None);
+        assert!(!never.is_current());
+        assert_eq!(never.applied, 0);
+        assert_eq!(
+            never.pending.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
+            all
+        );
+        assert_eq!(never.pending[0].1, "asks");
+
+        let mut rows: Vec<Applied> = all.iter().map(|&v| recorded(v, true)).collect();
+        rows.push(recorded(9_999, true));
+        rows[0].checksum = vec![0];
+        rows[1].success = false;
+        let odd = compare(Some(rows));
+        assert_eq!(odd.unknown, [9_999]);
+        assert_eq!(odd.changed, [all[0]]);
+        assert_eq!(odd.failed, [all[1]]);
+        assert!(odd.pending.is_empty());
+        assert!(!odd.is_current());
     }
 }

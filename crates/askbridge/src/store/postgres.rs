@@ -15,11 +15,12 @@ use std::time::Duration;
 use askbridge_core::model::ChannelKind;
 use futures_util::TryStreamExt;
 use futures_util::stream::BoxStream;
-use sqlx::Postgres;
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, Postgres};
 
 use super::{
-    Announcement, AskRow, Backend, ExpiredAsk, Inserted, LeaseTaken, ListQuery, MessageRef,
+    Announcement, AskRow, Backend, ExpiredAsk, Found, Inserted, LeaseTaken, ListQuery, MessageRef,
     MessageRefRow, PendingAsk, StateChange, StoreError,
 };
 
@@ -51,12 +52,32 @@ impl PostgresStore {
             .max_connections(MAX_CONNECTIONS)
             .connect_with(options)
             .await?;
-        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        MIGRATOR.run(&pool).await?;
         Ok(PostgresStore {
             writer: pool.clone(),
             reader: pool,
         })
     }
+}
+
+/// The Postgres migrations, embedded at build time.
+pub(super) static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The migrations recorded in the database at `url` (`None`: none ever
+/// ran), read in a read-only session.
+pub(super) async fn inspect(url: &str) -> Result<Found, StoreError> {
+    let mut connection = PgConnectOptions::from_str(url)?
+        .application_name("askbridge check")
+        .options([("default_transaction_read_only", "on")])
+        .connect()
+        .await?;
+    let applied = super::applied_migrations::<Postgres>(
+        &mut connection,
+        "SELECT to_regclass('_sqlx_migrations') IS NOT NULL",
+    )
+    .await?;
+    connection.close().await?;
+    Ok(Found::Migrations(applied))
 }
 
 sql_store!(PostgresStore, Postgres, {

@@ -8,19 +8,21 @@
 //! timeout. There is no change feed: another process's changes are seen
 //! when this one next reads the ask.
 
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
 use askbridge_core::model::ChannelKind;
 use futures_util::TryStreamExt;
 use futures_util::stream::BoxStream;
-use sqlx::Sqlite;
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection, Sqlite};
 
 use super::{
-    Announcement, AskRow, Backend, ExpiredAsk, Inserted, LeaseTaken, ListQuery, MessageRef,
+    Announcement, AskRow, Backend, ExpiredAsk, Found, Inserted, LeaseTaken, ListQuery, MessageRef,
     MessageRefRow, PendingAsk, StateChange, StoreError,
 };
 
@@ -45,8 +47,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let store = if in_memory {
+        let store = if in_memory(url) {
             // One connection that never closes: the database lives in it.
             let pool = SqlitePoolOptions::new()
                 .max_connections(1)
@@ -73,11 +74,52 @@ impl SqliteStore {
                 .await?;
             SqliteStore { writer, reader }
         };
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&store.writer)
-            .await?;
+        MIGRATOR.run(&store.writer).await?;
         Ok(store)
     }
+}
+
+/// Whether `url` names an in-memory database (gone with its connection).
+fn in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+/// The SQLite migrations, embedded at build time.
+pub(super) static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// What [`super::inspect`] finds at a `sqlite:` URL, without writing: a
+/// database that is not there yet, one in memory, or the migrations
+/// recorded in an existing file (`None`: none ever ran).
+pub(super) async fn inspect(url: &str) -> Result<Found, StoreError> {
+    let options = SqliteConnectOptions::from_str(url)?;
+    if in_memory(url) {
+        return Ok(Found::InMemory);
+    }
+    let path = options.get_filename().to_path_buf();
+    if !path.exists() {
+        return Ok(Found::Missing(path));
+    }
+    // A read-only connection to a WAL database creates the `-wal` and
+    // `-shm` files when they are missing. Missing, they mean no process
+    // has the database open, so it can be read as an immutable file,
+    // which creates nothing.
+    let mut wal = path.clone().into_os_string();
+    wal.push("-wal");
+    let idle = !Path::new(&wal).exists();
+    let mut connection = options
+        .read_only(true)
+        .immutable(idle)
+        .create_if_missing(false)
+        .busy_timeout(BUSY_TIMEOUT)
+        .connect()
+        .await?;
+    let applied = super::applied_migrations::<Sqlite>(
+        &mut connection,
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .await?;
+    connection.close().await?;
+    Ok(Found::Migrations(applied))
 }
 
 sql_store!(SqliteStore, Sqlite, {

@@ -86,6 +86,23 @@ impl Drop for TempDir {
     }
 }
 
+/// The `askbridge` binary, with none of the caller's `ASKBRIDGE_*`,
+/// `TELEGRAM_*`, `DISCORD_*` or `SLACK_*` variables: no developer setting
+/// leaks in.
+pub fn askbridge_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_askbridge"));
+    for (key, _) in std::env::vars_os() {
+        let key_text = key.to_string_lossy();
+        if ["ASKBRIDGE_", "TELEGRAM_", "DISCORD_", "SLACK_"]
+            .iter()
+            .any(|prefix| key_text.starts_with(prefix))
+        {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
 /// How to start a daemon; see [`Daemon::builder`].
 #[derive(Debug, Clone)]
 pub struct Builder {
@@ -150,7 +167,7 @@ impl Builder {
 
     fn command(&mut self) -> Command {
         let dir = self.dir();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_askbridge"));
+        let mut command = askbridge_command();
         command
             .arg("serve")
             .args(
@@ -165,15 +182,6 @@ impl Builder {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (key, _) in std::env::vars_os() {
-            let key_text = key.to_string_lossy();
-            if ["ASKBRIDGE_", "TELEGRAM_", "DISCORD_", "SLACK_"]
-                .iter()
-                .any(|prefix| key_text.starts_with(prefix))
-            {
-                command.env_remove(key);
-            }
-        }
         command.envs(self.envs.iter().map(|(k, v)| (k, v)));
         command
     }
