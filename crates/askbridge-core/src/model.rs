@@ -258,6 +258,14 @@ pub enum ChannelKind {
 }
 
 impl ChannelKind {
+    /// Every channel, in the order the docs list them.
+    pub const ALL: [ChannelKind; 4] = [
+        ChannelKind::Telegram,
+        ChannelKind::Discord,
+        ChannelKind::Slack,
+        ChannelKind::Web,
+    ];
+
     /// The lower-case name used in targets and outcomes.
     pub fn as_str(self) -> &'static str {
         match self {

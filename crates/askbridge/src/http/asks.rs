@@ -354,14 +354,9 @@ fn read_target(
 }
 
 fn channel_kind(name: &str) -> Option<ChannelKind> {
-    [
-        ChannelKind::Telegram,
-        ChannelKind::Discord,
-        ChannelKind::Slack,
-        ChannelKind::Web,
-    ]
-    .into_iter()
-    .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
+    ChannelKind::ALL
+        .into_iter()
+        .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
 }
 
 /// Reads a reply body into a core [`Input`] from the web page's responder.
