@@ -169,7 +169,7 @@ pub async fn reply(
     let (step, view) = state.bridge.handle(&id, input).await?;
     match (&step, ReplyResponse::from_step(&step, &view)) {
         (_, Some(response)) => {
-            tracing::debug!(ask_id = %id, result = response.result, "reply taken");
+            tracing::debug!(ask_id = %id, result = ?response.result, "reply taken");
             Ok(json_response(StatusCode::OK, &response))
         }
         (Step::Rejected(rejection), None) => Err(ApiError::rejection(rejection, &view.ask)),
