@@ -673,14 +673,22 @@ mod tests {
     use super::*;
     use crate::wire::fits_schema;
 
-    /// Reads an ask body that must be accepted, and checks that the
-    /// OpenAPI document's request schema takes it too.
+    /// Reads a body that must be accepted with `read`, and checks that the
+    /// OpenAPI document's request schema `T` takes it too.
     #[track_caller]
-    fn accepted_ask(body: &Value) -> Normalized {
-        if let Err(error) = fits_schema::<AskRequest>(body) {
+    fn accepted<T: utoipa::ToSchema, R>(
+        body: &Value,
+        read: fn(&Value) -> Result<R, ApiError>,
+    ) -> R {
+        if let Err(error) = fits_schema::<T>(body) {
             panic!("{error}");
         }
-        read_ask(body).unwrap_or_else(|error| panic!("{body}: {error:?}"))
+        read(body).unwrap_or_else(|error| panic!("{body}: {error:?}"))
+    }
+
+    #[track_caller]
+    fn accepted_ask(body: &Value) -> Normalized {
+        accepted::<AskRequest, _>(body, read_ask)
     }
 
     #[test]
@@ -765,14 +773,9 @@ mod tests {
         assert!(paths.contains(&"ask.extra"), "{paths:?}");
     }
 
-    /// Reads a reply body that must be accepted, and checks that the
-    /// OpenAPI document's request schema takes it too.
     #[track_caller]
     fn accepted_reply(body: &Value) -> Input {
-        if let Err(error) = fits_schema::<ReplyRequest>(body) {
-            panic!("{error}");
-        }
-        read_reply(body).unwrap_or_else(|error| panic!("{body}: {error:?}"))
+        accepted::<ReplyRequest, _>(body, read_reply)
     }
 
     /// Checks that a reply body is refused, at `path`, and that the

@@ -4,7 +4,7 @@
 //! and are mounted here behind the same middleware.
 //!
 //! The API's routes are registered with utoipa-axum, each together with
-//! its documentation ([`api_routes`]); the OpenAPI document served at
+//! its documentation (`api_routes`); the OpenAPI document served at
 //! `/v1/openapi.json` is built from that same table ([`openapi`]).
 //!
 //! Middleware, outermost first: one tracing span per request (method and

@@ -5,12 +5,12 @@
 //! body and responses; its doc comment is the summary and description), and
 //! the router registers handlers only through `utoipa_axum::routes!`, which
 //! reads method and path from that attribute: the route table and the
-//! document are one list ([`super::api_routes`], plus the web channel's
+//! document are one list (`api_routes` in `http`, plus the web channel's
 //! event stream when it is on). Schemas are the wire types' `ToSchema`
 //! derives (`crate::wire`). This module adds the frame (title, version,
 //! what is not described) and what the middleware does to every route it
 //! guards: the bearer requirement and its `401`, from the same rule the
-//! token check uses ([`super::auth::is_protected`]).
+//! token check uses (`auth::is_protected`).
 
 use axum::body::Bytes;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn, PathItem};
@@ -140,6 +140,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::mcp::backend::OUTCOME_FIELDS;
 
     /// The document of the API's own routes (the web channel's event
     /// stream joins it in the daemon; the HTTP tests see that one).
@@ -207,33 +208,14 @@ mod tests {
         assert_eq!(schema(&doc, "PendingStatus")["enum"], json!(["pending"]));
         assert_ref(&pending["properties"]["ask"], "CanonicalAsk");
 
+        // The outcome's fields, as MCP hands them on; all but `failure`
+        // always there.
         let outcome = schema(&doc, "Outcome");
-        assert_fields(
-            outcome,
-            &[
-                "id",
-                "status",
-                "reason",
-                "failure",
-                "answers",
-                "details",
-                "answeredBy",
-                "answeredAt",
-                "text",
-                "continuation",
-            ],
-            &[
-                "id",
-                "status",
-                "reason",
-                "answers",
-                "details",
-                "answeredBy",
-                "answeredAt",
-                "text",
-                "continuation",
-            ],
-        );
+        let always: Vec<&str> = OUTCOME_FIELDS
+            .into_iter()
+            .filter(|field| *field != "failure")
+            .collect();
+        assert_fields(outcome, &OUTCOME_FIELDS, &always);
         assert_eq!(
             schema(&doc, "OutcomeStatus")["enum"],
             json!(["answered", "no_answer"])

@@ -21,77 +21,53 @@ fn names(names: impl IntoIterator<Item = &'static str>, description: &str) -> Re
         .into()
 }
 
-/// A channel: `telegram`, `discord`, `slack` or `web`.
-#[derive(Debug)]
-pub struct Channel;
+/// Declares a schema type named `$name` whose values are `$names` and
+/// whose description is `$description`.
+macro_rules! names_schema {
+    ($(#[$doc:meta])* $name:ident = $names:expr, $description:literal) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-impl PartialSchema for Channel {
-    fn schema() -> RefOr<Schema> {
-        names(
-            ChannelKind::ALL.map(ChannelKind::as_str),
-            "A channel askbridge speaks.",
-        )
-    }
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                names($names, $description)
+            }
+        }
+
+        impl ToSchema for $name {}
+    };
 }
 
-impl ToSchema for Channel {}
+names_schema!(
+    /// A channel: `telegram`, `discord`, `slack` or `web`.
+    Channel = ChannelKind::ALL.map(ChannelKind::as_str),
+    "A channel askbridge speaks."
+);
 
-/// An outcome's `status`: `answered` or `no_answer`.
-#[derive(Debug)]
-pub struct OutcomeStatus;
+names_schema!(
+    /// An outcome's `status`: `answered` or `no_answer`.
+    OutcomeStatus = Status::ALL.map(Status::as_str),
+    "`answered`: every question was answered; `no_answer`: the ask ended \
+     without a complete answer (see `reason`)."
+);
 
-impl PartialSchema for OutcomeStatus {
-    fn schema() -> RefOr<Schema> {
-        names(
-            Status::ALL.map(Status::as_str),
-            "`answered`: every question was answered; `no_answer`: the ask ended \
-             without a complete answer (see `reason`).",
-        )
-    }
-}
+names_schema!(
+    /// Why an ask ended without an answer.
+    NoAnswerReason = Reason::ALL.map(Reason::as_str),
+    "Why an ask ended without an answer: the deadline passed, the person \
+     skipped it, the agent cancelled it, or it could not be delivered."
+);
 
-impl ToSchema for OutcomeStatus {}
+names_schema!(
+    /// How an answer came in.
+    AnswerVia = Via::ALL.map(Via::as_str),
+    "How an answer came in: a native button, a select menu, a typed reply, \
+     a modal dialog (or forced reply), or the web page and the HTTP API."
+);
 
-/// Why an ask ended without an answer.
-#[derive(Debug)]
-pub struct NoAnswerReason;
-
-impl PartialSchema for NoAnswerReason {
-    fn schema() -> RefOr<Schema> {
-        names(
-            Reason::ALL.map(Reason::as_str),
-            "Why an ask ended without an answer: the deadline passed, the person \
-             skipped it, the agent cancelled it, or it could not be delivered.",
-        )
-    }
-}
-
-impl ToSchema for NoAnswerReason {}
-
-/// How an answer came in.
-#[derive(Debug)]
-pub struct AnswerVia;
-
-impl PartialSchema for AnswerVia {
-    fn schema() -> RefOr<Schema> {
-        names(
-            Via::ALL.map(Via::as_str),
-            "How an answer came in: a native button, a select menu, a typed reply, \
-             a modal dialog (or forced reply), or the web page and the HTTP API.",
-        )
-    }
-}
-
-impl ToSchema for AnswerVia {}
-
-/// A pending ask's `status`: always `pending`.
-#[derive(Debug)]
-pub struct PendingStatus;
-
-impl PartialSchema for PendingStatus {
-    fn schema() -> RefOr<Schema> {
-        names([State::Pending.as_str()], "Always `pending`.")
-    }
-}
-
-impl ToSchema for PendingStatus {}
+names_schema!(
+    /// A pending ask's `status`: always `pending`.
+    PendingStatus = [State::Pending.as_str()],
+    "Always `pending`."
+);
