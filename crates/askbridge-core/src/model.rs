@@ -261,6 +261,15 @@ pub enum ChannelKind {
 }
 
 impl ChannelKind {
+    /// Every channel, in the order the docs list them.
+    pub const ALL: [ChannelKind; 5] = [
+        ChannelKind::Telegram,
+        ChannelKind::Discord,
+        ChannelKind::Slack,
+        ChannelKind::Web,
+        ChannelKind::Host,
+    ];
+
     /// The lower-case name used in targets and outcomes.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -60,6 +60,16 @@ pub enum Via {
 }
 
 impl Via {
+    /// Every way an answer can come in.
+    pub const ALL: [Via; 6] = [
+        Via::Button,
+        Via::Select,
+        Via::Text,
+        Via::Modal,
+        Via::Web,
+        Via::Host,
+    ];
+
     /// The wire name: `button`, `select`, `text`, `modal`, `web`, `host`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -83,6 +93,9 @@ pub enum Status {
 }
 
 impl Status {
+    /// Both statuses.
+    pub const ALL: [Status; 2] = [Status::Answered, Status::NoAnswer];
+
     /// The wire name: `answered`, `no_answer`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -106,6 +119,14 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason.
+    pub const ALL: [Reason; 4] = [
+        Reason::Timeout,
+        Reason::Skipped,
+        Reason::Cancelled,
+        Reason::DeliveryFailed,
+    ];
+
     /// The wire name: `timeout`, `skipped`, `cancelled`, `delivery_failed`.
     pub fn as_str(self) -> &'static str {
         match self {

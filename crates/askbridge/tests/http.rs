@@ -845,7 +845,7 @@ async fn http_oversized_body_is_413() {
 }
 
 #[tokio::test]
-async fn http_health_metrics_and_openapi() {
+async fn http_health_and_metrics() {
     let daemon = Daemon::start();
     let (status, health) = get(&daemon, "/healthz").await;
     assert_eq!(status, 200);
@@ -895,48 +895,91 @@ async fn http_health_metrics_and_openapi() {
             .any(|l| l.starts_with("askbridge_answer_delivery_seconds_count ")),
         "{text}"
     );
+}
 
+#[tokio::test]
+async fn http_openapi_document_is_valid_and_is_the_route_table() {
+    let daemon = Daemon::start();
+    let id = create(&daemon, &one_question()).await;
     let (status, doc) = get(&daemon, "/v1/openapi.json").await;
     assert_eq!(status, 200);
     assert_eq!(doc["openapi"], "3.1.0");
-    let routes = [
-        ("post", "/v1/asks"),
-        ("get", "/v1/asks"),
-        ("get", "/v1/asks/{id}"),
-        ("delete", "/v1/asks/{id}"),
-        ("post", "/v1/asks/{id}/reply"),
-        ("get", "/v1/openapi.json"),
-        ("get", "/healthz"),
-        ("get", "/metrics"),
-    ];
-    for (method, path) in routes {
-        assert!(
-            doc["paths"][path][method].is_object(),
-            "{method} {path} is not documented"
-        );
-    }
-    // And every documented operation is served (not a 404/405 for the route).
+    assert_valid_openapi(&doc);
+    let mut broken = doc.clone();
+    broken["paths"]["/v1/asks"]["post"]["responses"] = json!("none");
+    assert!(
+        openapi_problem(&broken).is_some(),
+        "the check finds nothing"
+    );
+
+    // The router registers routes only with their documentation, so each
+    // documented operation is served, and no other method of its path.
     let client = daemon::client();
-    for (path, operations) in doc["paths"].as_object().expect("paths") {
-        for method in operations.as_object().expect("operations").keys() {
+    let paths = doc["paths"].as_object().expect("paths");
+    for (path, operations) in paths {
+        for method in ["get", "put", "post", "delete", "patch"] {
             let url = daemon.url(&path.replace("{id}", &id));
-            let method =
+            let request =
                 reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
             let response = client
-                .request(method.clone(), url)
+                .request(request, url)
                 .json(&json!({"text": "red"}))
                 .send()
                 .await
                 .expect("send");
             let status = response.status().as_u16();
-            assert!(status != 404 && status != 405, "{method} {path}: {status}");
+            if operations.get(method).is_some() {
+                assert!(status != 404 && status != 405, "{method} {path}: {status}");
+            } else {
+                assert_eq!(status, 405, "{method} {path} is served but not documented");
+            }
         }
     }
-    assert_eq!(
-        doc["paths"].as_object().map(|p| p.len()),
-        Some(6),
-        "no undocumented extras"
+    // The web channel (on by default) adds its event stream to the API.
+    assert!(paths.contains_key("/v1/events"), "{:?}", paths.keys());
+    assert_eq!(paths.len(), 7, "{:?}", paths.keys());
+}
+
+/// Fails unless `doc` is a valid OpenAPI 3.1 document (see
+/// [`openapi_problem`]).
+#[track_caller]
+fn assert_valid_openapi(doc: &Value) {
+    if let Some(problem) = openapi_problem(doc) {
+        panic!("{problem}");
+    }
+}
+
+/// What is wrong with an OpenAPI 3.1 document, if anything: checked
+/// against the official meta-schema (`tests/openapi/`), which covers the
+/// document's structure, and each of its schemas compiled as JSON Schema
+/// 2020-12 (which checks them against that meta-schema).
+fn openapi_problem(doc: &Value) -> Option<String> {
+    const DOCUMENT: &str = "urn:askbridge:openapi";
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/openapi/openapi-3.1-schema.json"
     );
+    let text = std::fs::read_to_string(path).expect("the OpenAPI meta-schema");
+    let meta: Value = serde_json::from_str(&text).expect("meta-schema JSON");
+    let meta_id = meta["$id"].as_str().expect("$id").to_owned();
+    let mut compiler = boon::Compiler::new();
+    let mut schemas = boon::Schemas::new();
+    compiler.add_resource(&meta_id, meta).expect("add");
+    compiler.add_resource(DOCUMENT, doc.clone()).expect("add");
+    let index = compiler
+        .compile(&meta_id, &mut schemas)
+        .expect("the meta-schema compiles");
+    if let Err(error) = schemas.validate(doc, index) {
+        return Some(format!("not OpenAPI 3.1: {error:#}"));
+    }
+    let names = doc["components"]["schemas"].as_object()?.keys();
+    names
+        .filter_map(|name| {
+            let location = format!("{DOCUMENT}#/components/schemas/{name}");
+            let error = compiler.compile(&location, &mut schemas).err()?;
+            Some(format!("schema {name}: {error:#}"))
+        })
+        .next()
 }
 
 #[tokio::test]

@@ -3,6 +3,10 @@
 //! Request bodies are read from [`serde_json::Value`] by hand: an ask goes
 //! through the core's normaliser (any dialect), a reply is checked key by
 //! key, and every mistake names its path in the body.
+//!
+//! Each handler's `#[utoipa::path]` registers its method and path with the
+//! router and describes it in the OpenAPI document; its doc comment is the
+//! operation's summary (first line) and description.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -17,12 +21,18 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Map, Value};
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::{IntoParams, PartialSchema};
 
 use super::AppState;
 use super::error::{ApiError, json_response};
-use super::extract::{AskId, JsonBody, QueryParams};
+use super::extract::{AskId, JsonBody, QueryParams, Wait};
+use super::openapi::parameter;
 use crate::bridge::{AskView, Bridge, ListFilter, NewAsk};
-use crate::wire::api::{AskList, AskResponse, ReplyResponse};
+use crate::wire::api::{AskList, AskResponse, ErrorResponse, ReplyResponse};
+use crate::wire::names::Channel;
+use crate::wire::request::{AskRequest, ReplyRequest};
 
 /// Default and largest `limit` of `GET /v1/asks`.
 const DEFAULT_LIST_LIMIT: usize = 100;
@@ -30,12 +40,41 @@ const MAX_LIST_LIMIT: usize = 1_000;
 /// Longest `Idempotency-Key` accepted, in bytes.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
 
-/// `POST /v1/asks[?wait=SECONDS]`: creates an ask from any dialect, or from
-/// `{"ask": <any dialect>, "to": <target>}`.
+/// Create an ask; with `wait`, wait for its outcome.
 ///
-/// `201` with the pending ask when created (`Location` names it); `200`
-/// when the ask has already ended by the time the response is written, and
-/// for a retry with a known `Idempotency-Key`.
+/// The body is an ask in any dialect, or `{"ask": …, "to": …}` whose `to`
+/// overrides the ask's own. With `wait`, the response comes when the ask
+/// ends or the wait is over; if the client goes away first, the ask is
+/// cancelled (`cancel_on_disconnect`, on by default): the agent is no longer
+/// listening. An ask for a channel the daemon has not configured is created
+/// and ends at once as `no_answer` / `delivery_failed`.
+#[utoipa::path(
+    post,
+    path = "/v1/asks",
+    operation_id = "createAsk",
+    params(Wait, IdempotencyKey),
+    request_body = AskRequest,
+    responses(
+        (status = CREATED, body = AskResponse,
+         description = "Created, and still pending. `warnings` lists what the normaliser fixed.",
+         headers(("Location" = String, description = "The ask: `/v1/asks/{id}`."))),
+        (status = OK, body = AskResponse,
+         description = "The ask ended within the wait (its outcome), or this is a retry with a \
+                        known `Idempotency-Key` (the ask created the first time)."),
+        (status = BAD_REQUEST, body = ErrorResponse,
+         description = "`malformed_json`, `unreadable_body`, `invalid_query` or `invalid_header`."),
+        (status = CONFLICT, body = ErrorResponse,
+         description = "`idempotency_conflict`: the key was used before for a different ask."),
+        (status = PAYLOAD_TOO_LARGE, body = ErrorResponse, description = "`body_too_large`."),
+        (status = UNSUPPORTED_MEDIA_TYPE, body = ErrorResponse,
+         description = "`unsupported_media_type`: no JSON `Content-Type`."),
+        (status = UNPROCESSABLE_ENTITY, body = ErrorResponse,
+         description = "`invalid_ask`: `path` and `message` name the first problem, `errors` \
+                        lists every one."),
+        (status = INTERNAL_SERVER_ERROR, body = ErrorResponse,
+         description = "`internal`: storage failed; the cause is in the daemon's log."),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -73,8 +112,24 @@ pub async fn create(
     Ok(http)
 }
 
-/// `GET /v1/asks/{id}[?wait=SECONDS]`: the ask now, or once it has ended
-/// or the wait is over. A closed long-poll never cancels the ask.
+/// Read an ask; with `wait`, long-poll until it ends.
+///
+/// The ask as it is now, or once it has ended or the wait is over (then
+/// still pending). Closing a long-poll never cancels the ask: the agent may
+/// be reconnecting.
+#[utoipa::path(
+    get,
+    path = "/v1/asks/{id}",
+    operation_id = "getAsk",
+    params(AskId, Wait),
+    responses(
+        (status = OK, body = AskResponse, description = "The ask: pending or ended."),
+        (status = BAD_REQUEST, body = ErrorResponse,
+         description = "`invalid_query` or `invalid_path`."),
+        (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
+        (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     AskId(id): AskId,
@@ -89,8 +144,24 @@ pub async fn get(
     Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
 }
 
-/// `DELETE /v1/asks/{id}`: cancels a pending ask; an ended ask is
-/// returned as it is.
+/// Cancel an ask.
+///
+/// Ends a pending ask as `no_answer` / `cancelled` and returns it; the
+/// question message in the chat gets its closing line. An ask that has
+/// already ended is returned as it is.
+#[utoipa::path(
+    delete,
+    path = "/v1/asks/{id}",
+    operation_id = "cancelAsk",
+    params(AskId),
+    responses(
+        (status = OK, body = AskResponse, description = "The ask after cancelling."),
+        (status = BAD_REQUEST, body = ErrorResponse,
+         description = "`invalid_query` or `invalid_path`."),
+        (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
+        (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+    )
+)]
 pub async fn cancel(
     State(state): State<AppState>,
     AskId(id): AskId,
@@ -102,7 +173,18 @@ pub async fn cancel(
     Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
 }
 
-/// `GET /v1/asks[?status=pending|all][&channel=web][&limit=N]`: newest first.
+/// List asks, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/asks",
+    operation_id = "listAsks",
+    params(ListParams),
+    responses(
+        (status = OK, body = AskList, description = "The asks."),
+        (status = BAD_REQUEST, body = ErrorResponse, description = "`invalid_query`."),
+        (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     mut query: QueryParams,
@@ -156,9 +238,38 @@ pub async fn list(
     Ok(json_response(StatusCode::OK, &list))
 }
 
-/// `POST /v1/asks/{id}/reply`: `{"text": …}` through the resolver, or
-/// `{"answers": {question_id: [strings]}}`; optional `"user": {"id",
-/// "name"}` (default: the web page's user `web`).
+/// Answer an ask.
+///
+/// What the web page uses, and any client may: typed text resolved like a
+/// chat reply, or structured answers by question id, from the `web`
+/// channel's user (`user`, default id `web`). Rejected answers change
+/// nothing.
+#[utoipa::path(
+    post,
+    path = "/v1/asks/{id}/reply",
+    operation_id = "replyToAsk",
+    params(AskId),
+    request_body = ReplyRequest,
+    responses(
+        (status = OK, body = ReplyResponse, description = "The reply was taken."),
+        (status = BAD_REQUEST, body = ErrorResponse,
+         description = "`malformed_json`, `unreadable_body`, `invalid_query` or `invalid_path`."),
+        (status = FORBIDDEN, body = ErrorResponse,
+         description = "`not_for_you`: the ask names another user."),
+        (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
+        (status = CONFLICT, body = ErrorResponse,
+         description = "`already_answered`: the ask has ended (\"This question was already \
+                        answered.\")."),
+        (status = PAYLOAD_TOO_LARGE, body = ErrorResponse, description = "`body_too_large`."),
+        (status = UNSUPPORTED_MEDIA_TYPE, body = ErrorResponse,
+         description = "`unsupported_media_type`."),
+        (status = UNPROCESSABLE_ENTITY, body = ErrorResponse,
+         description = "`invalid_request` (a body of the wrong shape) or `invalid_answer` \
+                        (answers that do not fit the ask; `path` names the question, \
+                        `answers.notify`)."),
+        (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+    )
+)]
 pub async fn reply(
     State(state): State<AppState>,
     AskId(id): AskId,
@@ -170,7 +281,7 @@ pub async fn reply(
     let (step, view) = state.bridge.handle(&id, input).await?;
     match (&step, ReplyResponse::from_step(&step, &view)) {
         (_, Some(response)) => {
-            tracing::debug!(ask_id = %id, result = response.result, "reply taken");
+            tracing::debug!(ask_id = %id, result = ?response.result, "reply taken");
             Ok(json_response(StatusCode::OK, &response))
         }
         (Step::Rejected(rejection), None) => Err(ApiError::rejection(rejection, &view.ask)),
@@ -270,6 +381,63 @@ fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The `Idempotency-Key` header in the OpenAPI document, as
+/// [`idempotency_key`] reads it.
+#[derive(Debug)]
+pub struct IdempotencyKey;
+
+impl IntoParams for IdempotencyKey {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "Idempotency-Key",
+            ParameterIn::Header,
+            "A retry with the same key and the same ask returns the ask created the \
+             first time (`200`) instead of asking again; the same key with a \
+             different ask is `409 idempotency_conflict`. Visible ASCII.",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(MAX_IDEMPOTENCY_KEY)),
+        )]
+    }
+}
+
+/// The query parameters of `GET /v1/asks` in the OpenAPI document, as
+/// [`list`] reads them.
+#[derive(Debug)]
+pub struct ListParams;
+
+impl IntoParams for ListParams {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![
+            parameter(
+                "status",
+                ParameterIn::Query,
+                "`pending`: only asks still pending; `all` (the default): every ask.",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["pending", "all"]))
+                    .default(Some("all".into())),
+            ),
+            parameter(
+                "channel",
+                ParameterIn::Query,
+                "Only asks posted to this channel; every channel when absent.",
+                Channel::schema(),
+            ),
+            parameter(
+                "limit",
+                ParameterIn::Query,
+                format!("At most this many asks; larger values are cut to {MAX_LIST_LIMIT}."),
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1))
+                    .default(Some(DEFAULT_LIST_LIMIT.into())),
+            ),
+        ]
+    }
+}
+
 /// The `Idempotency-Key` header: visible ASCII, 1–255 bytes.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
@@ -355,14 +523,9 @@ fn read_target(
 }
 
 fn channel_kind(name: &str) -> Option<ChannelKind> {
-    [
-        ChannelKind::Telegram,
-        ChannelKind::Discord,
-        ChannelKind::Slack,
-        ChannelKind::Web,
-    ]
-    .into_iter()
-    .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
+    ChannelKind::ALL
+        .into_iter()
+        .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
 }
 
 /// Reads a reply body into a core [`Input`]: from the web page's
@@ -551,6 +714,36 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::wire::fits_schema;
+
+    /// Reads a body that must be accepted with `read`, and checks that the
+    /// OpenAPI document's request schema `T` takes it too.
+    #[track_caller]
+    fn accepted<T: utoipa::ToSchema, R>(
+        body: &Value,
+        read: fn(&Value) -> Result<R, ApiError>,
+    ) -> R {
+        if let Err(error) = fits_schema::<T>(body) {
+            panic!("{error}");
+        }
+        read(body).unwrap_or_else(|error| panic!("{body}: {error:?}"))
+    }
+
+    #[track_caller]
+    fn accepted_ask(body: &Value) -> Normalized {
+        accepted::<AskRequest, _>(body, read_ask)
+    }
+
+    #[test]
+    fn asks_canonical_examples_fit_the_documented_body() {
+        for name in ["release.json", "claude-code.json"] {
+            let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).expect("example");
+            let body: Value = serde_json::from_str(&text).expect("json");
+            accepted_ask(&body);
+            accepted_ask(&json!({"ask": body, "to": "web:s1"}));
+        }
+    }
 
     #[track_caller]
     fn check_ask_error(body: Value, path: &str, message_part: &str) {
@@ -568,7 +761,7 @@ mod tests {
     fn asks_wrapper_overrides_the_target() {
         let body = json!({"ask": {"to": "web", "questions": [{"id": "a", "question": "A?", "options": ["X", "Y"]}]},
                           "to": {"channel": "telegram", "chat": -100, "user": 42}});
-        let normalized = read_ask(&body).expect("valid");
+        let normalized = accepted_ask(&body);
         let target = normalized.ask.target.expect("target");
         assert_eq!(target.to_string(), "telegram:-100@42");
     }
@@ -576,7 +769,7 @@ mod tests {
     #[test]
     fn asks_wrapper_takes_assistant_text() {
         let body = json!({"ask": "Which one?\nA. Left\nB. Right", "to": "web:s1"});
-        let normalized = read_ask(&body).expect("valid");
+        let normalized = accepted_ask(&body);
         assert_eq!(normalized.ask.questions.len(), 1);
         assert_eq!(
             normalized.ask.target.map(|t| t.to_string()).as_deref(),
@@ -613,7 +806,7 @@ mod tests {
     fn asks_wrapper_warnings() {
         let body =
             json!({"ask": {"questions": [{"id": "a", "question": "A?"}], "extra": 1}, "wait": 5});
-        let normalized = read_ask(&body).expect("valid");
+        let normalized = accepted_ask(&body);
         let paths: Vec<&str> = normalized
             .warnings
             .iter()
@@ -624,7 +817,15 @@ mod tests {
     }
 
     #[track_caller]
+    fn accepted_reply(body: &Value) -> Input {
+        accepted::<ReplyRequest, _>(body, read_reply)
+    }
+
+    /// Checks that a reply body is refused, at `path`, and that the
+    /// OpenAPI document's request schema refuses it too.
+    #[track_caller]
     fn check_reply_error(body: Value, path: &str) {
+        assert!(fits_schema::<ReplyRequest>(&body).is_err(), "{body} fits");
         match read_reply(&body) {
             Ok(input) => panic!("{body} was accepted: {input:?}"),
             Err(error) => {
@@ -636,13 +837,13 @@ mod tests {
 
     #[test]
     fn asks_reply_bodies() {
-        match read_reply(&json!({"text": "Q1: 2", "user": {"id": "alice", "name": "Alice"}})) {
-            Ok(Input::Reply {
+        match accepted_reply(&json!({"text": "Q1: 2", "user": {"id": "alice", "name": "Alice"}})) {
+            Input::Reply {
                 from,
                 admitted,
                 text,
                 unknown_items,
-            }) => {
+            } => {
                 assert_eq!(unknown_items, UnknownItems::OwnWords);
                 assert_eq!(from.user_id, "alice");
                 assert_eq!(from.name.as_deref(), Some("Alice"));
@@ -652,10 +853,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        match read_reply(
+        match accepted_reply(
             &json!({"answers": {"a": ["X", "own words"], "b": "one", "c": true, "d": null}}),
         ) {
-            Ok(Input::Answers { from, answers, .. }) => {
+            Input::Answers { from, answers, .. } => {
                 assert_eq!(from.user_id, "web");
                 assert_eq!(
                     answers,

@@ -49,7 +49,7 @@ pub fn refusal(token: Option<&Secret>, request: &Request) -> Option<Response> {
 }
 
 /// Whether a path needs the token.
-fn is_protected(path: &str) -> bool {
+pub(super) fn is_protected(path: &str) -> bool {
     let under = |prefix: &str| {
         path.strip_prefix(prefix)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))

@@ -8,9 +8,13 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::{StatusCode, header, request::Parts};
 use serde_json::Value;
+use utoipa::IntoParams;
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 use super::AppState;
 use super::error::ApiError;
+use super::openapi::parameter;
 
 /// The longest `?wait=` honoured, in seconds; longer waits are clamped.
 pub const MAX_WAIT_SECONDS: u64 = 3_600;
@@ -137,6 +141,27 @@ impl QueryParams {
     }
 }
 
+/// The `wait` query parameter in the OpenAPI document, as
+/// [`QueryParams::take_wait`] reads it.
+#[derive(Debug)]
+pub struct Wait;
+
+impl IntoParams for Wait {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "wait",
+            ParameterIn::Query,
+            format!(
+                "Seconds to wait for the ask to end: 0–{MAX_WAIT_SECONDS}, fractions \
+                 allowed; longer waits are cut to {MAX_WAIT_SECONDS}."
+            ),
+            ObjectBuilder::new()
+                .schema_type(Type::Number)
+                .minimum(Some(0)),
+        )]
+    }
+}
+
 /// Parses a `wait` value.
 pub fn parse_wait(text: &str) -> Result<Duration, ApiError> {
     let seconds = text
@@ -174,6 +199,17 @@ impl<S: Send + Sync> FromRequestParts<S> for AskId {
                 .at("id")
             })?;
         Ok(AskId(id))
+    }
+}
+
+impl IntoParams for AskId {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "id",
+            ParameterIn::Path,
+            "The ask id (`ask_…`).",
+            ObjectBuilder::new().schema_type(Type::String),
+        )]
     }
 }
 

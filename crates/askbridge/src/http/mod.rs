@@ -3,6 +3,10 @@
 //! (merged at `/`) and MCP (nested at `/mcp`) come from their own modules
 //! and are mounted here behind the same middleware.
 //!
+//! The API's routes are registered with utoipa-axum, each together with
+//! its documentation (`api_routes`); the OpenAPI document served at
+//! `/v1/openapi.json` is built from that same table ([`openapi`]).
+//!
 //! Middleware, outermost first: one tracing span per request (method and
 //! path only — never headers or the query, so tokens stay out of logs);
 //! [`guard`], which counts requests by route and status and logs each error
@@ -26,12 +30,11 @@ pub(crate) use auth::same as same_secret;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::to_bytes;
+use axum::body::{Bytes, to_bytes};
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -39,12 +42,16 @@ use tokio::sync::watch;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::bridge::Bridge;
 use crate::config::Secret;
 pub use error::ApiError;
 use error::{ErrorInfo, code_for, json_response};
 use metrics::HttpMetrics;
+
+use crate::wire::api::HealthResponse;
 
 /// What the HTTP layer needs from the configuration.
 #[derive(Debug, Clone)]
@@ -59,16 +66,28 @@ pub struct HttpOptions {
 }
 
 /// The routers other modules contribute to the daemon.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Mounts {
-    /// The web page and its event stream, merged at the root.
-    pub web: Option<Router>,
+    /// The web page and its event stream, merged at the root; the event
+    /// stream is documented with the API.
+    pub web: Option<OpenApiRouter>,
     /// The MCP service, nested at `/mcp`.
     pub mcp: Option<Router>,
     /// Platform webhooks (`/telegram/webhook`, `/discord/interactions`),
     /// merged at the root; outside the bearer token, each checks its
     /// platform's own secret.
     pub webhooks: Vec<Router>,
+}
+
+impl std::fmt::Debug for Mounts {
+    /// Which mounts there are (utoipa-axum's router has no `Debug`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mounts")
+            .field("web", &self.web.is_some())
+            .field("mcp", &self.mcp)
+            .field("webhooks", &self.webhooks)
+            .finish()
+    }
 }
 
 /// Tells long waits that the daemon is stopping; created by the `serve`
@@ -107,6 +126,22 @@ pub struct AppState {
     cancel_on_disconnect: bool,
     max_body_bytes: usize,
     api_token: Option<Arc<Secret>>,
+    /// The OpenAPI document, as served.
+    openapi: Bytes,
+}
+
+/// The API's routes, each registered together with its documentation:
+/// `routes!` reads every handler's method and path from its
+/// `#[utoipa::path]`, so the router and the OpenAPI document come from
+/// this one table.
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::frame())
+        .routes(routes!(asks::create, asks::list))
+        .routes(routes!(asks::get, asks::cancel))
+        .routes(routes!(asks::reply))
+        .routes(routes!(openapi_document))
+        .routes(routes!(healthz))
+        .routes(routes!(metrics_text))
 }
 
 /// The daemon's router: the API, the mounted web and MCP routers, and the
@@ -117,6 +152,12 @@ pub fn app(
     mounts: Mounts,
     shutdown: ShutdownSignal,
 ) -> Router {
+    let mut api = api_routes();
+    if let Some(web) = mounts.web {
+        api = api.merge(web.with_state(()));
+    }
+    let (api, mut document) = api.split_for_parts();
+    openapi::finish(&mut document);
     let state = AppState {
         bridge,
         metrics: Arc::new(HttpMetrics::default()),
@@ -124,18 +165,9 @@ pub fn app(
         cancel_on_disconnect: options.cancel_on_disconnect,
         max_body_bytes: options.max_body_bytes,
         api_token: options.api_token.map(Arc::new),
+        openapi: openapi::to_json(&document),
     };
-    let mut app = Router::new()
-        .route("/v1/asks", post(asks::create).get(asks::list))
-        .route("/v1/asks/{id}", get(asks::get).delete(asks::cancel))
-        .route("/v1/asks/{id}/reply", post(asks::reply))
-        .route("/v1/openapi.json", get(openapi_document))
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics_text))
-        .with_state(state.clone());
-    if let Some(web) = mounts.web {
-        app = app.merge(web);
-    }
+    let mut app = api.with_state(state.clone());
     for webhook in mounts.webhooks {
         app = app.merge(webhook);
     }
@@ -162,22 +194,24 @@ pub fn app(
         )
 }
 
-/// `GET /healthz`: up, which instance this is, on which database, and
-/// which bot connections it runs now (the others are on other instances).
+/// Health: up, which instance, which database.
+///
+/// Never needs a token.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "health",
+    responses((status = OK, body = HealthResponse, description = "Up.")),
+)]
 async fn healthz(State(state): State<AppState>) -> Response {
     let bridge = &state.bridge;
-    json_response(
-        StatusCode::OK,
-        &serde_json::json!({
-            "status": "ok",
-            "instance": bridge.instance(),
-            "database": match bridge.backend() {
-                crate::store::Backend::Sqlite => "sqlite",
-                crate::store::Backend::Postgres => "postgres",
-            },
-            "owns": bridge.owned(),
-        }),
-    )
+    let health = HealthResponse {
+        status: "ok",
+        instance: bridge.instance().to_owned(),
+        database: bridge.backend().into(),
+        owns: bridge.owned(),
+    };
+    json_response(StatusCode::OK, &health)
 }
 
 /// Serves `app` on `listener` over HTTP/1.1 until `shutdown` triggers,
@@ -240,7 +274,14 @@ async fn accept_failed(error: std::io::Error) {
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 }
 
-/// `GET /metrics`.
+/// Prometheus metrics.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    responses((status = OK, body = String, content_type = "text/plain",
+               description = "Prometheus text format 0.0.4 (docs/http-api.md lists the metrics).")),
+)]
 async fn metrics_text(State(state): State<AppState>) -> Response {
     let text = state.metrics.render(&state.bridge.metrics());
     (
@@ -253,9 +294,20 @@ async fn metrics_text(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// `GET /v1/openapi.json`.
-async fn openapi_document() -> Response {
-    json_response(StatusCode::OK, &openapi::document())
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.json",
+    operation_id = "openapi",
+    responses((status = OK, content_type = "application/json",
+               description = "The HTTP API as an OpenAPI 3.1 document.")),
+)]
+async fn openapi_document(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.openapi.clone(),
+    )
+        .into_response()
 }
 
 async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {

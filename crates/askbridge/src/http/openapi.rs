@@ -1,419 +1,381 @@
-//! `GET /v1/openapi.json`: a hand-written OpenAPI 3.1 document of the
-//! HTTP API. Kept next to the handlers; a test checks that it lists every
-//! route the router serves.
+//! `GET /v1/openapi.json`: the OpenAPI 3.1 document of the HTTP API,
+//! derived rather than written.
+//!
+//! Each handler carries `#[utoipa::path]` (its method, path, parameters,
+//! body and responses; its doc comment is the summary and description), and
+//! the router registers handlers only through `utoipa_axum::routes!`, which
+//! reads method and path from that attribute: the route table and the
+//! document are one list (`api_routes` in `http`, plus the web channel's
+//! event stream when it is on). Schemas are the wire types' `ToSchema`
+//! derives (`crate::wire`). This module adds the frame (title, version,
+//! what is not described) and what the middleware does to every route it
+//! guards: the bearer requirement and its `401`, from the same rule the
+//! token check uses (`auth::is_protected`).
 
-use serde_json::{Value, json};
+use axum::body::Bytes;
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn, PathItem};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder, Schema,
+};
+use utoipa::{OpenApi, ToSchema};
 
-/// The routes this document describes, as `(method, path)`: the same list
-/// the router serves (checked by the daemon's tests).
-pub const ROUTES: &[(&str, &str)] = &[
-    ("post", "/v1/asks"),
-    ("get", "/v1/asks"),
-    ("get", "/v1/asks/{id}"),
-    ("delete", "/v1/asks/{id}"),
-    ("post", "/v1/asks/{id}/reply"),
-    ("get", "/v1/openapi.json"),
-    ("get", "/healthz"),
-    ("get", "/metrics"),
-];
+use super::auth::is_protected;
+use crate::wire::api::ErrorResponse;
 
-fn error_response(description: &str) -> Value {
-    json!({
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-    })
+/// The name of the bearer-token security scheme.
+const BEARER: &str = "bearer";
+
+/// The document's frame; paths and schemas come from the routes.
+#[derive(OpenApi)]
+#[openapi(info(
+    title = "askbridge",
+    description = "Ask a person a few structured questions from an AI agent, and wait for \
+        the answer.\n\n\
+        Every error is JSON `{\"error\": {\"code\", \"message\", \"path\"}}`. With an API \
+        token configured, `/v1` and `/metrics` need `Authorization: Bearer <token>`. \
+        Every query parameter a route does not know is refused (`400 invalid_query`). \
+        MCP (streamable HTTP) is served at `/mcp`, the web page at `/` and the \
+        platforms' webhooks under `/telegram`, `/discord` and `/slack`; they are not \
+        described here."
+))]
+struct Frame;
+
+/// The frame the routes are added to.
+pub fn frame() -> Document {
+    Frame::openapi()
 }
 
-fn ask_response(description: &str) -> Value {
-    json!({
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AskResponse"}}}
-    })
-}
-
-/// The OpenAPI document.
-pub fn document() -> Value {
-    let wait = json!({
-        "name": "wait", "in": "query", "required": false,
-        "description": "Seconds to wait for the outcome (0–3600; longer waits are clamped, fractions allowed).",
-        "schema": {"type": "number", "minimum": 0, "maximum": 3600}
-    });
-    let id = json!({
-        "name": "id", "in": "path", "required": true,
-        "description": "The ask id (`ask_…`).",
-        "schema": {"type": "string"}
-    });
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "askbridge",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "Ask a person a few structured questions from an AI agent, and wait for the answer. \
-                Every error is JSON {\"error\": {\"code\", \"message\", \"path\"}}. With an API token configured, \
-                /v1, /mcp and /metrics need `Authorization: Bearer <token>`. MCP (streamable HTTP) is served at /mcp \
-                and the web page at /; they are not described here."
-        },
-        "security": [{"bearer": []}],
-        "paths": {
-            "/v1/asks": {
-                "post": {
-                    "operationId": "createAsk",
-                    "summary": "Create an ask",
-                    "description": "The body is an ask in any dialect askbridge reads (canonical / OpenClaw ask_user, \
-                        Claude Code AskUserQuestion, LLM Wiki user.ask, tool-call wrappers), or \
-                        {\"ask\": <dialect or assistant text>, \"to\": <target>} where `to` overrides the ask's own. \
-                        With `wait`, the response comes when the ask ends or the wait is over; if the connection \
-                        closes first the ask is cancelled (configurable).",
-                    "parameters": [
-                        wait,
-                        {
-                            "name": "Idempotency-Key", "in": "header", "required": false,
-                            "description": "A retry with the same key returns the same ask (200); the same key with a different ask is 409.",
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 255}
-                        }
-                    ],
-                    "requestBody": {
-                        "required": true,
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreateAsk"}}}
-                    },
-                    "responses": {
-                        "201": ask_response("Created; still pending. `Location` names the ask."),
-                        "200": ask_response("The ask has ended, or this is a retry with a known Idempotency-Key."),
-                        "400": error_response("malformed_json, invalid_query, invalid_header"),
-                        "401": error_response("unauthorized"),
-                        "409": error_response("idempotency_conflict"),
-                        "413": error_response("body_too_large"),
-                        "415": error_response("unsupported_media_type"),
-                        "422": error_response("invalid_ask: `path` and `message` name the first problem, `errors` lists all"),
-                        "500": error_response("internal: storage failed")
-                    }
-                },
-                "get": {
-                    "operationId": "listAsks",
-                    "summary": "List asks, newest first",
-                    "parameters": [
-                        {"name": "status", "in": "query", "required": false,
-                         "schema": {"type": "string", "enum": ["pending", "all"], "default": "all"}},
-                        {"name": "channel", "in": "query", "required": false,
-                         "schema": {"type": "string", "enum": ["telegram", "discord", "slack", "web"]}},
-                        {"name": "limit", "in": "query", "required": false,
-                         "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
-                    ],
-                    "responses": {
-                        "200": {
-                            "description": "The asks.",
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AskList"}}}
-                        },
-                        "400": error_response("invalid_query"),
-                        "401": error_response("unauthorized")
-                    }
-                }
-            },
-            "/v1/asks/{id}": {
-                "get": {
-                    "operationId": "getAsk",
-                    "summary": "Get an ask; with `wait`, long-poll until it ends",
-                    "description": "A long-poll that closes never cancels the ask.",
-                    "parameters": [id, wait],
-                    "responses": {
-                        "200": ask_response("The ask now (pending or ended)."),
-                        "400": error_response("invalid_query"),
-                        "401": error_response("unauthorized"),
-                        "404": error_response("not_found")
-                    }
-                },
-                "delete": {
-                    "operationId": "cancelAsk",
-                    "summary": "Cancel a pending ask (an ended ask is returned as it is)",
-                    "parameters": [id],
-                    "responses": {
-                        "200": ask_response("The ask after cancelling."),
-                        "401": error_response("unauthorized"),
-                        "404": error_response("not_found")
-                    }
-                }
-            },
-            "/v1/asks/{id}/reply": {
-                "post": {
-                    "operationId": "replyToAsk",
-                    "summary": "Answer an ask (the web page's path; any channel's rules apply)",
-                    "parameters": [id],
-                    "requestBody": {
-                        "required": true,
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Reply"}}}
-                    },
-                    "responses": {
-                        "200": {
-                            "description": "The input was taken.",
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplyResult"}}}
-                        },
-                        "400": error_response("malformed_json"),
-                        "401": error_response("unauthorized"),
-                        "403": error_response("not_for_you: the ask names another user"),
-                        "404": error_response("not_found"),
-                        "409": error_response("already_answered: \"This question was already answered.\""),
-                        "413": error_response("body_too_large"),
-                        "415": error_response("unsupported_media_type"),
-                        "422": error_response("invalid_request (the body's shape) or invalid_answer (e.g. path answers.deploy)")
-                    }
-                }
-            },
-            "/v1/openapi.json": {
-                "get": {
-                    "operationId": "openapi",
-                    "summary": "This document",
-                    "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}}
-                }
-            },
-            "/healthz": {
-                "get": {
-                    "operationId": "health",
-                    "summary": "Liveness; never needs a token",
-                    "security": [],
-                    "responses": {
-                        "200": {
-                            "description": "Up.",
-                            "content": {"application/json": {"schema": {
-                                "type": "object", "properties": {"status": {"const": "ok"}}, "required": ["status"]
-                            }}}
-                        }
-                    }
-                }
-            },
-            "/metrics": {
-                "get": {
-                    "operationId": "metrics",
-                    "summary": "Prometheus metrics",
-                    "responses": {
-                        "200": {"description": "Prometheus text format 0.0.4.", "content": {"text/plain": {"schema": {"type": "string"}}}},
-                        "401": error_response("unauthorized")
-                    }
-                }
-            }
-        },
-        "components": {
-            "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "The configured api_token (only when one is set)."}
-            },
-            "schemas": schemas()
+/// Completes a document built from the routes: the bearer-token scheme,
+/// and on every operation the token check guards, the requirement and the
+/// `401 unauthorized` it can answer.
+pub fn finish(document: &mut Document) {
+    let components = document.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        BEARER,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some(
+                    "The configured `api_token`; needed only when one is set.",
+                ))
+                .build(),
+        ),
+    );
+    for (path, item) in &mut document.paths.paths {
+        if !is_protected(path) {
+            continue;
         }
-    })
+        for operation in operations(item) {
+            operation.security = Some(vec![SecurityRequirement::new(BEARER, [""; 0])]);
+            operation.responses.responses.insert(
+                "401".to_owned(),
+                error_response("`unauthorized`: a missing or wrong bearer token.").into(),
+            );
+        }
+    }
 }
 
-fn schemas() -> Value {
-    json!({
-        "Target": {
-            "description": "telegram:<chat_id>[/<thread_id>], discord:<channel_id>, discord:user/<user_id>, \
-                slack:<channel_id>[/<thread_ts>], web[:<session>], each with an optional @<user>; or the object form.",
-            "oneOf": [
-                {"type": "string"},
-                {"type": "object", "properties": {
-                    "channel": {"type": "string", "enum": ["telegram", "discord", "slack", "web"]},
-                    "chat": {"type": ["string", "integer"]},
-                    "thread": {"type": ["string", "integer"]},
-                    "user": {"type": ["string", "integer"]}
-                }, "required": ["channel"]}
-            ]
-        },
-        "CreateAsk": {
-            "oneOf": [
-                {"$ref": "#/components/schemas/AskInput"},
-                {"type": "object", "properties": {
-                    "ask": {"oneOf": [
-                        {"$ref": "#/components/schemas/AskInput"},
-                        {"type": "string", "description": "Assistant text ending in an agent-choice block or an A/B/C list."}
-                    ]},
-                    "to": {"$ref": "#/components/schemas/Target"}
-                }, "required": ["ask"]}
-            ]
-        },
-        "AskInput": {
-            "description": "An ask in any dialect; the canonical form is shown. Fixable mistakes are fixed and \
-                listed in `warnings`; others are refused with 422 invalid_ask.",
-            "type": "object",
-            "properties": {
-                "to": {"$ref": "#/components/schemas/Target"},
-                "title": {"type": "string"},
-                "questions": {"type": "array", "minItems": 1, "maxItems": 12, "items": {"$ref": "#/components/schemas/QuestionInput"}},
-                "timeoutSeconds": {"type": "integer", "minimum": 30, "maximum": 3600, "default": 900}
-            }
-        },
-        "QuestionInput": {
-            "type": "object",
-            "properties": {
-                "id": {"type": "string", "description": "snake_case; derived from the header when absent"},
-                "header": {"type": "string", "maxLength": 12},
-                "question": {"type": "string", "maxLength": 2000},
-                "type": {"type": "string", "enum": ["single", "multi", "text", "textarea", "confirm"]},
-                "multiSelect": {"type": "boolean"},
-                "options": {"type": "array", "minItems": 2, "maxItems": 25, "items": {"oneOf": [
-                    {"type": "string"},
-                    {"type": "object", "properties": {
-                        "label": {"type": "string", "maxLength": 64},
-                        "description": {"type": "string"},
-                        "value": {"type": "string"},
-                        "recommended": {"type": "boolean"}
-                    }, "required": ["label"]}
-                ]}},
-                "default": {},
-                "placeholder": {"type": "string"},
-                "required": {"type": "boolean", "default": true}
-            },
-            "required": ["question"]
-        },
-        "CanonicalAsk": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "questions": {"type": "array", "items": {"type": "object", "properties": {
-                    "id": {"type": "string"},
-                    "header": {"type": "string"},
-                    "question": {"type": "string"},
-                    "type": {"type": "string", "enum": ["single", "multi", "text", "textarea", "confirm"]},
-                    "options": {"type": "array", "items": {"type": "object", "properties": {
-                        "label": {"type": "string"},
-                        "description": {"type": "string"},
-                        "value": {"type": "string"},
-                        "recommended": {"type": "boolean"},
-                        "prompt": {"type": "string"}
-                    }, "required": ["label"]}},
-                    "default": {"type": "array", "items": {"type": "string"}},
-                    "placeholder": {"type": "string"},
-                    "required": {"type": "boolean"},
-                    "letters": {"type": "boolean"}
-                }, "required": ["id", "header", "question", "type"]}},
-                "timeoutSeconds": {"type": "integer"},
-                "to": {"type": "string"}
-            },
-            "required": ["questions", "timeoutSeconds"]
-        },
-        "Problem": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
-            "required": ["path", "message"]
-        },
-        "PendingAsk": {
-            "type": "object",
-            "properties": {
-                "id": {"type": "string"},
-                "status": {"const": "pending"},
-                "ask": {"$ref": "#/components/schemas/CanonicalAsk"},
-                "to": {"type": "string"},
-                "createdAt": {"type": "string", "format": "date-time"},
-                "expiresAt": {"type": "string", "format": "date-time"},
-                "answered": {"type": "array", "items": {"type": "string"}, "description": "Question ids answered so far."},
-                "open": {"type": "array", "items": {"type": "string"}, "description": "Question ids still open."},
-                "warnings": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"},
-                             "description": "Fixes made to the ask; only in the response that created it."}
-            },
-            "required": ["id", "status", "ask", "to", "createdAt", "expiresAt", "answered", "open"]
-        },
-        "EndedAsk": {
-            "description": "The outcome plus the ask.",
-            "type": "object",
-            "properties": {
-                "id": {"type": "string"},
-                "status": {"type": "string", "enum": ["answered", "no_answer"]},
-                "reason": {"type": ["string", "null"], "enum": ["timeout", "skipped", "cancelled", "delivery_failed", null]},
-                "failure": {"type": "string", "description": "The platform's reason for a delivery failure."},
-                "answers": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-                "details": {"type": "array", "items": {"type": "object", "properties": {
-                    "id": {"type": "string"},
-                    "selected": {"type": "array", "items": {"type": "string"}},
-                    "values": {"type": "array", "items": {"type": "string"}},
-                    "other": {"type": ["string", "null"]},
-                    "via": {"type": "string", "enum": ["button", "select", "text", "modal", "web"]},
-                    "prompts": {"type": "array", "items": {"type": "string"}},
-                    "skipped": {"type": "boolean"}
-                }, "required": ["id", "selected", "values", "other", "via"]}},
-                "answeredBy": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
-                    "channel": {"type": "string"},
-                    "userId": {"type": "string"},
-                    "name": {"type": ["string", "null"]}
-                }, "required": ["channel", "userId", "name"]}]},
-                "answeredAt": {"type": "string", "format": "date-time"},
-                "text": {"type": "string"},
-                "continuation": {"type": "string"},
-                "ask": {"$ref": "#/components/schemas/CanonicalAsk"},
-                "to": {"type": "string"},
-                "createdAt": {"type": "string", "format": "date-time"},
-                "warnings": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}}
-            },
-            "required": ["id", "status", "reason", "answers", "details", "answeredBy", "answeredAt", "text",
-                         "continuation", "ask", "to", "createdAt"]
-        },
-        "AskResponse": {
-            "oneOf": [
-                {"$ref": "#/components/schemas/PendingAsk"},
-                {"$ref": "#/components/schemas/EndedAsk"}
-            ]
-        },
-        "AskList": {
-            "type": "object",
-            "properties": {"asks": {"type": "array", "items": {"$ref": "#/components/schemas/AskResponse"}}},
-            "required": ["asks"]
-        },
-        "Reply": {
-            "type": "object",
-            "description": "Exactly one of `text` (resolved like a typed chat reply, e.g. \"Q1: 2\\nQ2: staging\") \
-                or `answers` (question id → labels or own words; a string, true/false or null are accepted too).",
-            "properties": {
-                "text": {"type": "string"},
-                "answers": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-                "user": {"type": "object", "properties": {
-                    "id": {"type": "string", "default": "web"},
-                    "name": {"type": "string"}
-                }, "additionalProperties": false}
-            },
-            "additionalProperties": false
-        },
-        "ReplyResult": {
-            "type": "object",
-            "properties": {
-                "result": {"type": "string", "enum": ["accepted", "answered", "ended"],
-                           "description": "accepted: answers taken, still pending; answered: complete; ended: ended otherwise (skip)."},
-                "ask": {"$ref": "#/components/schemas/AskResponse"},
-                "still_open": {"type": "array", "items": {"type": "string"}},
-                "clarify": {"type": "array", "items": {"type": "object", "properties": {
-                    "id": {"type": "string"},
-                    "candidates": {"type": "array", "items": {"type": "string"}}
-                }, "required": ["id", "candidates"]}}
-            },
-            "required": ["result", "ask", "still_open", "clarify"]
-        },
-        "Error": {
-            "type": "object",
-            "properties": {"error": {"type": "object", "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "path": {"type": ["string", "null"]},
-                "errors": {"type": "array", "items": {"$ref": "#/components/schemas/Problem"}}
-            }, "required": ["code", "message", "path"]}},
-            "required": ["error"]
-        }
-    })
+/// The document as the bytes `GET /v1/openapi.json` serves.
+pub fn to_json(document: &Document) -> Bytes {
+    Bytes::from(serde_json::to_vec(document).unwrap_or_default())
+}
+
+/// Every operation of a path.
+fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        &mut item.get,
+        &mut item.put,
+        &mut item.post,
+        &mut item.delete,
+        &mut item.options,
+        &mut item.head,
+        &mut item.patch,
+        &mut item.trace,
+    ]
+    .into_iter()
+    .filter_map(Option::as_mut)
+}
+
+/// A response in the API's error shape.
+fn error_response(description: &str) -> utoipa::openapi::Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name(ErrorResponse::name())))
+                .build(),
+        )
+        .build()
+}
+
+/// A parameter: its name, where it goes (only path parameters are
+/// required), what it means and its schema. For the handlers'
+/// hand-written `IntoParams`, which take their limits from the constants
+/// the extractors check.
+pub fn parameter(
+    name: &str,
+    place: ParameterIn,
+    description: impl Into<String>,
+    schema: impl Into<RefOr<Schema>>,
+) -> Parameter {
+    let required = if place == ParameterIn::Path {
+        Required::True
+    } else {
+        Required::False
+    };
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(place)
+        .required(required)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
 }
 
 #[cfg(test)]
 mod tests {
+    use askbridge_core::model::limits;
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::mcp::backend::OUTCOME_FIELDS;
+
+    /// The document of the API's own routes (the web channel's event
+    /// stream joins it in the daemon; the HTTP tests see that one).
+    fn document() -> Value {
+        let mut document = super::super::api_routes().into_openapi();
+        finish(&mut document);
+        serde_json::to_value(&document).expect("json")
+    }
+
+    fn schema<'a>(document: &'a Value, name: &str) -> &'a Value {
+        let schema = &document["components"]["schemas"][name];
+        assert!(schema.is_object(), "no schema {name}");
+        schema
+    }
+
+    /// The schema's properties are exactly `properties`, of which
+    /// `required` are required.
+    #[track_caller]
+    fn assert_fields(schema: &Value, properties: &[&str], required: &[&str]) {
+        let names: Vec<&str> = schema["properties"]
+            .as_object()
+            .map(|map| map.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(names, properties, "{schema}");
+        let listed: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|list| list.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(listed, required, "{schema}");
+    }
+
+    #[track_caller]
+    fn assert_ref(schema: &Value, name: &str) {
+        assert_eq!(
+            schema["$ref"],
+            format!("#/components/schemas/{name}"),
+            "{schema}"
+        );
+    }
 
     #[test]
-    fn openapi_lists_every_route_and_resolves_refs() {
+    fn openapi_ask_and_outcome_schemas_have_the_documented_fields() {
         let doc = document();
-        for (method, path) in ROUTES {
-            assert!(
-                doc["paths"][path][method].is_object(),
-                "{method} {path} is missing"
-            );
+        let response = schema(&doc, "AskResponse");
+        assert_ref(&response["oneOf"][0], "PendingAsk");
+        assert_ref(&response["oneOf"][1], "EndedAsk");
+
+        let pending = schema(&doc, "PendingAsk");
+        let pending_fields = [
+            "id",
+            "status",
+            "ask",
+            "to",
+            "createdAt",
+            "expiresAt",
+            "answered",
+            "open",
+        ];
+        assert_fields(
+            pending,
+            &[&pending_fields[..], &["warnings"]].concat(),
+            &pending_fields,
+        );
+        assert_ref(&pending["properties"]["status"], "PendingStatus");
+        assert_eq!(schema(&doc, "PendingStatus")["enum"], json!(["pending"]));
+        assert_ref(&pending["properties"]["ask"], "CanonicalAsk");
+
+        // The outcome's fields, as MCP hands them on; all but `failure`
+        // always there.
+        let outcome = schema(&doc, "Outcome");
+        let always: Vec<&str> = OUTCOME_FIELDS
+            .into_iter()
+            .filter(|field| *field != "failure")
+            .collect();
+        assert_fields(outcome, &OUTCOME_FIELDS, &always);
+        assert_eq!(
+            schema(&doc, "OutcomeStatus")["enum"],
+            json!(["answered", "no_answer"])
+        );
+        assert_eq!(
+            schema(&doc, "NoAnswerReason")["enum"],
+            json!(["timeout", "skipped", "cancelled", "delivery_failed"])
+        );
+        assert_eq!(
+            outcome["properties"]["answers"]["additionalProperties"]["items"]["type"],
+            "string"
+        );
+        assert_fields(
+            schema(&doc, "Detail"),
+            &[
+                "id", "selected", "values", "other", "via", "prompts", "skipped",
+            ],
+            &["id", "selected", "values", "other", "via"],
+        );
+        assert_eq!(
+            schema(&doc, "AnswerVia")["enum"],
+            json!(["button", "select", "text", "modal", "web"])
+        );
+        assert_fields(
+            schema(&doc, "Responder"),
+            &["channel", "userId", "name"],
+            &["channel", "userId", "name"],
+        );
+
+        // An ended ask is the outcome's fields, then the ask.
+        let ended = &schema(&doc, "EndedAsk")["allOf"];
+        assert_ref(&ended[0], "Outcome");
+        assert_fields(
+            &ended[1],
+            &["ask", "to", "createdAt", "warnings"],
+            &["ask", "to", "createdAt"],
+        );
+    }
+
+    #[test]
+    fn openapi_error_and_reply_schemas_have_the_documented_fields() {
+        let doc = document();
+        assert_fields(schema(&doc, "Error"), &["error"], &["error"]);
+        assert_fields(
+            schema(&doc, "ErrorBody"),
+            &["code", "message", "path", "errors"],
+            &["code", "message", "path"],
+        );
+        assert_fields(
+            schema(&doc, "ReplyResponse"),
+            &["result", "ask", "still_open", "clarify"],
+            &["result", "ask", "still_open", "clarify"],
+        );
+        assert_eq!(
+            schema(&doc, "ReplyResult")["enum"],
+            json!(["accepted", "answered", "ended"])
+        );
+        assert_fields(
+            schema(&doc, "Clarify"),
+            &["id", "candidates"],
+            &["id", "candidates"],
+        );
+    }
+
+    #[test]
+    fn openapi_operations_say_what_the_routes_take_and_answer() {
+        let doc = document();
+        let operation = |path: &str, method: &str| {
+            let operation = &doc["paths"][path][method];
+            assert!(operation.is_object(), "{method} {path} is missing");
+            operation.clone()
+        };
+        let parameters = |operation: &Value| -> Vec<String> {
+            operation["parameters"]
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .map(|p| format!("{}:{}", p["in"], p["name"]))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let create = operation("/v1/asks", "post");
+        assert_eq!(
+            parameters(&create),
+            [r#""query":"wait""#, r#""header":"Idempotency-Key""#]
+        );
+        assert_ref(
+            &create["requestBody"]["content"]["application/json"]["schema"],
+            "AskRequest",
+        );
+        assert!(create["responses"]["201"]["headers"]["Location"].is_object());
+        assert_eq!(
+            parameters(&operation("/v1/asks", "get")),
+            [
+                r#""query":"status""#,
+                r#""query":"channel""#,
+                r#""query":"limit""#
+            ]
+        );
+        assert_eq!(
+            parameters(&operation("/v1/asks/{id}", "get")),
+            [r#""path":"id""#, r#""query":"wait""#]
+        );
+        assert_eq!(
+            parameters(&operation("/v1/asks/{id}", "delete")),
+            [r#""path":"id""#]
+        );
+        let reply = operation("/v1/asks/{id}/reply", "post");
+        assert_ref(
+            &reply["requestBody"]["content"]["application/json"]["schema"],
+            "ReplyRequest",
+        );
+        assert_ref(
+            &reply["responses"]["422"]["content"]["application/json"]["schema"],
+            "Error",
+        );
+
+        // The bearer token guards everything but /healthz, as auth does.
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("operations") {
+                let guarded = path != "/healthz";
+                assert_eq!(
+                    operation["security"] == json!([{"bearer": []}]),
+                    guarded,
+                    "{method} {path}"
+                );
+                assert_eq!(
+                    operation["responses"]["401"].is_object(),
+                    guarded,
+                    "{method} {path}"
+                );
+                assert!(operation["operationId"].is_string(), "{method} {path}");
+                assert!(operation["summary"].is_string(), "{method} {path}");
+            }
         }
-        let text = doc.to_string();
-        for reference in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
-            let name = reference.split('"').next().unwrap_or("");
-            assert!(
-                doc["components"]["schemas"][name].is_object(),
-                "dangling $ref {name}"
-            );
-        }
+        assert_eq!(
+            doc["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+    }
+
+    /// The request schemas' limits are attribute literals; these are the
+    /// core's rules they must state.
+    #[test]
+    fn openapi_limits_are_the_cores() {
+        let doc = document();
+        let ask = &schema(&doc, "AskInput")["properties"];
+        assert_eq!(ask["questions"]["maxItems"], limits::MAX_QUESTIONS);
+        assert_eq!(
+            ask["timeoutSeconds"]["default"],
+            limits::DEFAULT_TIMEOUT_SECONDS
+        );
+        let question = &schema(&doc, "QuestionInput")["properties"];
+        assert_eq!(
+            question["question"]["maxLength"],
+            limits::MAX_QUESTION_CHARS
+        );
+        assert_eq!(question["options"]["maxItems"], limits::MAX_OPTIONS);
+        let option = &schema(&doc, "CanonicalOption")["properties"];
+        assert_eq!(option["label"]["maxLength"], limits::MAX_LABEL_CHARS);
     }
 }

@@ -19,7 +19,7 @@ use crate::wire::outcome::OutcomeJson;
 
 /// The outcome's fields, in order; a daemon's answer is cut down
 /// to these so both backends give the same shape.
-const OUTCOME_FIELDS: [&str; 10] = [
+pub(crate) const OUTCOME_FIELDS: [&str; 10] = [
     "id",
     "status",
     "reason",

@@ -35,7 +35,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::model::ChannelKind;
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -46,6 +45,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
 use crate::bridge::{AskView, Bridge, BridgeEvent};
@@ -70,14 +71,15 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The page, its assets and its event stream, merged into the daemon's
 /// router at the root.
 ///
-/// Routes: `GET /`, `GET /assets/app.js`, `GET /assets/app.css`,
-/// `GET /v1/events`.
-pub fn router(bridge: Bridge) -> Router {
-    Router::new()
+/// Routes: `GET /`, `GET /assets/app.js`, `GET /assets/app.css`, and
+/// `GET /v1/events`, which is part of the API and so in its OpenAPI
+/// document (the page is not).
+pub fn router(bridge: Bridge) -> OpenApiRouter {
+    OpenApiRouter::new()
         .route("/", get(index))
         .route("/assets/app.js", get(app_js))
         .route("/assets/app.css", get(app_css))
-        .route("/v1/events", get(events))
+        .routes(routes!(events))
         .with_state(bridge)
 }
 
@@ -152,10 +154,24 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
 }
 
-/// `GET /v1/events`: Server-Sent Events for asks posted to `web`.
+/// Live events of the asks posted to `web`, used by the web page.
+///
+/// A Server-Sent Events stream; each event's `data` is JSON. `ready`
+/// (`{}`): the stream is live; fetch `GET /v1/asks?status=pending&channel=web`
+/// now and miss nothing after. `created`, `updated`, `ended`: the ask as
+/// `GET /v1/asks/{id}` shows it. `resync` (`{"missed": n}`): this listener
+/// fell behind; fetch the pending list again. A keep-alive comment comes
+/// every 15 seconds. Served only while the web channel is on.
 ///
 /// The subscription is taken before the response starts, so a client that
 /// has the response headers (or the `ready` event) misses nothing after it.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    operation_id = "events",
+    responses((status = OK, body = String, content_type = "text/event-stream",
+               description = "The event stream.")),
+)]
 async fn events(State(bridge): State<Bridge>) -> Response {
     let stream = event_stream(bridge.subscribe());
     let sse = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));

@@ -1,7 +1,7 @@
 //! The HTTP API's response bodies (docs/http-api.md): the ask as the API shows it,
 //! reply results, lists and errors. Request bodies are read by hand in
 //! [`crate::http`], because accepting several shapes and naming the path
-//! of each mistake is the point there.
+//! of each mistake is the point there; [`super::request`] describes them.
 //!
 //! Built from [`crate::bridge::AskView`] and core values with `From`
 //! conversions; the core types themselves never become JSON.
@@ -10,13 +10,16 @@ use askbridge_core::lifecycle::{Clarify, Progress, Step};
 use askbridge_core::normalize::Problem;
 use askbridge_core::outcome::Status;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::bridge::AskView;
+use crate::store::Backend;
 use crate::wire::ask::CanonicalAsk;
+use crate::wire::names::PendingStatus;
 use crate::wire::outcome::OutcomeJson;
 
 /// One ask as the API returns it: pending, or ended with its outcome.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum AskResponse {
     /// Still waiting for answers.
@@ -25,21 +28,25 @@ pub enum AskResponse {
     Ended(EndedAsk),
 }
 
-/// A pending ask.
-#[derive(Debug, Clone, Serialize)]
+/// A pending ask: still waiting for answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingAsk {
-    /// `ask_…`.
+    /// The ask id (`ask_…`).
     pub id: String,
     /// Always `pending`.
+    #[schema(value_type = PendingStatus)]
     pub status: &'static str,
-    /// The normalised ask.
+    /// The normalised ask, in its canonical form.
     pub ask: CanonicalAsk,
-    /// Where it was posted (`web`, `telegram:…`).
+    /// Where it was posted (`web`, `telegram:…`): the ask's own `to`, or
+    /// the default target when it names none.
     pub to: String,
-    /// RFC 3339.
+    /// When it was created (RFC 3339).
+    #[schema(format = DateTime)]
     pub created_at: String,
-    /// RFC 3339: when it times out.
+    /// When it times out (RFC 3339).
+    #[schema(format = DateTime)]
     pub expires_at: String,
     /// Ids of the questions answered so far.
     pub answered: Vec<String>,
@@ -51,7 +58,7 @@ pub struct PendingAsk {
 }
 
 /// An ended ask: the outcome's fields, then the ask.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EndedAsk {
     /// The outcome: `id`, `status` (`answered` / `no_answer`), `reason`,
@@ -59,11 +66,12 @@ pub struct EndedAsk {
     /// `continuation`.
     #[serde(flatten)]
     pub outcome: OutcomeJson,
-    /// The normalised ask.
+    /// The normalised ask, in its canonical form.
     pub ask: CanonicalAsk,
     /// Where it was posted.
     pub to: String,
-    /// RFC 3339.
+    /// When it was created (RFC 3339).
+    #[schema(format = DateTime)]
     pub created_at: String,
     /// Fixes the normaliser made (only in the response that created the ask).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -134,18 +142,17 @@ impl From<&AskView> for AskResponse {
 }
 
 /// `{"asks": [...]}`: the answer of `GET /v1/asks`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AskList {
-    /// Newest first.
+    /// Newest first, each as `GET /v1/asks/{id}` shows it.
     pub asks: Vec<AskResponse>,
 }
 
 /// What `POST /v1/asks/{id}/reply` did with accepted input.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ReplyResponse {
-    /// `accepted` (answers taken, still pending), `answered` (the ask is
-    /// complete) or `ended` (the reply ended it otherwise, e.g. "skip").
-    pub result: &'static str,
+    /// What the reply did.
+    pub result: ReplyResult,
     /// The ask after the reply.
     pub ask: AskResponse,
     /// Ids of the questions still open.
@@ -154,8 +161,23 @@ pub struct ReplyResponse {
     pub clarify: Vec<ClarifyJson>,
 }
 
+/// What a reply did: `accepted` (answers taken, maybe none; the ask is
+/// still pending), `answered` (the ask is complete) or `ended` (the reply
+/// ended it otherwise, e.g. "skip").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyResult {
+    /// Answers were taken; the ask is still pending.
+    Accepted,
+    /// The ask is complete.
+    Answered,
+    /// The reply ended the ask otherwise (`skip`).
+    Ended,
+}
+
 /// A question to ask again, naming the options the reply could mean.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Clarify)]
 pub struct ClarifyJson {
     /// The question id.
     pub id: String,
@@ -182,7 +204,7 @@ impl ReplyResponse {
                 clarify,
                 ..
             }) => Some(ReplyResponse {
-                result: "accepted",
+                result: ReplyResult::Accepted,
                 ask,
                 still_open: still_open.iter().map(|&i| question_id(i)).collect(),
                 clarify: clarify
@@ -201,8 +223,8 @@ impl ReplyResponse {
             }),
             Step::Finished(outcome) => Some(ReplyResponse {
                 result: match outcome.status {
-                    Status::Answered => "answered",
-                    Status::NoAnswer => "ended",
+                    Status::Answered => ReplyResult::Answered,
+                    Status::NoAnswer => ReplyResult::Ended,
                 },
                 ask,
                 still_open: Vec::new(),
@@ -212,8 +234,46 @@ impl ReplyResponse {
     }
 }
 
+/// What `GET /healthz` says: up, which instance this is, on which
+/// database, and which bot connections it runs now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Health)]
+pub struct HealthResponse {
+    /// Always `ok`.
+    #[schema(value_type = String, example = "ok")]
+    pub status: &'static str,
+    /// This instance's name.
+    pub instance: String,
+    /// The database this instance uses.
+    pub database: Database,
+    /// The bot connections this instance runs now (Telegram long polling
+    /// `telegram/<bot id>`, the Discord gateway `discord/gateway`); with
+    /// several instances, the others run elsewhere.
+    pub owns: Vec<String>,
+}
+
+/// A database backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Database {
+    /// SQLite: embedded, one instance.
+    Sqlite,
+    /// PostgreSQL: several instances may share it.
+    Postgres,
+}
+
+impl From<Backend> for Database {
+    fn from(backend: Backend) -> Database {
+        match backend {
+            Backend::Sqlite => Database::Sqlite,
+            Backend::Postgres => Database::Postgres,
+        }
+    }
+}
+
 /// One problem with an ask: where and what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Problem)]
 pub struct ProblemJson {
     /// JSON path in the request body (`questions[1].options`).
     pub path: String,
@@ -230,22 +290,26 @@ impl From<&Problem> for ProblemJson {
     }
 }
 
-/// `{"error": {...}}`: every error the API returns.
-#[derive(Debug, Clone, Serialize)]
+/// `{"error": {...}}`: every error the API returns, with a 4xx status
+/// for the caller's mistakes and 500 only when storage failed.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Error)]
 pub struct ErrorResponse {
     /// The error.
     pub error: ErrorBody,
 }
 
 /// The error itself.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
     /// A stable snake_case code (`invalid_ask`, `not_found`).
     pub code: &'static str,
     /// A sentence for people.
     pub message: String,
-    /// Where in the request the problem is (`questions[0].options`,
-    /// `wait`, `to`), or null.
+    /// Where in the request the problem is (a JSON path into the body such
+    /// as `questions[0].options`, a query parameter, `id`,
+    /// `Idempotency-Key`), or null.
+    #[schema(required = true)]
     pub path: Option<String>,
     /// Every problem, when there are several (`invalid_ask`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -260,10 +324,11 @@ mod tests {
     use askbridge_core::model::Timestamp;
     use askbridge_core::model::{ChannelKind, Target};
     use askbridge_core::normalize::normalize_json;
-    use askbridge_core::outcome::Via;
-    use serde_json::json;
+    use askbridge_core::outcome::{Reason, Via};
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::wire::fits_schema;
 
     fn view() -> AskView {
         let ask = normalize_json(&json!({"title": "T", "questions": [
@@ -303,6 +368,14 @@ mod tests {
         assert_eq!(json["open"], json!(["b"]));
         assert_eq!(json["ask"]["questions"][0]["id"], "a");
         assert!(json.get("warnings").is_none());
+        assert_fits::<AskResponse>(&json);
+        let warned = AskResponse::from(&view()).with_warnings(&[Problem::new("to", "fixed")]);
+        let json = serde_json::to_value(warned).expect("json");
+        assert_eq!(
+            json["warnings"],
+            json!([{"path": "to", "message": "fixed"}])
+        );
+        assert_fits::<AskResponse>(&json);
     }
 
     #[test]
@@ -325,7 +398,7 @@ mod tests {
         view.outcome = machine.outcome();
         view.state = machine.state().clone();
         let reply = ReplyResponse::from_step(&step, &view).expect("accepted");
-        assert_eq!(reply.result, "answered");
+        assert_eq!(reply.result, ReplyResult::Answered);
         let json = serde_json::to_value(&reply).expect("json");
         let ask = &json["ask"];
         assert_eq!(ask["status"], "answered");
@@ -335,5 +408,49 @@ mod tests {
         assert_eq!(ask["createdAt"], "2027-01-15T08:00:00Z");
         assert_eq!(ask["ask"]["title"], "T");
         assert_eq!(json["still_open"], json!([]));
+        assert_fits::<ReplyResponse>(&json);
+    }
+
+    #[test]
+    fn api_no_answer_and_error_shapes() {
+        let outcome = OutcomeJson {
+            id: "ask_1".to_owned(),
+            status: Status::NoAnswer.as_str(),
+            reason: Some(Reason::DeliveryFailed.as_str()),
+            failure: Some("chat not found".to_owned()),
+            answers: serde_json::Map::new(),
+            details: Vec::new(),
+            answered_by: None,
+            answered_at: "2027-01-15T08:00:00Z".to_owned(),
+            text: "No answer (delivery failed: chat not found)".to_owned(),
+            continuation: "The user did not answer.".to_owned(),
+        };
+        let json = serde_json::to_value(&outcome).expect("json");
+        assert_eq!(json["answeredBy"], Value::Null);
+        assert_fits::<OutcomeJson>(&json);
+        let mut outcome = json;
+        outcome["reason"] = json!("no_reason");
+        assert!(fits_schema::<OutcomeJson>(&outcome).is_err(), "{outcome}");
+
+        for errors in [Vec::new(), vec![Problem::new("questions", "none")]] {
+            let body = ErrorResponse {
+                error: ErrorBody {
+                    code: "invalid_ask",
+                    message: "none".to_owned(),
+                    path: None,
+                    errors: errors.iter().map(ProblemJson::from).collect(),
+                },
+            };
+            let json = serde_json::to_value(body).expect("json");
+            assert_eq!(json["error"]["path"], Value::Null);
+            assert_fits::<ErrorResponse>(&json);
+        }
+    }
+
+    #[track_caller]
+    fn assert_fits<T: utoipa::ToSchema>(json: &Value) {
+        if let Err(error) = fits_schema::<T>(json) {
+            panic!("{error}");
+        }
     }
 }

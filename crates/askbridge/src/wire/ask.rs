@@ -8,9 +8,11 @@
 
 use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-/// A normalised ask on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A normalised ask in its canonical form (docs/ask.md): what askbridge
+/// echoes back. Sending it again gives the same ask and no warnings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CanonicalAsk {
     /// Short title shown above the questions.
@@ -25,8 +27,8 @@ pub struct CanonicalAsk {
     pub to: Option<String>,
 }
 
-/// One question on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One question of a normalised ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CanonicalQuestion {
     /// Unique id; the key of the answer.
@@ -49,15 +51,17 @@ pub struct CanonicalQuestion {
     pub placeholder: Option<String>,
     /// Whether the question must be answered; written only when `false`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schema(default = true)]
     pub required: bool,
     /// Options shown and matched as letters; written only when `true`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub letters: bool,
 }
 
-/// The `type` of a question on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The `type` of a question: what kind of answer is expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(as = QuestionType)]
 pub enum CanonicalKind {
     /// Choose exactly one option.
     Single,
@@ -71,11 +75,12 @@ pub enum CanonicalKind {
     Confirm,
 }
 
-/// One option on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One option of a choice question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CanonicalOption {
-    /// The label, returned verbatim in answers.
+    /// The label, returned verbatim in answers; at most 64 characters.
+    #[schema(max_length = 64)]
     pub label: String,
     /// One line shown after the label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +168,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::wire::fits_schema;
+    use crate::wire::request::AskRequest;
 
     /// Normalises `input`, writes the canonical JSON and compares it with
     /// `expect`; then checks that normalising that JSON changes nothing.
@@ -173,6 +180,12 @@ mod tests {
         let written = serde_json::to_value(&canonical).expect("serialise");
         assert_eq!(written, expect, "{input}");
         assert_idempotent(&normalized.ask);
+        // What askbridge echoes fits its schema, and may be sent back as is.
+        for fits in [fits_schema::<CanonicalAsk>, fits_schema::<AskRequest>] {
+            if let Err(error) = fits(&written) {
+                panic!("{error}");
+            }
+        }
     }
 
     #[track_caller]

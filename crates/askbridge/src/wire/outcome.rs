@@ -5,36 +5,53 @@ use askbridge_core::model::Responder;
 use askbridge_core::outcome::{Detail, Outcome};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
-/// The outcome JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+use crate::wire::names::{AnswerVia, Channel, NoAnswerReason, OutcomeStatus};
+
+/// What the agent gets back when an ask ends (docs/outcome.md).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Outcome)]
 pub struct OutcomeJson {
-    /// `ask_…`.
+    /// The ask id (`ask_…`).
     pub id: String,
     /// `answered` or `no_answer`.
+    #[schema(value_type = OutcomeStatus)]
     pub status: &'static str,
-    /// `timeout`, `skipped`, `cancelled`, `delivery_failed`, or null.
+    /// `timeout`, `skipped`, `cancelled`, `delivery_failed`, or null when
+    /// answered.
+    #[schema(value_type = Option<NoAnswerReason>, required = true)]
     pub reason: Option<&'static str>,
-    /// The platform's words for a delivery failure.
+    /// The platform's reason for a delivery failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
-    /// Question id → strings, in question order.
+    /// Question id → strings, in question order: labels verbatim, the
+    /// person's own words, `yes`/`no`, the text, or `[]` when skipped.
+    /// Every question that has an answer, whatever the status (a timed-out
+    /// ask reports the partial answers given before it ended).
+    #[schema(value_type = std::collections::BTreeMap<String, Vec<String>>)]
     pub answers: Map<String, Value>,
-    /// One entry per answered question.
+    /// One entry per answered question, in question order.
     pub details: Vec<DetailJson>,
-    /// Who answered, or null.
+    /// Who completed (or skipped) the ask; null for a timeout, a
+    /// cancellation or a delivery failure.
+    #[schema(required = true)]
     pub answered_by: Option<ResponderJson>,
-    /// RFC 3339 time the ask ended.
+    /// When the ask ended (RFC 3339); for a timeout, the deadline.
+    #[schema(format = DateTime)]
     pub answered_at: String,
-    /// One line per question.
+    /// One line per answered question, `Header: a, b`; for no answer the
+    /// first line says why (`No answer (timeout)`).
     pub text: String,
-    /// The answer as a user message.
+    /// The answer written as the user's next message, ready to hand to the
+    /// model.
     pub continuation: String,
 }
 
-/// One question's answer in detail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// How one question was answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Detail)]
 pub struct DetailJson {
     /// The question id.
     pub id: String,
@@ -42,27 +59,33 @@ pub struct DetailJson {
     pub selected: Vec<String>,
     /// Values of the chosen options (the text of a text question).
     pub values: Vec<String>,
-    /// The person's own words on a choice question, or null.
+    /// The person's own words on a choice or confirm question, or null.
+    #[schema(required = true)]
     pub other: Option<String>,
     /// `button`, `select`, `text`, `modal`, `web`.
+    #[schema(value_type = AnswerVia)]
     pub via: &'static str,
     /// Agent-choice prompts of the chosen options.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<String>,
-    /// The optional question was skipped.
+    /// The optional question was skipped (its answer is `[]`); written
+    /// only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
 }
 
 /// Who answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Responder)]
 pub struct ResponderJson {
     /// `telegram`, `discord`, `slack`, `web`.
+    #[schema(value_type = Channel)]
     pub channel: &'static str,
     /// The platform's user id.
     pub user_id: String,
     /// Display name, or null.
+    #[schema(required = true)]
     pub name: Option<String>,
 }
 

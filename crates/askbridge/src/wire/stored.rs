@@ -356,12 +356,7 @@ mod tests {
 
     #[test]
     fn stored_channel_names_match_the_core() {
-        for kind in [
-            ChannelKind::Telegram,
-            ChannelKind::Discord,
-            ChannelKind::Slack,
-            ChannelKind::Web,
-        ] {
+        for kind in ChannelKind::ALL {
             assert_eq!(
                 StoredChannel::parse(kind.as_str()).map(ChannelKind::from),
                 Some(kind)
