@@ -123,6 +123,9 @@ pub const LEASE_SECONDS: std::ops::RangeInclusive<u64> = 1..=300;
 pub struct WebConfig {
     /// Serve the page at `/` and deliver `web` asks to it (default true).
     pub enabled: bool,
+    /// The page's language when neither its own switch nor the browser's
+    /// `Accept-Language` names a supported one (default `en`).
+    pub locale: Locale,
 }
 
 /// `[telegram]`: the Telegram channel.
@@ -475,6 +478,8 @@ pub struct RawConfig {
 pub struct RawWeb {
     /// `enabled = true`.
     pub enabled: Option<bool>,
+    /// `locale = "en"`.
+    pub locale: Option<String>,
 }
 
 /// `[mcp]` as written.
@@ -577,6 +582,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("ASKBRIDGE_DEFAULT_TARGET", "default_target"),
     ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "cancel_on_disconnect"),
     ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
+    ("ASKBRIDGE_WEB_LOCALE", "web.locale"),
     ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
     ("ASKBRIDGE_MCP_ELICITATION", "mcp.elicitation"),
     ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
@@ -621,6 +627,7 @@ const KEYS: &[&str] = &[
     "default_target",
     "cancel_on_disconnect",
     "web.enabled",
+    "web.locale",
     "mcp.allowed_hosts",
     "mcp.elicitation",
     "http.max_body_bytes",
@@ -675,6 +682,7 @@ impl RawConfig {
             "default_target" => self.default_target.is_some(),
             "cancel_on_disconnect" => self.cancel_on_disconnect.is_some(),
             "web.enabled" => self.web.enabled.is_some(),
+            "web.locale" => self.web.locale.is_some(),
             "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
             "mcp.elicitation" => self.mcp.elicitation.is_some(),
             "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
@@ -728,6 +736,7 @@ impl RawConfig {
                     self.cancel_on_disconnect = Some(parse_bool(&value).map_err(invalid)?);
                 }
                 "web.enabled" => self.web.enabled = Some(parse_bool(&value).map_err(invalid)?),
+                "web.locale" => self.web.locale = Some(value),
                 "mcp.allowed_hosts" => self.mcp.allowed_hosts = Some(comma_list(&value)),
                 "mcp.elicitation" => self.mcp.elicitation = Some(value),
                 "telegram.enabled" => {
@@ -924,6 +933,7 @@ impl RawConfig {
             cancel_on_disconnect: self.cancel_on_disconnect.unwrap_or(true),
             web: WebConfig {
                 enabled: self.web.enabled.unwrap_or(true),
+                locale: locale(self.web.locale.as_deref(), "web.locale", &invalid)?,
             },
             mcp: McpConfig {
                 allowed_hosts,
@@ -1252,7 +1262,8 @@ fn render_mode(
     }
 }
 
-/// A channel's `locale` key: `en` when unset.
+/// A channel's `locale` key (`web.locale`, `telegram.locale`, …): `en`
+/// when unset.
 fn locale(
     text: Option<&str>,
     key: &'static str,
@@ -1431,6 +1442,7 @@ mod tests {
         assert!(config.api_token.is_none());
         assert_eq!(config.default_target.to_string(), "web");
         assert!(config.web.enabled);
+        assert_eq!(config.web.locale, Locale::En);
         assert!(config.cancel_on_disconnect);
         assert_eq!(config.http.max_body_bytes, 1024 * 1024);
         assert_eq!(config.mcp.allowed_hosts, ["localhost", "127.0.0.1", "::1"]);
@@ -1450,6 +1462,7 @@ cancel_on_disconnect = false
 
 [web]
 enabled = false
+locale = "th"
 
 [mcp]
 allowed_hosts = ["ask.example.com"]
@@ -1475,6 +1488,7 @@ max_body_bytes = 4096
         assert_eq!(config.default_target.to_string(), "telegram:-100123/7");
         assert!(!config.cancel_on_disconnect);
         assert!(!config.web.enabled);
+        assert_eq!(config.web.locale, Locale::Th);
         assert_eq!(config.mcp.allowed_hosts, ["ask.example.com"]);
         assert_eq!(config.mcp.elicitation, Elicitation::Only);
         assert_eq!(config.http.max_body_bytes, 4096);
@@ -1492,6 +1506,7 @@ max_body_bytes = 4096
                 ("ASKBRIDGE_DEFAULT_TARGET", "slack:C1"),
                 ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "a.example, b.example:8790"),
                 ("ASKBRIDGE_WEB_ENABLED", "off"),
+                ("ASKBRIDGE_WEB_LOCALE", "zh-Hans"),
                 ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "0"),
                 ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "2048"),
                 ("ASKBRIDGE_DATABASE_URL", "sqlite::memory:"),
@@ -1505,6 +1520,7 @@ max_body_bytes = 4096
         assert_eq!(config.default_target.to_string(), "slack:C1");
         assert_eq!(config.mcp.allowed_hosts, ["a.example", "b.example:8790"]);
         assert!(!config.web.enabled);
+        assert_eq!(config.web.locale, Locale::ZhCn);
         assert!(!config.cancel_on_disconnect);
         assert_eq!(config.http.max_body_bytes, 2048);
     }
@@ -1554,6 +1570,16 @@ max_body_bytes = 4096
             "",
             &[("ASKBRIDGE_WEB_ENABLED", "maybe")],
             "ASKBRIDGE_WEB_ENABLED: expected true or false, got \"maybe\"",
+        );
+        check_error(
+            "[web]\nlocale = \"fr\"\n",
+            &[],
+            "config/askbridge.toml: web.locale: unsupported locale \"fr\"; expected en, zh-CN or th",
+        );
+        check_error(
+            "[web]\nlocale = \"th\"\n",
+            &[("ASKBRIDGE_WEB_LOCALE", "zh-TW")],
+            "ASKBRIDGE_WEB_LOCALE: unsupported locale \"zh-TW\"; expected en, zh-CN or th",
         );
         check_error(
             "[mcp]\nallowed_hosts = [\"http://x/\"]\n",

@@ -279,6 +279,77 @@ async fn web_page_and_assets_are_served() {
     }
 }
 
+/// `GET /` with an `Accept-Language` header (none when empty): the
+/// `<html lang>` and `Content-Language` of the page, and its text.
+async fn page_in(
+    client: &reqwest::Client,
+    daemon: &Daemon,
+    accept_language: &str,
+) -> (String, String) {
+    let mut request = client.get(daemon.url("/"));
+    if !accept_language.is_empty() {
+        request = request.header(reqwest::header::ACCEPT_LANGUAGE, accept_language);
+    }
+    let response = request.send().await.expect("GET /");
+    assert_eq!(response.status(), 200, "GET / ({accept_language:?})");
+    assert_eq!(
+        header(&response, reqwest::header::VARY),
+        "accept-language",
+        "the page varies with the browser's language"
+    );
+    let content_language = header(&response, reqwest::header::CONTENT_LANGUAGE);
+    let body = response.text().await.expect("the page");
+    let lang = body
+        .split_once("<html lang=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(lang, _)| lang.to_owned())
+        .expect("<html lang>");
+    assert_eq!(
+        lang, content_language,
+        "<html lang> and Content-Language agree"
+    );
+    (lang, body)
+}
+
+/// The browser's language picks the page's; `[web] locale` is the
+/// fallback for browsers that name none askbridge speaks.
+#[tokio::test]
+async fn web_page_is_served_in_the_browser_language() {
+    let daemon = Daemon::builder().env("ASKBRIDGE_WEB_LOCALE", "th").start();
+    let client = daemon::client();
+    for (accept_language, lang, send) in [
+        ("", "th", "ส่ง"),
+        ("fr-FR,fr;q=0.9", "th", "ส่ง"),
+        ("zh-CN,zh;q=0.9,en;q=0.8", "zh-CN", "发送"),
+        ("en-US,en;q=0.9,th;q=0.5", "en", "Send"),
+        ("de;q=0.9, zh-Hans-SG;q=0.4", "zh-CN", "发送"),
+    ] {
+        let (served, body) = page_in(&client, &daemon, accept_language).await;
+        assert_eq!(served, lang, "Accept-Language {accept_language:?}");
+        assert!(
+            body.contains(&format!("data-phrase=\"page_send\">{send}</button>")),
+            "Accept-Language {accept_language:?}: the Send button says {send}"
+        );
+    }
+    let (lang, _) = page_in(&client, &Daemon::start(), "fr").await;
+    assert_eq!(lang, "en", "the default fallback is English");
+}
+
+#[test]
+fn web_locale_must_be_one_askbridge_speaks() {
+    let exited = Daemon::builder()
+        .env("ASKBRIDGE_WEB_LOCALE", "fr")
+        .run_to_exit();
+    assert!(!exited.status.success());
+    assert!(
+        exited
+            .stderr
+            .contains("ASKBRIDGE_WEB_LOCALE: unsupported locale \"fr\"; expected en, zh-CN or th"),
+        "{}",
+        exited.stderr
+    );
+}
+
 /// `POST /v1/asks/{id}/reply` with structured answers.
 async fn reply(client: &reqwest::Client, daemon: &Daemon, id: &str, answers: Value) {
     let response = client
@@ -409,7 +480,55 @@ async fn web_events_need_the_token_when_one_is_set() {
     assert_eq!(response.status(), 200);
 }
 
-/// Skip all, on a daemon with an API token: the page takes the token from
+/// The page in Thai and in Chinese (Chromium with `th-TH` and `zh-CN`): its
+/// buttons and status lines in that language, answering there, and the
+/// language switch, remembered over a reload.
+#[tokio::test]
+async fn web_page_speaks_thai_and_chinese_in_chromium() {
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    let thai = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web:thai", "title": "Release 2.5", "questions": [
+            {"id": "target", "header": "Deploy", "question": "Where should I deploy?", "options": [
+                {"label": "Staging", "recommended": true}, {"label": "Production"}
+            ]}
+        ]}),
+    )
+    .await;
+    let chinese = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web:chinese", "title": "Release 2.6", "questions": [
+            {"id": "target", "header": "Deploy", "question": "Where should I deploy?", "options": ["Staging", "Production"]},
+            {"id": "backup", "header": "Backup", "question": "Back up first?", "type": "confirm"}
+        ]}),
+    )
+    .await;
+    browser(
+        &python(),
+        &daemon,
+        "locales",
+        &artifacts().join("web-locales.png"),
+    )
+    .await;
+    for (id, answers) in [
+        (thai, json!({"target": ["Production"]})),
+        (chinese, json!({"target": ["Staging"], "backup": ["yes"]})),
+    ] {
+        let response = client
+            .get(daemon.url(&format!("/v1/asks/{id}")))
+            .send()
+            .await
+            .expect("GET /v1/asks/{id}");
+        let outcome: Value = response.json().await.expect("the ask as JSON");
+        assert_eq!(outcome["status"], "answered", "{outcome}");
+        assert_eq!(outcome["answers"], answers, "{outcome}");
+    }
+}
+
+/// Skip (the whole ask), on a daemon with an API token: the page takes the token from
 /// `#token=…` and sends it with every request and the event stream.
 #[tokio::test]
 async fn web_page_skip_all_skips_the_ask_in_chromium() {

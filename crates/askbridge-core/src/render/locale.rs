@@ -5,6 +5,10 @@
 //! `{name}` placeholder are templates filled by [`fill`]. Agent text
 //! (titles, questions, labels) is never translated.
 //!
+//! The built-in web page takes its words from the same table: the shared
+//! buttons and status words, and its own `page_*` phrases. Which locale a
+//! browser gets is [`Locale::from_accept_language`].
+//!
 //! The words a person is told to type (`skip`, `yes`, `no`) must be words
 //! the resolver accepts: en `skip`/`yes`/`no`, zh-CN `跳过`/`是`/`否`,
 //! th `ข้าม`/`ใช่`/`ไม่ใช่`.
@@ -48,6 +52,40 @@ impl Locale {
         }
     }
 
+    /// Picks the locale a reader prefers from an HTTP `Accept-Language`
+    /// header (`th-TH,th;q=0.9,en;q=0.5`): the range with the highest `q`
+    /// (1 when not given; the first written on a tie) that [`Locale::parse`]
+    /// reads. `q=0` ("not this one"), `*`, other languages and ranges with
+    /// an unreadable `q` are passed over; `None` when nothing is left, so
+    /// the caller falls back to its default.
+    pub fn from_accept_language(header: &str) -> Option<Locale> {
+        let mut best: Option<(u16, Locale)> = None;
+        for range in header.split(',') {
+            let mut parts = range.split(';');
+            let tag = parts.next().unwrap_or_default();
+            let Some(weight) = quality(parts) else {
+                continue;
+            };
+            let Some(locale) = Locale::parse(tag) else {
+                continue;
+            };
+            if weight > 0 && best.is_none_or(|(most, _)| weight > most) {
+                best = Some((weight, locale));
+            }
+        }
+        best.map(|(_, locale)| locale)
+    }
+
+    /// The language's own name, for a language switch: `English`, `中文`,
+    /// `ไทย`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Locale::En => "English",
+            Locale::ZhCn => "中文",
+            Locale::Th => "ไทย",
+        }
+    }
+
     /// The canonical tag: `en`, `zh-CN` or `th`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -65,6 +103,31 @@ impl Locale {
             Locale::Th => &TH,
         }
     }
+}
+
+/// The weight of one `Accept-Language` range in thousandths, from its
+/// parameters (`q=0.8` → 800; none → 1000); `None` when `q` is not a
+/// quality value (`0` to `1` with up to three decimals).
+fn quality<'a>(parameters: impl Iterator<Item = &'a str>) -> Option<u16> {
+    let mut weight = 1000;
+    for parameter in parameters {
+        let Some((name, value)) = parameter.split_once('=') else {
+            continue;
+        };
+        if !name.trim().eq_ignore_ascii_case("q") {
+            continue;
+        }
+        let value = value.trim();
+        let (whole, decimals) = value.split_once('.').unwrap_or((value, ""));
+        let digits_ok = decimals.len() <= 3 && decimals.bytes().all(|b| b.is_ascii_digit());
+        let thousandths = format!("{decimals:0<3}").parse::<u16>().ok()?;
+        weight = match whole {
+            "0" if digits_ok => thousandths,
+            "1" if digits_ok && thousandths == 0 => 1000,
+            _ => return None,
+        };
+    }
+    Some(weight)
 }
 
 impl fmt::Display for Locale {
@@ -198,6 +261,137 @@ pub struct Strings {
     pub unknown_items: &'static str,
     /// [`Strings::unknown_items`] for a question with lettered options.
     pub unknown_items_letters: &'static str,
+
+    // The web page's own words (`page_*`): only the built-in page shows
+    // these; it also uses the shared buttons and status words above.
+    /// Status of the page's live connection while it opens.
+    pub page_connecting: &'static str,
+    /// Status of the page's live connection when it is open.
+    pub page_live: &'static str,
+    /// Status of the page's live connection when it was lost.
+    pub page_offline: &'static str,
+    /// Status of the page's live connection when the API token is missing.
+    pub page_token_needed: &'static str,
+    /// Names the page's language switch.
+    pub page_language: &'static str,
+    /// Names the page's timeline.
+    pub page_conversation: &'static str,
+    /// Heading of the empty timeline.
+    pub page_empty_title: &'static str,
+    /// Text of the empty timeline.
+    pub page_empty_body: &'static str,
+    /// Shown when the browser runs no JavaScript.
+    pub page_noscript: &'static str,
+    /// Names the reply field when no question waits.
+    pub page_reply: &'static str,
+    /// Names the reply field. `{title}`: the ask's title.
+    pub page_reply_to: &'static str,
+    /// Placeholder of the reply field when no question waits.
+    pub page_no_questions: &'static str,
+    /// Placeholder of the reply field for one question.
+    pub page_type_reply: &'static str,
+    /// Placeholder of the reply field for several questions.
+    pub page_type_reply_keyed: &'static str,
+    /// Button that sends the reply field.
+    pub page_send: &'static str,
+    /// Button that sends the answers of the last question.
+    pub page_submit: &'static str,
+    /// Button that goes on to the next question.
+    pub page_next: &'static str,
+    /// Button that goes back to the previous question.
+    pub page_back: &'static str,
+    /// The submit button while the answers are sent.
+    pub page_sending: &'static str,
+    /// Tooltip of the button that skips the whole ask ([`Strings::skip`]).
+    pub page_skip_title: &'static str,
+    /// A question without a header.
+    pub page_question: &'static str,
+    /// An ask of several questions without a title.
+    pub page_questions_from_agent: &'static str,
+    /// Which question is shown. `{n}`: its number; `{total}`: how many.
+    pub page_question_n_of: &'static str,
+    /// How many questions a collapsed ask has. `{n}`.
+    pub page_n_questions: &'static str,
+    /// Which waiting ask is shown. `{n}`: its number; `{total}`: how many.
+    pub page_n_of_waiting: &'static str,
+    /// Names the switch between waiting asks.
+    pub page_waiting_questions: &'static str,
+    /// Button that shows the newer waiting ask.
+    pub page_newer: &'static str,
+    /// Button that shows the older waiting ask.
+    pub page_older: &'static str,
+    /// Tooltip of the button that expands the question panel.
+    pub page_expand: &'static str,
+    /// Tooltip of the button that collapses the question panel.
+    pub page_collapse: &'static str,
+    /// Names the button that expands the question panel.
+    pub page_expand_question: &'static str,
+    /// Names the button that collapses the question panel.
+    pub page_collapse_question: &'static str,
+    /// Shown when an ask has no open question left.
+    pub page_nothing_left: &'static str,
+    /// Marks an ask that waits for the person.
+    pub page_waiting_for_you: &'static str,
+    /// Read out after an answered question (with the space before it, if any).
+    pub page_answered_mark: &'static str,
+    /// Who wrote an ask, and when. `{time}`: the time.
+    pub page_agent_at: &'static str,
+    /// Placeholder of the own-words field of a choice question.
+    pub page_write_own: &'static str,
+    /// Placeholder of the own-words field of a yes / no question.
+    pub page_or_write_own: &'static str,
+    /// Placeholder of a multi-line text question.
+    pub page_write_answer: &'static str,
+    /// Placeholder of a text question.
+    pub page_your_answer: &'static str,
+    /// A single-choice question was left empty.
+    pub page_choose_one: &'static str,
+    /// A multi-choice question was left empty.
+    pub page_choose_some: &'static str,
+    /// A text question was left empty. `{skip}`: the skip button.
+    pub page_write_or_skip: &'static str,
+    /// Keyboard hint. `{key}`: the key that goes on.
+    pub page_key_continue: &'static str,
+    /// Keyboard hint. `{key}`: the key that submits.
+    pub page_key_submit: &'static str,
+    /// Keyboard hint: Esc collapses the panel.
+    pub page_key_collapse: &'static str,
+    /// Keyboard hint: digits pick options. `{n}`: the highest digit.
+    pub page_key_pick: &'static str,
+    /// Status of an ask answered in another tab or channel.
+    pub page_answered_elsewhere: &'static str,
+    /// Status of an ask answered on another channel. `{channel}`.
+    pub page_answered_on: &'static str,
+    /// Status of an ask answered by someone on another channel. `{name}`, `{channel}`.
+    pub page_answered_by_on: &'static str,
+    /// Status of an ask skipped in another tab or channel.
+    pub page_skipped_elsewhere: &'static str,
+    /// Status of an ask the server no longer knows.
+    pub page_gone: &'static str,
+    /// Status of an ask that ended for a reason the page does not know.
+    pub page_ended: &'static str,
+    /// Notice: an ask was answered elsewhere. `{title}`.
+    pub page_notice_answered: &'static str,
+    /// Notice: an ask ended. `{title}`; `{status}`: its status.
+    pub page_notice_ended: &'static str,
+    /// Time left: none.
+    pub page_expiring: &'static str,
+    /// Time left: under two minutes.
+    pub page_expires_soon: &'static str,
+    /// Time left in minutes. `{m}`.
+    pub page_expires_min: &'static str,
+    /// Time left in hours and minutes. `{h}`, `{m}`.
+    pub page_expires_h_min: &'static str,
+    /// The server could not be reached.
+    pub page_unreachable: &'static str,
+    /// The server wants the API token.
+    pub page_needs_token: &'static str,
+    /// The server failed otherwise. `{status}`: the HTTP status.
+    pub page_http_error: &'static str,
+    /// Asks which option a typed reply meant. `{q}`: the question's header; `{options}`: the candidates.
+    pub page_clarify: &'static str,
+    /// Asks for a question again. `{q}`: its header.
+    pub page_answer_again: &'static str,
 }
 
 static EN: Strings = Strings {
@@ -260,6 +454,71 @@ static EN: Strings = Strings {
     unknown_item: "\"{item}\"",
     unknown_items: "I didn't understand {items} for “{q}” — reply with option numbers or names, or write your own answer.",
     unknown_items_letters: "I didn't understand {items} for “{q}” — reply with option letters or names, or write your own answer.",
+
+    page_connecting: "Connecting…",
+    page_live: "Live",
+    page_offline: "Offline — reconnecting…",
+    page_token_needed: "Token needed — open this page with #token=…",
+    page_language: "Language",
+    page_conversation: "Conversation",
+    page_empty_title: "No questions yet",
+    page_empty_body: "When an agent asks you something, it appears here. Keep this page open.",
+    page_noscript: "This page needs JavaScript to show and answer questions.",
+    page_reply: "Reply",
+    page_reply_to: "Reply to “{title}”",
+    page_no_questions: "No questions waiting",
+    page_type_reply: "Or type a reply",
+    page_type_reply_keyed: "Or type a reply, e.g. Q1: 2",
+    page_send: "Send",
+    page_submit: "Submit",
+    page_next: "Next",
+    page_back: "Back",
+    page_sending: "Sending…",
+    page_skip_title: "Skip every question of this ask",
+    page_question: "Question",
+    page_questions_from_agent: "Questions from your agent",
+    page_question_n_of: "Question {n} of {total}",
+    page_n_questions: "{n} questions",
+    page_n_of_waiting: "{n} of {total} waiting",
+    page_waiting_questions: "Waiting questions",
+    page_newer: "Newer question",
+    page_older: "Older question",
+    page_expand: "Expand",
+    page_collapse: "Collapse (Esc)",
+    page_expand_question: "Expand the question",
+    page_collapse_question: "Collapse the question",
+    page_nothing_left: "Nothing left to answer.",
+    page_waiting_for_you: "Waiting for your answer",
+    page_answered_mark: " (answered)",
+    page_agent_at: "Agent · {time}",
+    page_write_own: "Write your own answer",
+    page_or_write_own: "Or write your own answer",
+    page_write_answer: "Write your answer",
+    page_your_answer: "Your answer",
+    page_choose_one: "Choose an option or write your own answer.",
+    page_choose_some: "Choose at least one option or write your own answer.",
+    page_write_or_skip: "Write an answer, or press “{skip}”.",
+    page_key_continue: "{key} to continue",
+    page_key_submit: "{key} to submit",
+    page_key_collapse: "Esc to collapse",
+    page_key_pick: "1–{n} to pick",
+    page_answered_elsewhere: "Answered elsewhere",
+    page_answered_on: "Answered on {channel}",
+    page_answered_by_on: "Answered by {name} on {channel}",
+    page_skipped_elsewhere: "Skipped elsewhere",
+    page_gone: "No longer available",
+    page_ended: "Ended",
+    page_notice_answered: "“{title}” was answered elsewhere.",
+    page_notice_ended: "“{title}”: {status}.",
+    page_expiring: "expiring…",
+    page_expires_soon: "expires in under 2 min",
+    page_expires_min: "expires in {m} min",
+    page_expires_h_min: "expires in {h} h {m} min",
+    page_unreachable: "Could not reach askbridge. Check the connection and try again.",
+    page_needs_token: "This page needs the API token: open it with #token=… in the address.",
+    page_http_error: "Something went wrong (HTTP {status}). Try again.",
+    page_clarify: "{q}: which did you mean: {options}?",
+    page_answer_again: "{q}: please answer again.",
 };
 
 static ZH_CN: Strings = Strings {
@@ -322,6 +581,71 @@ static ZH_CN: Strings = Strings {
     unknown_item: "“{item}”",
     unknown_items: "“{q}”的回答里有没看懂的内容：{items}。请回复选项编号或名称，也可以直接写下你的答案。",
     unknown_items_letters: "“{q}”的回答里有没看懂的内容：{items}。请回复选项字母或名称，也可以直接写下你的答案。",
+
+    page_connecting: "正在连接…",
+    page_live: "已连接",
+    page_offline: "已断开，正在重新连接…",
+    page_token_needed: "需要令牌：请用 #token=… 打开此页面",
+    page_language: "语言",
+    page_conversation: "对话",
+    page_empty_title: "还没有问题",
+    page_empty_body: "智能体向你提问时，问题会显示在这里。请保持此页面打开。",
+    page_noscript: "此页面需要启用 JavaScript 才能显示和回答问题。",
+    page_reply: "回复",
+    page_reply_to: "回复“{title}”",
+    page_no_questions: "没有待回答的问题",
+    page_type_reply: "或直接输入回复",
+    page_type_reply_keyed: "或直接输入回复，例如 Q1: 2",
+    page_send: "发送",
+    page_submit: "提交",
+    page_next: "下一题",
+    page_back: "上一题",
+    page_sending: "正在发送…",
+    page_skip_title: "跳过这次提问的所有问题",
+    page_question: "问题",
+    page_questions_from_agent: "来自智能体的问题",
+    page_question_n_of: "第 {n} 题，共 {total} 题",
+    page_n_questions: "{n} 个问题",
+    page_n_of_waiting: "第 {n} 个，共 {total} 个待回答",
+    page_waiting_questions: "待回答的问题",
+    page_newer: "较新的问题",
+    page_older: "较早的问题",
+    page_expand: "展开",
+    page_collapse: "收起（Esc）",
+    page_expand_question: "展开问题",
+    page_collapse_question: "收起问题",
+    page_nothing_left: "没有需要回答的问题了。",
+    page_waiting_for_you: "等待你的回答",
+    page_answered_mark: "（已回答）",
+    page_agent_at: "智能体 · {time}",
+    page_write_own: "自己填写答案",
+    page_or_write_own: "或自己填写答案",
+    page_write_answer: "请填写你的答案",
+    page_your_answer: "你的答案",
+    page_choose_one: "请选择一个选项，或自己填写答案。",
+    page_choose_some: "请至少选择一个选项，或自己填写答案。",
+    page_write_or_skip: "请填写答案，或点击“{skip}”。",
+    page_key_continue: "按 {key} 继续",
+    page_key_submit: "按 {key} 提交",
+    page_key_collapse: "按 Esc 收起",
+    page_key_pick: "按 1–{n} 选择",
+    page_answered_elsewhere: "已在别处回答",
+    page_answered_on: "已在 {channel} 上回答",
+    page_answered_by_on: "由 {name} 在 {channel} 上回答",
+    page_skipped_elsewhere: "已在别处跳过",
+    page_gone: "已不存在",
+    page_ended: "已结束",
+    page_notice_answered: "“{title}”已在别处回答。",
+    page_notice_ended: "“{title}”：{status}。",
+    page_expiring: "即将过期…",
+    page_expires_soon: "不到 2 分钟后过期",
+    page_expires_min: "{m} 分钟后过期",
+    page_expires_h_min: "{h} 小时 {m} 分钟后过期",
+    page_unreachable: "无法连接 askbridge。请检查网络连接后重试。",
+    page_needs_token: "此页面需要 API 令牌：请在地址后加上 #token=… 再打开。",
+    page_http_error: "出错了（HTTP {status}），请重试。",
+    page_clarify: "{q}：你指的是哪一个：{options}？",
+    page_answer_again: "{q}：请重新回答。",
 };
 
 static TH: Strings = Strings {
@@ -384,6 +708,71 @@ static TH: Strings = Strings {
     unknown_item: "“{item}”",
     unknown_items: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นหมายเลขหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
     unknown_items_letters: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นตัวอักษรหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
+
+    page_connecting: "กำลังเชื่อมต่อ…",
+    page_live: "เชื่อมต่อแล้ว",
+    page_offline: "ออฟไลน์ — กำลังเชื่อมต่อใหม่…",
+    page_token_needed: "ต้องใช้โทเคน — เปิดหน้านี้ด้วย #token=…",
+    page_language: "ภาษา",
+    page_conversation: "บทสนทนา",
+    page_empty_title: "ยังไม่มีคำถาม",
+    page_empty_body: "เมื่อเอเจนต์ถามอะไรคุณ คำถามจะแสดงที่นี่ เปิดหน้านี้ค้างไว้",
+    page_noscript: "หน้านี้ต้องใช้ JavaScript เพื่อแสดงและตอบคำถาม",
+    page_reply: "ตอบกลับ",
+    page_reply_to: "ตอบกลับ “{title}”",
+    page_no_questions: "ไม่มีคำถามที่รออยู่",
+    page_type_reply: "หรือพิมพ์คำตอบ",
+    page_type_reply_keyed: "หรือพิมพ์คำตอบ เช่น Q1: 2",
+    page_send: "ส่ง",
+    page_submit: "ส่งคำตอบ",
+    page_next: "ถัดไป",
+    page_back: "ย้อนกลับ",
+    page_sending: "กำลังส่ง…",
+    page_skip_title: "ข้ามทุกคำถามในชุดนี้",
+    page_question: "คำถาม",
+    page_questions_from_agent: "คำถามจากเอเจนต์ของคุณ",
+    page_question_n_of: "คำถามที่ {n} จาก {total}",
+    page_n_questions: "{n} คำถาม",
+    page_n_of_waiting: "{n} จาก {total} ที่รออยู่",
+    page_waiting_questions: "คำถามที่รออยู่",
+    page_newer: "คำถามที่ใหม่กว่า",
+    page_older: "คำถามที่เก่ากว่า",
+    page_expand: "ขยาย",
+    page_collapse: "ย่อ (Esc)",
+    page_expand_question: "ขยายคำถาม",
+    page_collapse_question: "ย่อคำถาม",
+    page_nothing_left: "ไม่มีคำถามเหลือให้ตอบแล้ว",
+    page_waiting_for_you: "รอคำตอบจากคุณ",
+    page_answered_mark: " (ตอบแล้ว)",
+    page_agent_at: "เอเจนต์ · {time}",
+    page_write_own: "พิมพ์คำตอบของคุณเอง",
+    page_or_write_own: "หรือพิมพ์คำตอบของคุณเอง",
+    page_write_answer: "พิมพ์คำตอบของคุณ",
+    page_your_answer: "คำตอบของคุณ",
+    page_choose_one: "เลือกหนึ่งตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
+    page_choose_some: "เลือกอย่างน้อยหนึ่งตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
+    page_write_or_skip: "พิมพ์คำตอบ หรือกด “{skip}”",
+    page_key_continue: "กด {key} เพื่อไปต่อ",
+    page_key_submit: "กด {key} เพื่อส่ง",
+    page_key_collapse: "กด Esc เพื่อย่อ",
+    page_key_pick: "กด 1–{n} เพื่อเลือก",
+    page_answered_elsewhere: "ตอบจากที่อื่นแล้ว",
+    page_answered_on: "ตอบแล้วทาง {channel}",
+    page_answered_by_on: "ตอบโดย {name} ทาง {channel}",
+    page_skipped_elsewhere: "ข้ามจากที่อื่นแล้ว",
+    page_gone: "ไม่มีคำถามนี้แล้ว",
+    page_ended: "สิ้นสุดแล้ว",
+    page_notice_answered: "“{title}” ได้รับคำตอบจากที่อื่นแล้ว",
+    page_notice_ended: "“{title}”: {status}",
+    page_expiring: "กำลังจะหมดเวลา…",
+    page_expires_soon: "หมดเวลาในไม่ถึง 2 นาที",
+    page_expires_min: "หมดเวลาใน {m} นาที",
+    page_expires_h_min: "หมดเวลาใน {h} ชม. {m} นาที",
+    page_unreachable: "ติดต่อ askbridge ไม่ได้ ตรวจสอบการเชื่อมต่อแล้วลองอีกครั้ง",
+    page_needs_token: "หน้านี้ต้องใช้โทเคน API เปิดโดยใส่ #token=… ต่อท้ายที่อยู่เว็บ",
+    page_http_error: "เกิดข้อผิดพลาด (HTTP {status}) ลองอีกครั้ง",
+    page_clarify: "{q}: หมายถึงข้อไหน: {options}?",
+    page_answer_again: "{q}: กรุณาตอบอีกครั้ง",
 };
 
 /// Fills a template's `{name}` placeholders in one pass; inserted values
@@ -446,6 +835,61 @@ mod tests {
         for locale in Locale::ALL {
             assert_eq!(Locale::parse(locale.as_str()), Some(locale));
         }
+    }
+
+    #[test]
+    fn accept_language_picks_the_preferred_supported_locale() {
+        let table: &[(&str, Option<Locale>)] = &[
+            ("th", Some(Locale::Th)),
+            ("th-TH,th;q=0.9,en-US;q=0.8,en;q=0.7", Some(Locale::Th)),
+            ("zh-CN,zh;q=0.9", Some(Locale::ZhCn)),
+            ("zh", Some(Locale::ZhCn)),
+            ("zh-Hans", Some(Locale::ZhCn)),
+            ("zh-Hans-SG", Some(Locale::ZhCn)),
+            ("zh-SG", Some(Locale::ZhCn)),
+            ("en-US,en;q=0.9", Some(Locale::En)),
+            // The highest q wins, wherever it is written.
+            ("en;q=0.5, th;q=0.8", Some(Locale::Th)),
+            ("en;q=0.5,zh-CN", Some(Locale::ZhCn)),
+            ("th;q=0.800, zh;q=0.801", Some(Locale::ZhCn)),
+            // On a tie, the first written.
+            ("th;q=0.5,en;q=0.5", Some(Locale::Th)),
+            ("en,th", Some(Locale::En)),
+            // Unsupported languages are passed over, not defaulted to.
+            ("fr-FR,fr;q=0.9,th;q=0.1", Some(Locale::Th)),
+            ("zh-TW,zh-HK;q=0.9,zh-CN;q=0.5", Some(Locale::ZhCn)),
+            ("de, *;q=0.5", None),
+            ("zh-TW", None),
+            // q=0 means "not this one".
+            ("th;q=0, en;q=0.1", Some(Locale::En)),
+            ("th;q=0.000", None),
+            // Spacing and case.
+            (" TH-th ; Q=0.9 ,  en ; q=0.5", Some(Locale::Th)),
+            ("en;level=1;q=0.4,th;q=0.3", Some(Locale::En)),
+            ("1.", None),
+            // Unreadable quality values drop their range.
+            ("th;q=2, en;q=0.2", Some(Locale::En)),
+            ("th;q=1.5, en;q=0.2", Some(Locale::En)),
+            ("th;q=0.1234, en;q=0.2", Some(Locale::En)),
+            ("th;q=abc, en;q=0.2", Some(Locale::En)),
+            ("th;q=, en;q=0.2", Some(Locale::En)),
+            ("th;q=-0.5, en;q=0.2", Some(Locale::En)),
+            ("th;q=1.000", Some(Locale::Th)),
+            ("th;q=1.", Some(Locale::Th)),
+            ("th;q=0.", None),
+            ("", None),
+            (",,;", None),
+            ("*", None),
+        ];
+        for (header, expect) in table {
+            assert_eq!(Locale::from_accept_language(header), *expect, "{header:?}");
+        }
+    }
+
+    #[test]
+    fn every_locale_has_a_distinct_name() {
+        let names: std::collections::HashSet<&str> = Locale::ALL.iter().map(|l| l.name()).collect();
+        assert_eq!(names.len(), Locale::ALL.len());
     }
 
     #[test]

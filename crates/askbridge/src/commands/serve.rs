@@ -113,7 +113,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
-            crate::web::router(bridge.clone())
+            crate::web::router(bridge.clone(), config.web.locale)
         }),
         mcp: Some(crate::mcp::router_with(
             bridge.clone(),

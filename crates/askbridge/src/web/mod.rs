@@ -2,7 +2,8 @@
 //! live event stream at `/v1/events` the page listens to.
 //!
 //! The page is plain HTML, CSS and JavaScript embedded in the binary
-//! (`assets/`, no build step, no external fonts or CDNs). It reads pending
+//! (`assets/`, no build step, no external fonts or CDNs), served in the
+//! reader's language with the core phrase table's words (`page`). It reads pending
 //! asks from `GET /v1/asks?status=pending&channel=web` and answers through
 //! `POST /v1/asks/{id}/reply` — the same path as every other client — so
 //! this module adds only what the HTTP API does not have: the page itself
@@ -35,8 +36,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::model::ChannelKind;
+use askbridge_core::render::Locale;
+use axum::Router;
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -52,8 +56,10 @@ use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
 use crate::bridge::{AskView, Bridge, BridgeEvent};
 use crate::wire::api::AskResponse;
 
-/// The page.
-const INDEX_HTML: &str = include_str!("assets/index.html");
+mod page;
+
+use page::Pages;
+
 /// The page's script.
 const APP_JS: &str = include_str!("assets/app.js");
 /// The page's styles.
@@ -69,18 +75,22 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The page, its assets and its event stream, merged into the daemon's
-/// router at the root.
+/// router at the root. `locale` is `[web] locale`: the page's language for
+/// browsers that ask for none askbridge speaks.
 ///
 /// Routes: `GET /`, `GET /assets/app.js`, `GET /assets/app.css`, and
 /// `GET /v1/events`, which is part of the API and so in its OpenAPI
 /// document (the page is not).
-pub fn router(bridge: Bridge) -> OpenApiRouter {
-    OpenApiRouter::new()
+pub fn router(bridge: Bridge, locale: Locale) -> OpenApiRouter {
+    let page = Router::new()
         .route("/", get(index))
+        .with_state(Arc::new(Pages::new(locale)));
+    OpenApiRouter::new()
         .route("/assets/app.js", get(app_js))
         .route("/assets/app.css", get(app_css))
         .routes(routes!(events))
         .with_state(bridge)
+        .merge(OpenApiRouter::from(page))
 }
 
 /// The web channel for [`Bridge::add_channel`](crate::bridge::Bridge::add_channel).
@@ -113,7 +123,7 @@ impl Channel for WebChannel {
 
 /// A static asset with its content type; revalidated on every load so a
 /// new binary's page is picked up at once.
-fn asset(content_type: &'static str, body: &'static str) -> Response {
+fn asset(content_type: &'static str, body: impl Into<Body>) -> Response {
     (
         [
             (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
@@ -123,15 +133,27 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
                 HeaderValue::from_static("nosniff"),
             ),
         ],
-        body,
+        body.into(),
     )
         .into_response()
 }
 
-/// `GET /`: the page.
-async fn index() -> Response {
-    let mut response = asset("text/html; charset=utf-8", INDEX_HTML);
+/// `GET /`: the page, in the language the browser prefers
+/// (`Accept-Language`), else the configured one.
+async fn index(State(pages): State<Arc<Pages>>, request: HeaderMap) -> Response {
+    let accept_language: Vec<&str> = request
+        .get_all(header::ACCEPT_LANGUAGE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .collect();
+    let locale = pages.locale_for(&accept_language.join(","));
+    let mut response = asset("text/html; charset=utf-8", pages.page(locale));
     let headers = response.headers_mut();
+    headers.insert(header::VARY, HeaderValue::from_static("accept-language"));
+    headers.insert(
+        header::CONTENT_LANGUAGE,
+        HeaderValue::from_static(locale.as_str()),
+    );
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CSP),
@@ -378,6 +400,7 @@ mod tests {
 
     #[test]
     fn page_links_only_its_own_assets() {
+        use page::INDEX_HTML;
         assert!(INDEX_HTML.contains("/assets/app.js"));
         assert!(INDEX_HTML.contains("/assets/app.css"));
         for text in [INDEX_HTML, APP_JS, APP_CSS] {

@@ -12,7 +12,12 @@ Scenarios:
                  answered elsewhere. Screenshot of the answered page.
   all-types      checkboxes, a confirm switch, "Skip question" on an
                  optional text question, a textarea sent with Ctrl+Enter.
-  skip-all       "Skip all" skips the whole ask.
+  skip-all       "Skip" skips the whole ask.
+  locales        a Thai browser (th-TH) answers the ask to web:thai and a
+                 Chinese one (zh-CN) the ask to web:chinese, each checking
+                 the page's words against the phrases the server serves
+                 for that language; the language switch changes them and
+                 is remembered over a reload. Screenshots of both.
 
 Exit status 0 when every check passed; otherwise 1 with the reason on
 stderr (and a screenshot named *-failure.png next to the requested one).
@@ -60,6 +65,24 @@ class Problems:
             raise AssertionError("the page reported errors:\n" + "\n".join(self.items))
 
 
+class Contexts:
+    """Browser contexts (each with its own storage) opened by a scenario."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.opened = []
+
+    def new(self, locale: str = "en-US"):
+        """A context whose browser speaks `locale` (its Accept-Language)."""
+        context = self.browser.new_context(viewport={"width": 900, "height": 760}, locale=locale)
+        context.set_default_timeout(TIMEOUT_MS)
+        self.opened.append(context)
+        return context
+
+    def pages(self):
+        return [page for context in self.opened for page in context.pages]
+
+
 def open_page(context, url: str, name: str):
     page = context.new_page()
     problems = Problems(page, name)
@@ -72,7 +95,8 @@ def panel(page: Page):
     return page.locator("#panel")
 
 
-def two_questions(context, url: str, screenshot: Path):
+def two_questions(contexts: Contexts, url: str, screenshot: Path):
+    context = contexts.new()
     page, problems = open_page(context, url, "tab 1")
     other_tab, other_problems = open_page(context, url, "tab 2")
     box = panel(page)
@@ -135,8 +159,8 @@ def two_questions(context, url: str, screenshot: Path):
     other_problems.check()
 
 
-def all_types(context, url: str, screenshot: Path):
-    page, problems = open_page(context, url, "tab")
+def all_types(contexts: Contexts, url: str, screenshot: Path):
+    page, problems = open_page(contexts.new(), url, "tab")
     box = panel(page)
     expect(box.get_by_role("heading", name="Set-up")).to_be_visible()
 
@@ -180,19 +204,126 @@ def all_types(context, url: str, screenshot: Path):
     problems.check()
 
 
-def skip_all(context, url: str, screenshot: Path):
-    page, problems = open_page(context, url, "tab")
+def skip_all(contexts: Contexts, url: str, screenshot: Path):
+    page, problems = open_page(contexts.new(), url, "tab")
     box = panel(page)
     expect(box.locator(".question")).to_have_text("Which colour?")
     expect(box.locator(".step-count")).to_have_count(0)
-    box.get_by_role("button", name="Skip all").click()
+    box.get_by_role("button", name="Skip", exact=True).click()
     expect(page.locator(".entry.reply .status")).to_contain_text("Skipped")
     expect(box).to_be_hidden()
     page.screenshot(path=str(screenshot))
     problems.check()
 
 
-SCENARIOS = {"two-questions": two_questions, "all-types": all_types, "skip-all": skip_all}
+def served_phrases(page: Page, tag: str) -> dict:
+    """The phrases the server put in the page for one language."""
+    data = page.evaluate("JSON.parse(document.getElementById('phrases').textContent)")
+    for locale in data["locales"]:
+        if locale["tag"] == tag:
+            return locale["phrases"]
+    raise AssertionError(f"the page serves no phrases for {tag}: {[l['tag'] for l in data['locales']]}")
+
+
+def with_session(url: str, session: str) -> str:
+    return url + ("&" if "#" in url else "#") + "session=" + session
+
+
+def expect_speaks(page: Page, tag: str, words: dict):
+    """The page's fixed words are those of `tag`."""
+    expect(page.locator("html")).to_have_attribute("lang", tag)
+    expect(page.locator("#conn-text")).to_have_text(words["page_live"])
+    expect(page.locator("#composer-send")).to_have_text(words["page_send"])
+    expect(page.locator(".languages [aria-pressed=true]")).to_have_attribute("lang", tag)
+
+
+def open_in(contexts: Contexts, url: str, browser_locale: str, session: str, tag: str, known: dict):
+    """Opens the page at `#session=…` in a browser speaking `browser_locale`;
+    the page, its problems and the phrases served for `tag`, checked against
+    a few `known` ones (so English served under another tag fails)."""
+    page, problems = open_page(contexts.new(browser_locale), with_session(url, session), session)
+    words = served_phrases(page, tag)
+    for name, phrase in known.items():
+        assert words[name] == phrase, f"{tag} {name}: {words[name]!r}"
+    expect_speaks(page, tag, words)
+    return page, problems, words
+
+
+def speaks_thai(contexts: Contexts, url: str, screenshot: Path):
+    known = {"skip": "ข้าม", "answered": "ตอบแล้ว"}
+    page, problems, th = open_in(contexts, url, "th-TH", "thai", "th", known)
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Release 2.5")).to_be_visible()
+    expect(box.get_by_role("button", name=th["skip"], exact=True)).to_be_visible()
+    expect(box.get_by_role("button", name=th["page_submit"], exact=True)).to_be_visible()
+    expect(box.locator(".badge")).to_have_text(th["recommended"])
+    expect(box.locator(".other-label")).to_have_text(th["other"])
+    expect(page.locator(".entry.agent .entry-action")).to_have_text(th["page_waiting_for_you"])
+    expect(page.locator("#composer-input")).to_have_attribute("placeholder", th["page_type_reply"])
+
+    # A Thai error, then the answer.
+    box.get_by_role("button", name=th["page_submit"], exact=True).click()
+    expect(box.locator(".field-error")).to_have_text(th["page_choose_one"])
+    box.locator("label.card", has_text="Production").click()
+    box.get_by_role("button", name=th["page_submit"], exact=True).click()
+    status = page.locator(".entry.reply .status")
+    expect(status).to_have_text(th["answered"])
+    expect(box).to_be_hidden()
+    expect(page.locator("#composer-input")).to_have_attribute("placeholder", th["page_no_questions"])
+    page.screenshot(path=str(screenshot.with_name("web-locales-th.png")))
+
+    # The switch says it all again in English, and the choice outlives a
+    # reload even though the browser still asks for Thai.
+    en = served_phrases(page, "en")
+    page.get_by_role("button", name="English").click()
+    expect_speaks(page, "en", en)
+    expect(status).to_have_text(en["answered"])
+    expect(page.locator(".entry.agent .meta")).to_contain_text(en["page_agent_at"].split("{")[0].strip())
+    page.reload()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    expect_speaks(page, "en", en)
+    expect(page.locator(".entry.reply .status")).to_have_text(en["answered"])
+    page.get_by_role("button", name="ไทย").click()
+    expect_speaks(page, "th", th)
+    problems.check()
+
+
+def speaks_chinese(contexts: Contexts, url: str, screenshot: Path):
+    known = {"page_submit": "提交", "answered": "已回答"}
+    page, problems, zh = open_in(contexts, url, "zh-CN", "chinese", "zh-CN", known)
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Release 2.6")).to_be_visible()
+    expect(box.locator(".step-count")).to_have_text("1/2")
+    step_of = zh["page_question_n_of"].replace("{n}", "1").replace("{total}", "2")
+    expect(box.locator(".step-count")).to_have_attribute("aria-label", step_of)
+    expect(box.get_by_role("button", name=zh["skip"], exact=True)).to_be_visible()
+    box.locator("label.card", has_text="Staging").click()
+    box.get_by_role("button", name=zh["page_next"], exact=True).click()
+
+    # The yes / no switch in Chinese.
+    expect(box.locator(".step-count")).to_have_text("2/2")
+    expect(box.locator(".switch-state")).to_have_text(zh["no"])
+    box.locator(".switch-row").click()
+    expect(box.locator(".switch-state")).to_have_text(zh["yes"])
+    expect(box.get_by_role("button", name=zh["page_back"], exact=True)).to_be_visible()
+    box.get_by_role("button", name=zh["page_submit"], exact=True).click()
+    expect(page.locator(".entry.reply .status")).to_have_text(zh["answered"])
+    expect(box).to_be_hidden()
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
+def locales(contexts: Contexts, url: str, screenshot: Path):
+    speaks_thai(contexts, url, screenshot)
+    speaks_chinese(contexts, url, screenshot)
+
+
+SCENARIOS = {
+    "two-questions": two_questions,
+    "all-types": all_types,
+    "skip-all": skip_all,
+    "locales": locales,
+}
 
 
 def main():
@@ -209,12 +340,11 @@ def main():
         browser = playwright.chromium.launch(
             executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS
         )
-        context = browser.new_context(viewport={"width": 900, "height": 760})
-        context.set_default_timeout(TIMEOUT_MS)
+        contexts = Contexts(browser)
         try:
-            SCENARIOS[args.scenario](context, args.url, args.screenshot)
+            SCENARIOS[args.scenario](contexts, args.url, args.screenshot)
         except Exception as error:  # report, with a picture of every tab
-            for index, page in enumerate(context.pages):
+            for index, page in enumerate(contexts.pages()):
                 try:
                     failure = args.screenshot.with_name(f"{args.screenshot.stem}-failure-{index}.png")
                     page.screenshot(path=str(failure))

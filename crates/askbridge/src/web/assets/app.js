@@ -12,12 +12,19 @@
 // from elsewhere. Text from agents is only ever put in the page with
 // textContent (the `h` helper), never parsed as HTML.
 //
-// The page's own words are English for now (no locale switch yet).
+// The page's own words are the server's phrase table (askbridge's core
+// table, the same words every channel uses), inline in the page as the
+// `#phrases` JSON in every language it speaks. `t('page_send')` looks one
+// up in the current language (`t('page_n_questions', { n: 3 })` fills a
+// template): the person's choice on the language switch (kept in
+// localStorage), else the one the server picked for the browser
+// (`<html lang>`). No user-facing words are written here.
 
 'use strict';
 
 (() => {
   const TOKEN_KEY = 'askbridge.token';
+  const LOCALE_KEY = 'askbridge.locale';
   /** The "(Recommended)" markers the core recognises, at the end of a label. */
   const RECOMMENDED_MARKER =
     /\s*(?:\(recommended\)|\[recommended\]|（recommended）|\(推荐\)|（推荐）|\(建议\)|（建议）|\(แนะนำ\))\s*$/iu;
@@ -84,6 +91,7 @@
 
   const $ = (id) => document.getElementById(id);
   const els = {
+    languages: $('languages'),
     conn: $('conn'),
     connText: $('conn-text'),
     timeline: $('timeline'),
@@ -103,7 +111,7 @@
    * @typedef {{id: string, data: any, ended: boolean, seq: number,
    *   entry: HTMLElement|null, reply: HTMLElement|null,
    *   draft: {step: number, values: Object<string, any>, dirty: boolean, error: string},
-   *   submitting: boolean, endedWhileSubmitting: any}} Rec
+   *   submitting: boolean, endedWhileSubmitting: any, endedHere: boolean|null}} Rec
    */
 
   const S = {
@@ -119,7 +127,81 @@
     historyLoaded: false,
     panelKey: '',
     noticeTimer: 0,
+    /** The language shown: a tag of `LOCALES`. */
+    locale: '',
+    /** Its phrases, by name. */
+    phrases: {},
   };
+
+  // ------------------------------------------------------------- words
+
+  /** Every language the server speaks: `[{tag, name, phrases}]`. */
+  const LOCALES = readLocales();
+
+  function readLocales() {
+    try {
+      const data = JSON.parse($('phrases').textContent);
+      if (data && Array.isArray(data.locales) && data.locales.length) return data.locales;
+    } catch (_) { /* not there: names stand in for the words */ }
+    return [{ tag: document.documentElement.lang || 'en', name: '', phrases: {} }];
+  }
+
+  /**
+   * A phrase in the current language, its `{name}` placeholders filled
+   * from `values` in one pass (inserted values are not scanned again).
+   */
+  function t(name, values) {
+    const template = S.phrases[name];
+    if (typeof template !== 'string') return name;
+    return template.replace(/\{(\w+)\}/g, (whole, key) =>
+      (values && Object.prototype.hasOwnProperty.call(values, key) ? String(values[key]) : whole));
+  }
+
+  const knownLocale = (tag) => LOCALES.some((l) => l.tag === tag);
+
+  /** The person's choice on this page, else the server's pick for the browser. */
+  function initialLocale() {
+    let chosen = null;
+    try { chosen = localStorage.getItem(LOCALE_KEY); } catch (_) { /* storage off */ }
+    if (knownLocale(chosen)) return chosen;
+    const served = document.documentElement.lang;
+    return knownLocale(served) ? served : LOCALES[0].tag;
+  }
+
+  /** Switches the words, `<html lang>` and the page's fixed texts to `tag`. */
+  function useLocale(tag) {
+    const locale = LOCALES.find((l) => l.tag === tag) || LOCALES[0];
+    S.locale = locale.tag;
+    S.phrases = locale.phrases || {};
+    document.documentElement.lang = locale.tag;
+    for (const node of document.querySelectorAll('[data-phrase]')) node.textContent = t(node.dataset.phrase);
+    for (const node of document.querySelectorAll('[data-phrase-label]')) node.setAttribute('aria-label', t(node.dataset.phraseLabel));
+    for (const button of els.languages.children) button.setAttribute('aria-pressed', String(button.lang === S.locale));
+  }
+
+  /** The language switch: one button per language, in its own name. */
+  function renderLanguages() {
+    if (LOCALES.length < 2) return;
+    els.languages.replaceChildren(...LOCALES.map((l) => h('button', {
+      type: 'button',
+      class: 'language',
+      lang: l.tag,
+      'aria-pressed': String(l.tag === S.locale),
+      onclick: () => chooseLocale(l.tag),
+    }, l.name)));
+  }
+
+  /** The switch was used: remember it and say everything again in that language. */
+  function chooseLocale(tag) {
+    try { localStorage.setItem(LOCALE_KEY, tag); } catch (_) { /* not remembered */ }
+    useLocale(tag);
+    setConn(els.conn.dataset.state);
+    for (const rec of S.asks.values()) {
+      if (rec.entry && rec.data.ask) renderEntry(rec);
+      if (rec.reply) swap(rec, 'reply', replyNode(rec));
+    }
+    renderPanel({ force: true });
+  }
 
   function readHash() {
     const params = new URLSearchParams(location.hash.replace(/^#/, ''));
@@ -168,9 +250,9 @@
   function errorMessage(res) {
     const message = res.data && res.data.error && res.data.error.message;
     if (message) return String(message);
-    if (res.status === 0) return 'Could not reach askbridge. Check the connection and try again.';
-    if (res.status === 401 || res.status === 403) return 'This page needs the API token: open it with #token=… in the address.';
-    return 'Something went wrong (HTTP ' + res.status + '). Try again.';
+    if (res.status === 0) return t('page_unreachable');
+    if (res.status === 401 || res.status === 403) return t('page_needs_token');
+    return t('page_http_error', { status: res.status });
   }
 
   // ------------------------------------------------------ event stream
@@ -180,10 +262,10 @@
   function setConn(state) {
     els.conn.dataset.state = state;
     els.connText.textContent = {
-      connecting: 'Connecting…',
-      live: 'Live',
-      offline: 'Offline — reconnecting…',
-      auth: 'Token needed — open this page with #token=…',
+      connecting: t('page_connecting'),
+      live: t('page_live'),
+      offline: t('page_offline'),
+      auth: t('page_token_needed'),
     }[state] || state;
   }
 
@@ -357,6 +439,8 @@
         id: data.id,
         data,
         ended: false,
+        /** Where it ended: true in this tab, false elsewhere, null for history. */
+        endedHere: null,
         seq,
         entry: null,
         reply: null,
@@ -418,8 +502,8 @@
     const ask = rec.data.ask || {};
     if (ask.title) return ask.title;
     const qs = questions(rec);
-    if (qs.length === 1) return qs[0].header || 'Question';
-    return 'Questions from your agent';
+    if (qs.length === 1) return qs[0].header || t('page_question');
+    return t('page_questions_from_agent');
   }
 
   /** "Staging (Recommended)" → "Staging" (for display only; answers keep the label verbatim). */
@@ -470,12 +554,12 @@
       case 'single':
         if (other) return { answer: [other] };
         if (v.choice !== null) return { answer: [v.choice] };
-        return optional ? { answer: [] } : { error: 'Choose an option or write your own answer.' };
+        return optional ? { answer: [] } : { error: t('page_choose_one') };
       case 'multi': {
         const picked = (q.options || []).map((o) => o.label).filter((l) => v.checked.has(l));
         if (other) picked.push(other);
         if (picked.length) return { answer: picked };
-        return optional ? { answer: [] } : { error: 'Choose at least one option or write your own answer.' };
+        return optional ? { answer: [] } : { error: t('page_choose_some') };
       }
       case 'confirm':
         if (other) return { answer: [other] };
@@ -483,7 +567,7 @@
       default: {
         const text = v.text.trim();
         if (text) return { answer: [text] };
-        return optional ? { answer: [] } : { error: 'Write an answer, or use Skip all.' };
+        return optional ? { answer: [] } : { error: t('page_write_or_skip', { skip: t('skip') }) };
       }
     }
   }
@@ -492,7 +576,7 @@
 
   function clock(value) {
     const d = new Date(time(value));
-    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    return d.toLocaleTimeString(S.locale, { hour: '2-digit', minute: '2-digit' });
   }
 
   function nearBottom() {
@@ -502,6 +586,14 @@
 
   function scrollToEnd() {
     els.timeline.scrollTop = els.timeline.scrollHeight;
+  }
+
+  /** Puts `node` where the record's `key` node was, keeping its place in time. */
+  function swap(rec, key, node) {
+    const old = rec[key];
+    if (old.dataset.ts !== undefined) node.dataset.ts = old.dataset.ts;
+    old.replaceWith(node);
+    rec[key] = node;
   }
 
   /** Adds a timeline entry in time order. */
@@ -528,46 +620,76 @@
         type: 'button',
         class: 'entry-action',
         onclick: () => openAsk(rec.id),
-      }, 'Waiting for your answer');
+      }, t('page_waiting_for_you'));
     const bubble = h('div', { class: 'bubble' },
       ask.title ? h('div', { class: 'bubble-title', text: ask.title }) : null,
       h('ol', { class: 'qlist' }, qs.map((q) => {
         const done = !rec.ended && answered.has(q.id);
         return h('li', { class: done ? 'done' : null },
-          h('span', { class: 'chip', text: q.header || 'Question' }), ' ',
+          h('span', { class: 'chip', text: q.header || t('page_question') }), ' ',
           h('span', { text: q.question || '' }),
-          done ? h('span', { class: 'visually-hidden', text: ' (answered)' }) : null,
+          done ? h('span', { class: 'visually-hidden', text: t('page_answered_mark') }) : null,
           done ? icon('check') : null);
       })),
       stateNode);
     const entry = h('article', { class: 'entry agent', dataset: { ask: rec.id } },
-      h('div', { class: 'meta' }, h('span', { class: 'avatar', 'aria-hidden': 'true', text: '✦' }), 'Agent · ' + clock(rec.data.createdAt)),
+      h('div', { class: 'meta' }, h('span', { class: 'avatar', 'aria-hidden': 'true', text: '✦' }), t('page_agent_at', { time: clock(rec.data.createdAt) })),
       bubble);
-    if (rec.entry) rec.entry.replaceWith(entry);
-    else place(entry, time(rec.data.createdAt));
-    rec.entry = entry;
+    if (rec.entry) swap(rec, 'entry', entry);
+    else {
+      place(entry, time(rec.data.createdAt));
+      rec.entry = entry;
+    }
   }
 
   /** How an ended ask is labelled. */
   function endState(data) {
-    if (data.status === 'answered') return { kind: 'answered', icon: 'check', label: 'Answered' };
+    if (data.status === 'answered') return { kind: 'answered', icon: 'check', label: t('answered') };
     switch (data.reason || data.status) {
-      case 'skipped': return { kind: 'skipped', icon: 'skip', label: 'Skipped' };
+      case 'skipped': return { kind: 'skipped', icon: 'skip', label: t('skipped') };
       case 'timeout':
-      case 'timed_out': return { kind: 'expired', icon: 'clock', label: 'Expired — no answer' };
-      case 'cancelled': return { kind: 'cancelled', icon: 'cross', label: 'Cancelled by the agent' };
-      case 'delivery_failed': return { kind: 'failed', icon: 'alert', label: 'Could not be delivered' };
-      case 'gone': return { kind: 'cancelled', icon: 'cross', label: 'No longer available' };
-      default: return { kind: 'ended', icon: 'dot', label: 'Ended' };
+      case 'timed_out': return { kind: 'expired', icon: 'clock', label: t('expired') };
+      case 'cancelled': return { kind: 'cancelled', icon: 'cross', label: t('cancelled') };
+      case 'delivery_failed': return { kind: 'failed', icon: 'alert', label: t('delivery_failed') };
+      case 'gone': return { kind: 'cancelled', icon: 'cross', label: t('page_gone') };
+      default: return { kind: 'ended', icon: 'dot', label: t('page_ended') };
     }
   }
 
-  function responder(data) {
-    const by = data.answeredBy;
-    if (!by) return '';
+  /**
+   * The status of an ended ask: where it ended (`rec.endedHere`: true in
+   * this tab, false elsewhere, null for history) and who answered.
+   */
+  function endLabel(rec) {
+    const state = endState(rec.data);
+    if (state.kind === 'answered' && rec.endedHere !== true) return answeredLabel(rec.data, rec.endedHere === false);
+    if (state.kind === 'skipped' && rec.endedHere === false) return t('page_skipped_elsewhere');
+    return state.label;
+  }
+
+  /** "Answered by alice on telegram", from the outcome's `answeredBy`. */
+  function answeredLabel(data, elsewhere) {
+    const by = data.answeredBy || {};
     const who = by.name || by.userId || '';
-    if (by.channel && by.channel !== 'web') return who ? ' by ' + who + ' on ' + by.channel : ' on ' + by.channel;
-    return who && who !== 'web' ? ' by ' + who : '';
+    const name = who !== 'web' ? who : '';
+    const channel = by.channel && by.channel !== 'web' ? by.channel : '';
+    if (name && channel) return t('page_answered_by_on', { name, channel });
+    if (channel) return t('page_answered_on', { channel });
+    if (name) return t('answered_by_alone', { name });
+    return elsewhere ? t('page_answered_elsewhere') : t('answered');
+  }
+
+  /** The timeline's line for an ended ask: the answers' summary and the status. */
+  function replyNode(rec) {
+    const state = endState(rec.data);
+    const showText = state.kind === 'answered' && typeof rec.data.text === 'string' && rec.data.text.trim();
+    const mine = state.kind === 'answered' || state.kind === 'skipped';
+    return h('article', { class: 'entry ' + (mine ? 'reply' : 'system') + ' ' + state.kind, dataset: { ask: rec.id } },
+      showText ? h('div', { class: 'bubble' }, h('div', { class: 'summary', text: rec.data.text })) : null,
+      h('div', { class: 'status status-' + state.kind },
+        icon(state.icon),
+        endLabel(rec),
+        rec.data.ask ? null : ' — ' + titleOf(rec)));
   }
 
   /**
@@ -582,34 +704,25 @@
       return;
     }
     rec.ended = true;
+    rec.endedHere = here;
     rec.data = Object.assign({}, rec.data, data);
-    const state = endState(rec.data);
-    let label = state.label;
-    if (state.kind === 'answered') {
-      if (here === false) label = 'Answered elsewhere' + responder(rec.data);
-      else if (here === null) label = 'Answered' + responder(rec.data);
-    } else if (state.kind === 'skipped' && here === false) {
-      label = 'Skipped elsewhere';
-    }
     if (rec.data.ask) renderEntry(rec);
-    const showText = state.kind === 'answered' && typeof rec.data.text === 'string' && rec.data.text.trim();
-    const mine = state.kind === 'answered' || state.kind === 'skipped';
-    const reply = h('article', { class: 'entry ' + (mine ? 'reply' : 'system') + ' ' + state.kind, dataset: { ask: rec.id } },
-      showText ? h('div', { class: 'bubble' }, h('div', { class: 'summary', text: rec.data.text })) : null,
-      h('div', { class: 'status status-' + state.kind },
-        icon(state.icon),
-        label,
-        rec.data.ask ? null : ' — ' + titleOf(rec)));
-    if (rec.reply) rec.reply.replaceWith(reply);
-    else if (rec.entry) {
-      place(reply, Math.max(time(rec.data.createdAt) + 1, here === null ? time(rec.data.answeredAt) : Date.now()));
-    } else if (!quiet) {
-      place(reply, Date.now());
+    const reply = replyNode(rec);
+    if (rec.reply) swap(rec, 'reply', reply);
+    else {
+      if (rec.entry) {
+        place(reply, Math.max(time(rec.data.createdAt) + 1, here === null ? time(rec.data.answeredAt) : Date.now()));
+      } else if (!quiet) {
+        place(reply, Date.now());
+      }
+      rec.reply = reply;
     }
-    rec.reply = reply;
     if (S.currentId === rec.id) S.currentId = null;
     if (!here && !quiet && rec.data.ask) {
-      showNotice(state.kind === 'answered' ? '“' + titleOf(rec) + '” was answered elsewhere.' : '“' + titleOf(rec) + '”: ' + label + '.');
+      const title = titleOf(rec);
+      showNotice(endState(rec.data).kind === 'answered'
+        ? t('page_notice_answered', { title })
+        : t('page_notice_ended', { title, status: endLabel(rec) }));
     }
     renderPanel();
   }
@@ -636,12 +749,11 @@
   function remaining(expiresAt) {
     if (!expiresAt) return '';
     const ms = time(expiresAt) - Date.now();
-    if (ms <= 0) return 'expiring…';
+    if (ms <= 0) return t('page_expiring');
     const minutes = Math.ceil(ms / 60000);
-    if (minutes < 2) return 'expires in under 2 min';
-    if (minutes < 60) return 'expires in ' + minutes + ' min';
-    const hours = Math.floor(minutes / 60);
-    return 'expires in ' + hours + ' h ' + (minutes % 60) + ' min';
+    if (minutes < 2) return t('page_expires_soon');
+    if (minutes < 60) return t('page_expires_min', { m: minutes });
+    return t('page_expires_h_min', { h: Math.floor(minutes / 60), m: minutes % 60 });
   }
 
   /**
@@ -677,23 +789,23 @@
       class: 'icon-btn',
       'aria-expanded': String(!S.collapsed),
       'aria-controls': 'panel-body',
-      'aria-label': S.collapsed ? 'Expand the question' : 'Collapse the question',
-      title: S.collapsed ? 'Expand' : 'Collapse (Esc)',
+      'aria-label': S.collapsed ? t('page_expand_question') : t('page_collapse_question'),
+      title: S.collapsed ? t('page_expand') : t('page_collapse'),
       onclick: () => setCollapsed(!S.collapsed),
     }, h('span', { class: 'chevron', 'aria-hidden': 'true' }));
 
     const switcher = pending.length > 1
-      ? h('div', { class: 'switcher', role: 'group', 'aria-label': 'Waiting questions' },
-        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Newer question', disabled: index === 0, onclick: () => openAsk(pending[index - 1].id) }, '‹'),
-        h('span', { class: 'switcher-count', 'aria-live': 'polite', text: (index + 1) + ' of ' + pending.length + ' waiting' }),
-        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Older question', disabled: index === pending.length - 1, onclick: () => openAsk(pending[index + 1].id) }, '›'))
+      ? h('div', { class: 'switcher', role: 'group', 'aria-label': t('page_waiting_questions') },
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': t('page_newer'), disabled: index === 0, onclick: () => openAsk(pending[index - 1].id) }, '‹'),
+        h('span', { class: 'switcher-count', 'aria-live': 'polite', text: t('page_n_of_waiting', { n: index + 1, total: pending.length }) }),
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': t('page_older'), disabled: index === pending.length - 1, onclick: () => openAsk(pending[index + 1].id) }, '›'))
       : null;
 
     const head = h('header', { class: 'panel-head' },
       h('div', { class: 'panel-heading', onclick: S.collapsed ? () => setCollapsed(false) : null },
         h('span', { class: 'pulse', 'aria-hidden': 'true' }),
         h('h2', { id: 'panel-title', text: titleOf(rec) }),
-        S.collapsed && count > 1 ? h('span', { class: 'muted', text: count + ' questions' }) : null,
+        S.collapsed && count > 1 ? h('span', { class: 'muted', text: t('page_n_questions', { n: count }) }) : null,
         h('span', { class: 'expires', id: 'panel-expires', text: remaining(rec.data.expiresAt) })),
       h('div', { class: 'panel-tools' }, switcher, collapseButton));
 
@@ -733,7 +845,7 @@
   function stepView(rec, steps) {
     const step = rec.draft.step;
     const q = steps[step];
-    if (!q) return h('p', { class: 'muted', text: 'Nothing left to answer.' });
+    if (!q) return h('p', { class: 'muted', text: t('page_nothing_left') });
     const last = step === steps.length - 1;
     const qid = 'q-' + step;
     const optional = q.required === false;
@@ -743,21 +855,25 @@
       : null;
 
     const headRow = h('div', { class: 'step-head' },
-      h('span', { class: 'chip chip-strong', text: q.header || 'Question' }),
-      optional ? h('span', { class: 'chip chip-quiet', text: 'optional' }) : null,
-      steps.length > 1 ? h('span', { class: 'step-count', 'aria-label': 'Question ' + (step + 1) + ' of ' + steps.length, text: (step + 1) + '/' + steps.length }) : null,
+      h('span', { class: 'chip chip-strong', text: q.header || t('page_question') }),
+      optional ? h('span', { class: 'chip chip-quiet', text: t('hint_optional') }) : null,
+      steps.length > 1 ? h('span', { class: 'step-count', 'aria-label': t('page_question_n_of', { n: step + 1, total: steps.length }), text: (step + 1) + '/' + steps.length }) : null,
       progress);
 
     const error = h('p', { class: 'field-error', id: qid + '-error', role: 'alert', text: rec.draft.error || '' });
     error.hidden = !rec.draft.error;
 
     const actions = h('div', { class: 'actions' },
-      h('button', { type: 'button', class: 'btn btn-ghost', disabled: rec.submitting, title: 'Skip every question of this ask', onclick: () => skipAll(rec) }, 'Skip all'),
+      h('button', { type: 'button', class: 'btn btn-ghost', disabled: rec.submitting, title: t('page_skip_title'), onclick: () => skipAll(rec) }, t('skip')),
       h('span', { class: 'spacer' }),
-      optional ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => skipQuestion(rec, q) }, 'Skip question') : null,
-      step > 0 ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => go(rec, step - 1) }, 'Back') : null,
+      optional ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => skipQuestion(rec, q) }, t('skip_question')) : null,
+      step > 0 ? h('button', { type: 'button', class: 'btn', disabled: rec.submitting, onclick: () => go(rec, step - 1) }, t('page_back')) : null,
       h('button', { type: 'submit', class: 'btn btn-primary', disabled: rec.submitting },
-        rec.submitting ? 'Sending…' : last ? 'Submit' : 'Next'));
+        rec.submitting ? t('page_sending') : last ? t('page_submit') : t('page_next')));
+
+    const key = q.type === 'textarea' ? 'Ctrl+Enter' : 'Enter';
+    const keys = [last ? t('page_key_submit', { key }) : t('page_key_continue', { key }), t('page_key_collapse')];
+    if (q.options && q.options.length) keys.push(t('page_key_pick', { n: Math.min(q.options.length, 9) }));
 
     const form = h('form', {
       class: 'step',
@@ -771,7 +887,7 @@
     controls(rec, q, qid),
     error,
     actions,
-    h('p', { class: 'hint', text: (q.type === 'textarea' ? 'Ctrl+Enter' : 'Enter') + ' to ' + (last ? 'submit' : 'continue') + ' · Esc to collapse' + (q.options && q.options.length ? ' · 1–' + Math.min(q.options.length, 9) + ' to pick' : '') }));
+    h('p', { class: 'hint', text: keys.join(' · ') }));
     return form;
   }
 
@@ -796,7 +912,7 @@
         type: 'text',
         id: qid + '-other',
         class: 'text-input',
-        placeholder: 'Write your own answer',
+        placeholder: t('page_write_own'),
         value: v.other,
         'aria-describedby': described,
         oninput: (e) => {
@@ -840,20 +956,20 @@
               h('span', { class: 'card-label', id: labelId },
                 q.letters ? h('span', { class: 'letter', text: String.fromCharCode(65 + i) + '.' }) : null,
                 displayLabel(o.label)),
-              i === star ? h('span', { class: 'badge', id: labelId + '-star' }, icon('star'), 'Recommended') : null),
+              i === star ? h('span', { class: 'badge', id: labelId + '-star' }, icon('star'), t('recommended')) : null),
             o.description ? h('span', { class: 'card-desc', id: labelId + '-desc', text: o.description }) : null));
       }));
       return h('div', { class: 'controls' },
         group,
         h('div', { class: 'other' },
-          h('label', { htmlFor: qid + '-other', class: 'other-label', text: 'Other' }),
+          h('label', { htmlFor: qid + '-other', class: 'other-label', text: t('other') }),
           otherInput));
     }
 
     if (q.type === 'confirm') {
-      const stateText = h('span', { class: 'switch-state', text: v.yes ? 'Yes' : 'No' });
+      const stateText = h('span', { class: 'switch-state', text: v.yes ? t('yes') : t('no') });
       const other = h('input', {
-        type: 'text', id: qid + '-other', class: 'text-input', placeholder: 'Or write your own answer', value: v.other,
+        type: 'text', id: qid + '-other', class: 'text-input', placeholder: t('page_or_write_own'), value: v.other,
         oninput: (e) => { touched(); v.other = e.target.value; },
       });
       return h('div', { class: 'controls' },
@@ -866,12 +982,12 @@
             'aria-labelledby': qid,
             'aria-describedby': described,
             'data-autofocus': true,
-            onchange: (e) => { touched(); v.yes = e.target.checked; stateText.textContent = v.yes ? 'Yes' : 'No'; },
+            onchange: (e) => { touched(); v.yes = e.target.checked; stateText.textContent = v.yes ? t('yes') : t('no'); },
           }),
           h('span', { class: 'switch-track', 'aria-hidden': 'true' }, h('span', { class: 'switch-thumb' })),
           stateText),
         h('div', { class: 'other' },
-          h('label', { htmlFor: qid + '-other', class: 'other-label', text: 'Other' }),
+          h('label', { htmlFor: qid + '-other', class: 'other-label', text: t('other') }),
           other));
     }
 
@@ -881,7 +997,7 @@
       rows: area ? 4 : null,
       class: area ? 'text-area' : 'text-input',
       id: qid + '-text',
-      placeholder: q.placeholder || (area ? 'Write your answer' : 'Your answer'),
+      placeholder: q.placeholder || (area ? t('page_write_answer') : t('page_your_answer')),
       'aria-labelledby': qid,
       'aria-describedby': described,
       'data-autofocus': true,
@@ -989,7 +1105,8 @@
         rec.draft.step = 0;
         rec.draft.error = clarify.join(' ');
         if ('text' in body) {
-          note(clarify.length ? clarify.join('\n') : 'Got it. Still open: ' + openQuestions(rec).map((q) => q.header || q.id).join(', ') + '.', 'info');
+          const open = openQuestions(rec).map((q) => q.header || q.id).join(t('list_sep'));
+          note(clarify.length ? clarify.join('\n') : t('still_open') + t('sentence_sep') + open, 'info');
         }
         renderEntry(rec);
         renderPanel({ focus: true, force: true });
@@ -1001,7 +1118,7 @@
       if (late) return endAsk(rec, late, { here: false });
       const fresh = await api(askPath(rec.id));
       if (fresh.ok && fresh.data && fresh.data.status !== 'pending') return endAsk(rec, fresh.data, { here: false });
-      rec.draft.error = 'This question was already answered.';
+      rec.draft.error = t('already_answered');
       renderPanel({ force: true });
       return;
     }
@@ -1019,8 +1136,10 @@
     if (text) return String(text);
     const q = questions(rec).find((x) => x.id === (item.id || item.question));
     const candidates = Array.isArray(item.candidates) ? item.candidates.map(displayLabel) : [];
-    const header = q ? (q.header || q.id) : (item.id || 'Question');
-    return candidates.length ? header + ': did you mean ' + candidates.join(' or ') + '?' : header + ': please answer again.';
+    const header = q ? (q.header || q.id) : (item.id || t('page_question'));
+    return candidates.length
+      ? t('page_clarify', { q: header, options: candidates.join(t('list_sep')) })
+      : t('page_answer_again', { q: header });
   }
 
   // ---------------------------------------------------------- composer
@@ -1032,9 +1151,9 @@
     els.input.disabled = !enabled;
     els.send.disabled = !enabled;
     els.input.placeholder = enabled
-      ? (openQuestions(current).length > 1 ? 'Or type a reply, e.g. Q1: 2' : 'Or type a reply')
-      : 'No questions waiting';
-    els.input.setAttribute('aria-label', enabled ? 'Reply to “' + titleOf(current) + '”' : 'Reply');
+      ? (openQuestions(current).length > 1 ? t('page_type_reply_keyed') : t('page_type_reply'))
+      : t('page_no_questions');
+    els.input.setAttribute('aria-label', enabled ? t('page_reply_to', { title: titleOf(current) }) : t('page_reply'));
   }
 
   function growComposer() {
@@ -1055,6 +1174,8 @@
   // -------------------------------------------------------------- start
 
   function start() {
+    useLocale(initialLocale());
+    renderLanguages();
     readHash();
     els.composer.addEventListener('submit', (e) => { e.preventDefault(); sendComposer(); });
     els.input.addEventListener('input', growComposer);
