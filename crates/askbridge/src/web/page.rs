@@ -32,7 +32,8 @@ macro_rules! named {
 pub(super) fn page_phrases(s: &'static Strings) -> Vec<(&'static str, &'static str)> {
     named!(s;
         other, skip, skip_question, yes, no, recommended, hint_optional,
-        list_sep, sentence_sep, answered, answered_by_alone, skipped, expired,
+        list_sep, sentence_sep, answered, answered_by_alone,
+        answered_in_host_alone, skipped, expired,
         cancelled, delivery_failed, already_answered, still_open,
         page_connecting, page_live, page_offline, page_token_needed,
         page_language, page_conversation, page_empty_title, page_empty_body,

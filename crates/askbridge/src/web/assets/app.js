@@ -670,6 +670,7 @@
   /** "Answered by alice on telegram", from the outcome's `answeredBy`. */
   function answeredLabel(data, elsewhere) {
     const by = data.answeredBy || {};
+    if (by.channel === 'host') return t('answered_in_host_alone');
     const who = by.name || by.userId || '';
     const name = who !== 'web' ? who : '';
     const channel = by.channel && by.channel !== 'web' ? by.channel : '';
