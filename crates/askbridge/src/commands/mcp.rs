@@ -65,7 +65,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     });
     let (backend, elicitation) = match server_url {
         Some(url) => {
-            let client = DaemonClient::new(&url).with_context(|| format!("--server {url}"))?;
+            let client = DaemonClient::from_env(&url).with_context(|| format!("--server {url}"))?;
             tracing::info!(server = client.url(), "forwarding asks to the daemon");
             (Backend::Remote(client), elicitation_from_env()?)
         }

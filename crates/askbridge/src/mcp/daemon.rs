@@ -18,12 +18,20 @@ pub const MAX_POLL_SECONDS: u64 = 300;
 /// answer is not mistaken for a dead daemon.
 const REQUEST_SLACK: Duration = Duration::from_secs(30);
 
+/// The daemon's API token, sent by clients that find it set.
+pub const TOKEN_ENV: &str = "ASKBRIDGE_API_TOKEN";
+
 /// Why a call to the daemon failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
     /// The URL given for the daemon is not an `http://` URL.
     #[error("{0:?} is not a daemon URL; expected http://HOST:PORT")]
     BadUrl(String),
+    /// The API token cannot be sent in a header.
+    #[error(
+        "ASKBRIDGE_API_TOKEN cannot be sent as a bearer token (it has a line break or another control character)"
+    )]
+    BadToken,
     /// Nothing answered at the URL (refused, reset, timed out).
     #[error("cannot reach the askbridge daemon at {url}")]
     Unreachable {
@@ -97,6 +105,38 @@ impl DaemonClient {
                 source,
             })?;
         Ok(DaemonClient { base, http })
+    }
+
+    /// The same client, sending `token` as the bearer token of every
+    /// request (the daemon's `api_token`), when there is one.
+    pub fn with_token(self, token: Option<&str>) -> Result<DaemonClient, DaemonError> {
+        let Some(token) = token.map(str::trim).filter(|token| !token.is_empty()) else {
+            return Ok(self);
+        };
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| DaemonError::BadToken)?;
+        value.set_sensitive(true);
+        let headers =
+            reqwest::header::HeaderMap::from_iter([(reqwest::header::AUTHORIZATION, value)]);
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .default_headers(headers)
+            .build()
+            .map_err(|source| DaemonError::Unreachable {
+                url: self.base.clone(),
+                source,
+            })?;
+        Ok(DaemonClient {
+            base: self.base,
+            http,
+        })
+    }
+
+    /// A client for `url` with the token in `ASKBRIDGE_API_TOKEN`, the
+    /// variable the daemon itself reads, when it is set.
+    pub fn from_env(url: &str) -> Result<DaemonClient, DaemonError> {
+        let token = std::env::var(TOKEN_ENV).ok();
+        DaemonClient::new(url)?.with_token(token.as_deref())
     }
 
     /// The daemon's base URL.
