@@ -2,8 +2,8 @@
 //!
 //! The caller's mistakes are 4xx with a code that names the mistake; only a
 //! failing store is `500 internal`, and its cause is kept in a response
-//! extension for the logging middleware (the `guard` middleware in `http`) — never in the
-//! body, and never logged here.
+//! extension for the `guard` middleware in `http`, which logs it — never
+//! in the body, and never logged here.
 
 use std::sync::Arc;
 
