@@ -237,7 +237,7 @@ mod tests {
         );
         assert_eq!(
             schema(&doc, "AnswerVia")["enum"],
-            json!(["button", "select", "text", "modal", "web"])
+            json!(["button", "select", "text", "modal", "web", "host"])
         );
         assert_fields(
             schema(&doc, "Responder"),
