@@ -2,8 +2,6 @@
 //! transport, no daemon. Tests wait on progress reports and results, never
 //! on the clock.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use askbridge_core::lifecycle::Input;
@@ -18,23 +16,10 @@ use super::backend::{Backend, Snapshot};
 use super::{McpServer, ProgressUpdate};
 use crate::bridge::{Bridge, BridgeOptions};
 
-/// A fresh SQLite directory for one test.
-fn scratch_dir() -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "askbridge-mcp-unit-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
-}
-
+/// A bridge on an in-memory database (nothing left behind on disk).
 async fn bridge() -> Bridge {
-    let dir = scratch_dir();
     let bridge = Bridge::open(BridgeOptions::new(
-        format!("sqlite://{}?mode=rwc", dir.join("askbridge.db").display()),
+        "sqlite::memory:",
         Target::parse("web").expect("web is a target"),
     ))
     .await
