@@ -29,10 +29,21 @@ const ASK: &str = r#"{
 
 /// `askbridge ask ARGS` with `stdin` as the ask; its output once it exits.
 async fn ask(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BINARY)
+    ask_with_token(args, stdin, None).await
+}
+
+/// [`ask`] with `ASKBRIDGE_API_TOKEN` set to `token` (unset for `None`).
+async fn ask_with_token(args: &[&str], stdin: &str, token: Option<&str>) -> Output {
+    let mut command = Command::new(BINARY);
+    command
         .arg("ask")
         .args(args)
         .env_remove("ASKBRIDGE_SERVER")
+        .env_remove("ASKBRIDGE_API_TOKEN");
+    if let Some(token) = token {
+        command.env("ASKBRIDGE_API_TOKEN", token);
+    }
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -178,41 +189,15 @@ async fn ask_without_wait_prints_the_pending_ask() {
 #[tokio::test]
 async fn ask_sends_the_api_token_from_the_environment() {
     let daemon = Daemon::builder().token("ask-cli-token").start();
-    let run = |token: Option<&'static str>| {
-        let mut command = Command::new(BINARY);
-        command
-            .args(["ask", "--server", &daemon.base(), "-"])
-            .env_remove("ASKBRIDGE_SERVER")
-            .env_remove("ASKBRIDGE_API_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(token) = token {
-            command.env("ASKBRIDGE_API_TOKEN", token);
-        }
-        async move {
-            let mut child = command.spawn().expect("spawn askbridge ask");
-            let mut input = child.stdin.take().expect("piped stdin");
-            input
-                .write_all(ASK.as_bytes())
-                .await
-                .expect("write the ask");
-            drop(input);
-            tokio::time::timeout(STEP, child.wait_with_output())
-                .await
-                .expect("askbridge ask exits")
-                .expect("run askbridge ask")
-        }
-    };
-    let refused = run(None).await;
+    let args = ["--server", &daemon.base(), "-"];
+    let refused = ask_with_token(&args, ASK, None).await;
     assert_ne!(refused.status.code(), Some(0));
     assert!(
         text(&refused.stderr).contains("401"),
         "{}",
         text(&refused.stderr)
     );
-    let output = run(Some("ask-cli-token")).await;
+    let output = ask_with_token(&args, ASK, Some("ask-cli-token")).await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let pending: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
     assert_eq!(pending["status"], json!("pending"), "{pending}");
