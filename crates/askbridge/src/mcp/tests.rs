@@ -286,6 +286,43 @@ async fn an_ask_past_its_deadline_reports_the_timeout_outcome() {
 }
 
 #[tokio::test]
+async fn the_host_and_the_web_answering_at_once_give_one_answer() {
+    let bridge = bridge().await;
+    let backend = Backend::Local(bridge.clone());
+    let ask = askbridge_core::normalize::normalize_json(&Value::Object(deploy_ask()))
+        .expect("valid ask")
+        .ask;
+    for _ in 0..20 {
+        let id = backend.create(&ask).await.expect("create").id;
+        let host = backend.reply_from_host(
+            &id,
+            Some(vec![(
+                "deploy_target".to_owned(),
+                vec!["Production".to_owned()],
+            )]),
+            Some("claude-code".to_owned()),
+        );
+        let (host, ()) = tokio::join!(host, answer(&bridge, &id, "Staging"));
+        let host_won = host.expect("the host's answer is recorded or refused");
+        let outcome = match backend.wait(&id, Duration::ZERO).await.expect("read") {
+            Snapshot::Ended(outcome) => outcome,
+            Snapshot::Pending(pending) => panic!("still pending: {pending}"),
+        };
+        let (via, label) = if host_won {
+            ("host", "Production")
+        } else {
+            ("web", "Staging (Recommended)")
+        };
+        assert_eq!(outcome["details"][0]["via"], json!(via), "{outcome}");
+        assert_eq!(
+            outcome["answers"]["deploy_target"],
+            json!([label]),
+            "{outcome}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn unknown_tools_are_protocol_errors() {
     let bridge = bridge().await;
     let error = server(&bridge, Duration::from_secs(15))
