@@ -18,3 +18,19 @@ pub mod store;
 pub mod telegram;
 pub mod web;
 pub mod wire;
+
+/// An error and its causes on one line, `: `-separated; a cause whose text
+/// the line already holds is not repeated.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        source = cause.source();
+    }
+    text
+}

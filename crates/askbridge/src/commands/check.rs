@@ -23,7 +23,6 @@
 //! reads, and `--json` the same as one JSON document. Exit code: 0 when no
 //! check failed (warnings allowed), 1 otherwise.
 
-use std::error::Error;
 use std::fmt::Display;
 use std::future::Future;
 use std::io::{self, Write};
@@ -36,6 +35,7 @@ use serde_json::{Map, Value, json};
 
 use super::ConfigArgs;
 use crate::config::{Config, ConfigError, DiscordConfig, SlackConfig, TelegramConfig};
+use crate::error_chain as chain;
 use crate::store::{self, Inspection, Migrations, StoreError};
 
 /// How long each check may take unless `--timeout` says otherwise.
@@ -534,21 +534,6 @@ fn store_reason(error: &StoreError) -> String {
         StoreError::Database(error) => chain(error),
         other => chain(other),
     }
-}
-
-/// An error and its causes, on one line.
-fn chain(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 // -------------------------------------------------------------- telegram

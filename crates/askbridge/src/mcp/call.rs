@@ -28,6 +28,7 @@ use super::backend::{Backend, BackendError, Snapshot};
 use super::host::{HostDialog, HostReply, Pending};
 use super::tools;
 use crate::config::Elicitation;
+use crate::error_chain as chain;
 
 /// How long past an ask's deadline `ask_user` keeps waiting for the bridge
 /// to end it before it reports the timeout outcome itself.
@@ -591,21 +592,6 @@ fn backend_error(backend: &Backend, error: &BackendError, id: Option<&str>) -> C
         ));
     }
     error_result(text)
-}
-
-/// An error and its sources, `: `-separated.
-pub(super) fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let line = cause.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
