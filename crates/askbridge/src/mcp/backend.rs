@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use askbridge_core::lifecycle::{AskLifecycle, AskParts, Input, Step};
 use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, ChannelKind, Responder};
+use askbridge_core::normalize::normalize_json;
 use askbridge_core::outcome::Via;
 use serde_json::{Map, Value, json};
 
@@ -58,6 +59,17 @@ impl Snapshot {
             Snapshot::Ended(json) | Snapshot::Pending(json) => json,
         }
     }
+}
+
+/// An ask as a task reports it: how it is now, what was asked, and when.
+#[derive(Debug, Clone)]
+pub struct Status {
+    /// How it is now.
+    pub snapshot: Snapshot,
+    /// What was asked (normalised).
+    pub ask: Ask,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
 }
 
 /// A newly created ask.
@@ -169,6 +181,58 @@ impl Backend {
                     .await
                     .map_err(|e| BackendError::from_daemon(e, id))?;
                 remote_snapshot(client, answer)
+            }
+        }
+    }
+
+    /// The ask now, with what was asked and when, without waiting.
+    pub async fn status(&self, id: &str) -> Result<Status, BackendError> {
+        match self {
+            Backend::Local(bridge) => {
+                let view = bridge.get(id).await?;
+                Ok(Status {
+                    snapshot: local_snapshot(&view)?,
+                    ask: view.ask,
+                    created_at: view.created_at.rfc3339(),
+                })
+            }
+            Backend::Remote(client) => {
+                let answer = client
+                    .get(id, None)
+                    .await
+                    .map_err(|e| BackendError::from_daemon(e, id))?;
+                let protocol = |detail: String| {
+                    BackendError::Daemon(DaemonError::Protocol {
+                        url: client.url().to_owned(),
+                        detail,
+                    })
+                };
+                let ask = match answer.get("ask").map(normalize_json) {
+                    Some(Ok(normalized)) => normalized.ask,
+                    Some(Err(problems)) => {
+                        return Err(protocol(format!(
+                            "the daemon's ask {id} does not read back: {}",
+                            problems
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )));
+                    }
+                    None => {
+                        return Err(protocol(format!("no ask in the daemon's answer for {id}")));
+                    }
+                };
+                let created_at = answer
+                    .get("createdAt")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(Status {
+                    snapshot: remote_snapshot(client, answer)?,
+                    ask,
+                    created_at,
+                })
             }
         }
     }

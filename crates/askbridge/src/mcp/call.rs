@@ -235,23 +235,11 @@ impl McpServer {
         mut progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
     ) -> CallToolResult {
-        let normalized = match normalize_json(&Value::Object(arguments)) {
-            Ok(normalized) => normalized,
+        let host = host.filter(|_| self.shows_in_host(true));
+        let ask = match self.read_ask(arguments, host.is_some()) {
+            Ok(ask) => ask,
             Err(problems) => return invalid_ask(&problems),
         };
-        for warning in &normalized.warnings {
-            tracing::info!(path = %warning.path, "ask fixed: {}", warning.message);
-        }
-        let host = host.filter(|_| self.elicitation != Elicitation::Off);
-        let mut ask = normalized.ask;
-        if host.is_some() && self.elicitation == Elicitation::Only {
-            // The host's dialog instead of a chat; the web page (which
-            // posts nothing) keeps the ask answerable if the dialog fails.
-            ask.target = Some(Target {
-                place: Place::Web { session: None },
-                user: None,
-            });
-        }
         let created = match self.backend.create(&ask).await {
             Ok(created) => created,
             Err(error) => return backend_error(&self.backend, &error, None),
@@ -302,6 +290,36 @@ impl McpServer {
             }
             Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
         }
+    }
+
+    /// Whether asks are shown in the host's own dialog, for a client that
+    /// `can` show forms.
+    pub(super) fn shows_in_host(&self, can: bool) -> bool {
+        can && self.elicitation != Elicitation::Off
+    }
+
+    /// The ask in a call's `arguments`, normalised (fixes are logged), or
+    /// every problem with it. With `in_host` and
+    /// `elicitation = "only"` the host's dialog stands in for a chat: the
+    /// ask goes to the web page, which posts nothing but keeps it
+    /// answerable if the dialog fails.
+    pub(super) fn read_ask(
+        &self,
+        arguments: JsonObject,
+        in_host: bool,
+    ) -> Result<Ask, Vec<Problem>> {
+        let normalized = normalize_json(&Value::Object(arguments))?;
+        for warning in &normalized.warnings {
+            tracing::info!(path = %warning.path, "ask fixed: {}", warning.message);
+        }
+        let mut ask = normalized.ask;
+        if in_host && self.elicitation == Elicitation::Only {
+            ask.target = Some(Target {
+                place: Place::Web { session: None },
+                user: None,
+            });
+        }
+        Ok(ask)
     }
 
     /// Shows ask `id` in the host's dialog; the person's reply there is
@@ -518,7 +536,7 @@ fn wait_seconds(value: Option<&Value>) -> Result<Duration, String> {
 
 /// An ended ask: the outcome as structured content, the continuation (the
 /// answer as a sentence) and the JSON as text.
-fn outcome_result(outcome: Value) -> CallToolResult {
+pub(super) fn outcome_result(outcome: Value) -> CallToolResult {
     let readable = ["continuation", "text"]
         .iter()
         .filter_map(|key| outcome.get(*key).and_then(Value::as_str))
@@ -557,7 +575,7 @@ fn error_result(message: String) -> CallToolResult {
 }
 
 /// The normaliser refused the ask: list every problem with its path.
-fn invalid_ask(problems: &[Problem]) -> CallToolResult {
+pub(super) fn invalid_ask(problems: &[Problem]) -> CallToolResult {
     let mut text = String::from("The ask is not valid; nothing was sent to the user.\n");
     for problem in problems {
         text.push_str(&format!("- {problem}\n"));
@@ -567,7 +585,11 @@ fn invalid_ask(problems: &[Problem]) -> CallToolResult {
 }
 
 /// A backend failure, said so that the model (and its user) can act on it.
-fn backend_error(backend: &Backend, error: &BackendError, id: Option<&str>) -> CallToolResult {
+pub(super) fn backend_error(
+    backend: &Backend,
+    error: &BackendError,
+    id: Option<&str>,
+) -> CallToolResult {
     let mut text = match (error, backend) {
         (BackendError::NotFound(id), _) => {
             format!("There is no ask with id {id:?}. Use the id that ask_user reported.")

@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
 use rmcp::model::{
-    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, RequestId, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, RequestId,
+    ServerRequest,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
@@ -193,6 +194,50 @@ pub enum HostReply {
     Dismissed,
 }
 
+impl HostReply {
+    /// What the client's `result` for `ask`'s form means.
+    pub fn of(ask: &Ask, result: &ElicitResult) -> HostReply {
+        match result.action {
+            ElicitationAction::Accept => HostReply::Answered(answers(
+                ask,
+                result.content.as_ref().unwrap_or(&Value::Null),
+            )),
+            ElicitationAction::Decline => HostReply::Declined,
+            // Cancel, and whatever later protocol versions add.
+            _ => HostReply::Dismissed,
+        }
+    }
+}
+
+/// Whether a client with `capabilities` shows forms: it declared form
+/// elicitation (an empty `elicitation` capability counts as forms).
+pub fn shows_forms(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+}
+
+/// The `elicitation/create` request showing `ask`'s form; `None` (logged)
+/// when the form does not fit the restricted schema.
+pub fn form_request(ask: &Ask) -> Option<ElicitRequest> {
+    let Form { message, schema } = form(ask);
+    let requested_schema: ElicitationSchema = match serde_json::from_value(schema) {
+        Ok(schema) => schema,
+        Err(error) => {
+            tracing::warn!(%error, "the ask does not fit an elicitation form");
+            return None;
+        }
+    };
+    Some(ElicitRequest::new(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema,
+        },
+    ))
+}
+
 /// The MCP client of one tool call, when it can show forms.
 #[derive(Debug, Clone)]
 pub struct HostDialog {
@@ -202,12 +247,10 @@ pub struct HostDialog {
 }
 
 impl HostDialog {
-    /// The dialog of `peer`'s client, when it declared form elicitation
-    /// (an empty `elicitation` capability counts as forms).
+    /// The dialog of `peer`'s client, when it [`shows_forms`].
     pub fn of(peer: &Peer<RoleServer>) -> Option<HostDialog> {
         let info = peer.peer_info()?;
-        let elicitation = info.capabilities.elicitation.as_ref()?;
-        if elicitation.form.is_none() && elicitation.url.is_some() {
+        if !shows_forms(&info.capabilities) {
             return None;
         }
         Some(HostDialog {
@@ -223,21 +266,7 @@ impl HostDialog {
         &self,
         ask: &Ask,
     ) -> Option<(Pending, impl Future<Output = HostReply> + Send + use<>)> {
-        let Form { message, schema } = form(ask);
-        let requested_schema: ElicitationSchema = match serde_json::from_value(schema) {
-            Ok(schema) => schema,
-            Err(error) => {
-                tracing::warn!(%error, "the ask does not fit an elicitation form");
-                return None;
-            }
-        };
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(
-            ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema,
-            },
-        ));
+        let request = ServerRequest::ElicitRequest(form_request(ask)?);
         let handle = match self
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -256,15 +285,7 @@ impl HostDialog {
         let ask = ask.clone();
         let reply = async move {
             match handle.await_response().await {
-                Ok(ClientResult::ElicitResult(result)) => match result.action {
-                    ElicitationAction::Accept => HostReply::Answered(answers(
-                        &ask,
-                        result.content.as_ref().unwrap_or(&Value::Null),
-                    )),
-                    ElicitationAction::Decline => HostReply::Declined,
-                    // Cancel, and whatever later protocol versions add.
-                    _ => HostReply::Dismissed,
-                },
+                Ok(ClientResult::ElicitResult(result)) => HostReply::of(&ask, &result),
                 Ok(other) => {
                     tracing::warn!(?other, "unexpected reply to an elicitation");
                     HostReply::Dismissed

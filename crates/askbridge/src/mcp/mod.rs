@@ -7,6 +7,9 @@
 //!   `notifications/cancelled` (or when the connection closes).
 //! - [`host`] shows the ask in the client's own dialog too (an MCP
 //!   elicitation form) when the client can; the first answer wins.
+//! - `task` serves `ask_user` as an MCP task to clients that declare the
+//!   tasks extension: the task is the ask, so it outlives the connection
+//!   and restarts.
 //! - [`backend`] is where asks go: the in-process [`Bridge`], or a running
 //!   daemon through [`daemon`] (HTTP), so many agent processes can share
 //!   one daemon.
@@ -19,14 +22,16 @@ pub mod backend;
 mod call;
 pub mod daemon;
 pub mod host;
+mod task;
 pub mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -37,7 +42,8 @@ pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
 
 use self::backend::Backend;
 use self::call::Inflight;
-use self::host::HostDialog;
+use self::host::{HostDialog, shows_forms};
+use self::task::DismissedForms;
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -97,9 +103,12 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE));
-    let backend = Backend::Local(bridge);
+    // One server, cloned for each session: the sessions share what the
+    // people dismissed in their hosts.
+    let server =
+        McpServer::new(Backend::Local(bridge), progress_interval).with_elicitation(elicitation);
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(backend.clone(), progress_interval).with_elicitation(elicitation)),
+        move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -108,14 +117,16 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
         .fallback_service(service)
 }
 
-/// The MCP server: one per connection (stdio) or session (HTTP). Cheap to
-/// clone; clones share the record of asks still being waited on.
+/// The MCP server. Cheap to clone; clones share the record of asks still
+/// being waited on (for stdio, to cancel them when the connection closes)
+/// and of host forms dismissed in task mode.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     backend: Backend,
     progress_interval: Duration,
     elicitation: Elicitation,
     inflight: Inflight,
+    dismissed: DismissedForms,
 }
 
 impl McpServer {
@@ -127,6 +138,7 @@ impl McpServer {
             progress_interval,
             elicitation: Elicitation::default(),
             inflight: Inflight::default(),
+            dismissed: DismissedForms::default(),
         }
     }
 
@@ -140,13 +152,18 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("askbridge", env!("CARGO_PKG_VERSION"))
-                    .with_title("askbridge")
-                    .with_description("Ask the user structured questions in their chat"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("askbridge", env!("CARGO_PKG_VERSION"))
+                .with_title("askbridge")
+                .with_description("Ask the user structured questions in their chat"),
+        )
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -155,6 +172,34 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(tools::all()))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let forms = context
+            .client_capabilities()
+            .is_some_and(|capabilities| shows_forms(&capabilities));
+        self.task_of(&request.task_id, forms).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_form_reply(&request.task_id, request.input_responses, &context)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(&request.task_id).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -171,6 +216,12 @@ impl ServerHandler for McpServer {
             .get_progress_token()
             .map(|token| PeerProgress::new(context.peer.clone(), token));
         let arguments = request.arguments.unwrap_or_default();
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        if request.name == tools::ASK_USER && capabilities.supports_tasks() {
+            return Ok(self
+                .ask_user_task(arguments, shows_forms(&capabilities))
+                .await);
+        }
         let host = HostDialog::of(&context.peer);
         self.call_tool_with(
             &request.name,

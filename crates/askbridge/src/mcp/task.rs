@@ -1,0 +1,356 @@
+//! `ask_user` as an MCP task (the `io.modelcontextprotocol/tasks`
+//! extension), for clients that declare it: the call returns at once with a
+//! task whose id is the ask id, and
+//!
+//! - `tasks/get` reads the ask: `working` while it is open (or
+//!   `input_required` with the host's form, when the client shows forms),
+//!   `completed` with the same result a blocking call gives once it has
+//!   ended, `cancelled` when it was cancelled;
+//! - `tasks/update` takes the person's answer from that form (`via: "host"`),
+//!   the first answer winning as everywhere;
+//! - `tasks/cancel` cancels the ask.
+//!
+//! A task *is* its ask: nothing but the forms a person dismissed is kept in
+//! memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
+//! and any instance answers for any task.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use askbridge_core::model::Ask;
+use rmcp::model::{
+    CallToolResponse, CreateTaskResult, DetailedTask, ElicitResult, GetTaskResult, InputRequest,
+    JsonObject, Task, TaskPayload, TaskStatus,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::Value;
+
+use super::McpServer;
+use super::backend::{BackendError, Snapshot, Status};
+use super::call::{backend_error, invalid_ask, outcome_result};
+use super::host::{HostReply, form_request};
+use crate::error_chain as chain;
+
+/// The `inputRequests` key of the host's form.
+pub const FORM_KEY: &str = "form";
+
+/// How often clients are asked to poll `tasks/get`, in milliseconds.
+pub const POLL_INTERVAL_MS: u64 = 1_000;
+
+/// Tasks whose form the person dismissed in the host: they stay open on
+/// their channel but are not asked for in the host again (until a restart).
+#[derive(Debug, Clone, Default)]
+pub(super) struct DismissedForms(Arc<Mutex<HashSet<String>>>);
+
+impl DismissedForms {
+    fn insert(&self, id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned());
+    }
+
+    fn remove(&self, id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
+    }
+}
+
+impl McpServer {
+    /// `ask_user` as a task: creates the ask and returns its task. An
+    /// invalid ask, a failing backend or an ask that ended at once (it could
+    /// not be delivered) is the ordinary tool result instead.
+    pub(super) async fn ask_user_task(
+        &self,
+        arguments: JsonObject,
+        forms: bool,
+    ) -> CallToolResponse {
+        let ask = match self.read_ask(arguments, forms) {
+            Ok(ask) => ask,
+            Err(problems) => return invalid_ask(&problems).into(),
+        };
+        let created = match self.backend.create(&ask).await {
+            Ok(created) => created,
+            Err(error) => return backend_error(&self.backend, &error, None).into(),
+        };
+        tracing::info!(ask_id = %created.id, "ask created over MCP as a task");
+        match created.snapshot {
+            Snapshot::Ended(outcome) => outcome_result(outcome).into(),
+            Snapshot::Pending(pending) => {
+                let created_at = string(&pending, "createdAt");
+                let task = Task::new(&created.id, TaskStatus::Working, &created_at, &created_at)
+                    .with_status_message(waiting_message(&pending))
+                    .with_poll_interval_ms(POLL_INTERVAL_MS);
+                CallToolResponse::Task(CreateTaskResult::new(task))
+            }
+        }
+    }
+
+    /// `tasks/get`: the ask as a task; `forms` says whether the client
+    /// shows the host's form.
+    pub(super) async fn task_of(&self, id: &str, forms: bool) -> Result<GetTaskResult, ErrorData> {
+        let status = self
+            .backend
+            .status(id)
+            .await
+            .map_err(|error| task_error(&error, id))?;
+        let form = forms && self.shows_in_host(true) && !self.dismissed.contains(id);
+        let detailed = detailed(id, status, form);
+        if detailed.status().is_terminal() {
+            self.dismissed.remove(id);
+        }
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/update`: the person's reply in the host's form. Keys other
+    /// than [`FORM_KEY`] are ignored, as is a reply to an ask that has
+    /// already ended (answered elsewhere first).
+    pub(super) async fn task_form_reply(
+        &self,
+        id: &str,
+        mut responses: BTreeMap<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(response) = responses.remove(FORM_KEY) else {
+            return Ok(());
+        };
+        let result: ElicitResult = serde_json::from_value(response).map_err(|error| {
+            ErrorData::invalid_params(
+                format!("inputResponses.{FORM_KEY}: expected the elicitation's result: {error}"),
+                None,
+            )
+        })?;
+        let status = self
+            .backend
+            .status(id)
+            .await
+            .map_err(|error| task_error(&error, id))?;
+        if matches!(status.snapshot, Snapshot::Ended(_)) {
+            tracing::info!(ask_id = %id, "the host's answer came after the ask ended");
+            return Ok(());
+        }
+        let answers = match HostReply::of(&status.ask, &result) {
+            HostReply::Answered(answers) => Some(answers),
+            HostReply::Declined => None,
+            HostReply::Dismissed => {
+                tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
+                self.dismissed.insert(id);
+                return Ok(());
+            }
+        };
+        match self
+            .backend
+            .reply_from_host(id, answers, client_name(context))
+            .await
+        {
+            Ok(true) => tracing::info!(ask_id = %id, "answered in the host's form"),
+            Ok(false) => tracing::info!(ask_id = %id, "the host's answer came after another one"),
+            Err(error) => return Err(task_error(&error, id)),
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: cancels the ask (an ended one stays as it is).
+    pub(super) async fn task_cancel(&self, id: &str) -> Result<(), ErrorData> {
+        self.backend
+            .cancel(id)
+            .await
+            .map_err(|error| task_error(&error, id))?;
+        tracing::info!(ask_id = %id, "task cancelled; ask cancelled");
+        Ok(())
+    }
+}
+
+/// The task of ask `id` as it is now; `form` says whether to ask for the
+/// host's form while the ask is open.
+fn detailed(id: &str, status: Status, form: bool) -> DetailedTask {
+    let Status {
+        snapshot,
+        ask,
+        created_at,
+    } = status;
+    match snapshot {
+        Snapshot::Pending(pending) => {
+            let task = Task::new(id, TaskStatus::Working, &created_at, &created_at)
+                .with_status_message(waiting_message(&pending))
+                .with_poll_interval_ms(POLL_INTERVAL_MS);
+            let payload = match form.then(|| form_input(&ask)).flatten() {
+                Some(input_requests) => TaskPayload::InputRequired { input_requests },
+                None => TaskPayload::Working,
+            };
+            DetailedTask::new(task, payload)
+        }
+        Snapshot::Ended(outcome) => {
+            let ended_at = string(&outcome, "answeredAt");
+            let task = Task::new(id, TaskStatus::Completed, &created_at, &ended_at)
+                .with_status_message(string(&outcome, "text"));
+            let payload = if outcome.get("reason").and_then(Value::as_str) == Some("cancelled") {
+                TaskPayload::Cancelled
+            } else {
+                TaskPayload::Completed {
+                    result: result_object(outcome),
+                }
+            };
+            DetailedTask::new(task, payload)
+        }
+    }
+}
+
+/// `inputRequests` with the host's form for `ask`.
+fn form_input(ask: &Ask) -> Option<BTreeMap<String, InputRequest>> {
+    let request = form_request(ask)?;
+    Some(BTreeMap::from([(
+        FORM_KEY.to_owned(),
+        InputRequest::Elicitation(request),
+    )]))
+}
+
+/// The tool result of an ended ask, as a JSON object.
+fn result_object(outcome: Value) -> JsonObject {
+    match serde_json::to_value(outcome_result(outcome)) {
+        Ok(Value::Object(result)) => result,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The status message of an open ask.
+fn waiting_message(pending: &Value) -> String {
+    let id = string(pending, "id");
+    match pending.get("expiresAt").and_then(Value::as_str) {
+        Some(until) => format!("Waiting for the user's answer (ask id {id}, open until {until})."),
+        None => format!("Waiting for the user's answer (ask id {id})."),
+    }
+}
+
+fn string(json: &Value, key: &str) -> String {
+    json.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The client's name (`claude-code`): from the request's own metadata, else
+/// from `initialize`.
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .meta
+        .client_info()
+        .or_else(|| {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.clone())
+        })
+        .map(|info| info.name)
+        .filter(|name| !name.trim().is_empty())
+}
+
+/// A backend failure as the protocol error of a `tasks/*` request: an
+/// unknown id is invalid params, the rest an internal error naming why.
+fn task_error(error: &BackendError, id: &str) -> ErrorData {
+    match error {
+        BackendError::NotFound(_) => ErrorData::invalid_params(
+            format!("unknown task: {id} (a task id is the ask id ask_user returned)"),
+            None,
+        ),
+        other => ErrorData::internal_error(format!("task {id}: {}", chain(other)), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askbridge_core::normalize::normalize_json;
+    use serde_json::json;
+
+    fn status(snapshot: Snapshot) -> Status {
+        let ask = normalize_json(&json!({"questions": [{
+            "question": "Where to?", "header": "Deploy",
+            "options": [{"label": "Staging"}, {"label": "Production"}]
+        }]}))
+        .expect("a valid ask")
+        .ask;
+        Status {
+            snapshot,
+            ask,
+            created_at: "2026-12-04T10:00:00.000Z".to_owned(),
+        }
+    }
+
+    fn wire(task: DetailedTask) -> Value {
+        serde_json::to_value(task).expect("serialisable")
+    }
+
+    #[test]
+    fn an_open_ask_is_a_working_task_or_asks_for_the_hosts_form() {
+        let pending = json!({"id": "ask_1", "status": "pending",
+                             "createdAt": "2026-12-04T10:00:00.000Z",
+                             "expiresAt": "2026-12-04T10:15:00.000Z"});
+        let working = wire(detailed(
+            "ask_1",
+            status(Snapshot::Pending(pending.clone())),
+            false,
+        ));
+        assert_eq!(working["status"], json!("working"), "{working}");
+        assert_eq!(working["taskId"], json!("ask_1"));
+        assert_eq!(working["createdAt"], json!("2026-12-04T10:00:00.000Z"));
+        assert_eq!(working["pollIntervalMs"], json!(POLL_INTERVAL_MS));
+        assert_eq!(
+            working["statusMessage"],
+            json!(
+                "Waiting for the user's answer (ask id ask_1, open until 2026-12-04T10:15:00.000Z)."
+            )
+        );
+        assert!(working.get("inputRequests").is_none(), "{working}");
+
+        let input = wire(detailed("ask_1", status(Snapshot::Pending(pending)), true));
+        assert_eq!(input["status"], json!("input_required"), "{input}");
+        let form = &input["inputRequests"][FORM_KEY];
+        assert_eq!(form["method"], json!("elicitation/create"), "{input}");
+        assert_eq!(form["params"]["message"], json!("Where to?"), "{input}");
+        assert_eq!(
+            form["params"]["requestedSchema"]["properties"]["deploy"]["title"],
+            json!("Deploy"),
+            "{input}"
+        );
+    }
+
+    #[test]
+    fn an_ended_ask_is_a_completed_task_with_the_tools_result() {
+        let outcome = json!({"id": "ask_1", "status": "answered", "reason": null,
+                             "answers": {"deploy": ["Production"]},
+                             "answeredAt": "2026-12-04T10:01:00.000Z",
+                             "text": "Deploy: Production", "continuation": "Go on."});
+        let task = wire(detailed(
+            "ask_1",
+            status(Snapshot::Ended(outcome.clone())),
+            true,
+        ));
+        assert_eq!(task["status"], json!("completed"), "{task}");
+        assert_eq!(task["lastUpdatedAt"], json!("2026-12-04T10:01:00.000Z"));
+        assert_eq!(task["result"]["structuredContent"], outcome, "{task}");
+        assert_eq!(task["result"]["isError"], json!(false), "{task}");
+        assert_eq!(task["result"]["content"][0]["text"], json!("Go on."));
+    }
+
+    #[test]
+    fn a_cancelled_ask_is_a_cancelled_task() {
+        let outcome = json!({"id": "ask_1", "status": "no_answer", "reason": "cancelled",
+                             "answeredAt": "2026-12-04T10:01:00.000Z",
+                             "text": "The ask was cancelled."});
+        let task = wire(detailed("ask_1", status(Snapshot::Ended(outcome)), false));
+        assert_eq!(task["status"], json!("cancelled"), "{task}");
+        assert_eq!(task["statusMessage"], json!("The ask was cancelled."));
+        assert!(task.get("result").is_none(), "{task}");
+    }
+}

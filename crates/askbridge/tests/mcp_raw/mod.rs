@@ -1,0 +1,283 @@
+//! A bare JSON-RPC MCP client, for what the Python SDK does not speak yet
+//! (the tasks extension): requests are written by hand, over stdio (the
+//! per-request envelope of protocol 2026-07-28, no `initialize`) or
+//! streamable HTTP (an `initialize` session). Every wait is bounded by
+//! [`STEP`]; nothing sleeps.
+
+#![allow(dead_code)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long any one request may take before the test gives up.
+pub const STEP: Duration = Duration::from_secs(60);
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
+
+/// The tasks extension's id, as clients declare it.
+pub const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// The ask every scenario sends.
+pub fn deploy_ask() -> Value {
+    json!({
+        "title": "Release 2.4",
+        "questions": [{
+            "id": "deploy_target",
+            "header": "Deploy",
+            "question": "Where should I deploy the build?",
+            "options": [
+                {"label": "Staging (Recommended)", "description": "safe, reversible"},
+                {"label": "Production"}
+            ]
+        }],
+        "timeoutSeconds": 900
+    })
+}
+
+/// A JSON-RPC answer: the result, or the error object.
+pub type Answer = Result<Value, Value>;
+
+fn answer_of(message: &Value) -> Answer {
+    match message.get("error") {
+        Some(error) => Err(error.clone()),
+        None => Ok(message["result"].clone()),
+    }
+}
+
+/// `askbridge mcp …` over stdio, spoken to without `initialize`: every
+/// request carries the protocol version and `capabilities` in `_meta`.
+pub struct StdioClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    capabilities: Value,
+    next_id: u64,
+}
+
+impl StdioClient {
+    pub fn spawn(args: &[&str], capabilities: Value) -> StdioClient {
+        let mut child = Command::new(BINARY)
+            .args(args)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn askbridge mcp");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        StdioClient {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            capabilities,
+            next_id: 0,
+        }
+    }
+
+    /// Sends `method` and returns its answer (notifications in between are
+    /// skipped).
+    pub async fn request(&mut self, method: &str, mut params: Value) -> Answer {
+        self.next_id += 1;
+        let id = self.next_id;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}
+        });
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to askbridge mcp");
+        loop {
+            let line = tokio::time::timeout(STEP, self.lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {method} within {STEP:?}"))
+                .expect("read askbridge mcp")
+                .unwrap_or_else(|| panic!("askbridge mcp exited before answering {method}"));
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return answer_of(&message);
+            }
+        }
+    }
+
+    /// Ends the process (as a client that goes away would).
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// A streamable-HTTP session at `/mcp`.
+pub struct Http {
+    http: reqwest::Client,
+    url: String,
+    session: String,
+    next_id: u64,
+}
+
+impl Http {
+    /// Opens a session declaring `capabilities`.
+    pub async fn initialize(url: &str, capabilities: Value) -> Http {
+        let mut http = Http {
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("an HTTP client"),
+            url: url.to_owned(),
+            session: String::new(),
+            next_id: 0,
+        };
+        let (session, answer) = http
+            .post_request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities,
+                    "clientInfo": {"name": "raw-test", "version": "1"}
+                }),
+            )
+            .await;
+        answer.unwrap_or_else(|error| panic!("initialize failed: {error}"));
+        http.session = session.expect("an Mcp-Session-Id header");
+        let response = http
+            .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert!(
+            response.status().is_success(),
+            "initialized: HTTP {}",
+            response.status()
+        );
+        http
+    }
+
+    /// Sends `method` and returns its answer.
+    pub async fn request(&mut self, method: &str, params: Value) -> Answer {
+        self.post_request(method, params).await.1
+    }
+
+    /// Sends `method` and returns the stream of what comes back for it
+    /// (notifications, then the answer).
+    pub async fn start(&mut self, method: &str, params: Value) -> Call {
+        self.next_id += 1;
+        let id = self.next_id;
+        let response = self
+            .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        assert!(
+            response.status().is_success(),
+            "{method}: HTTP {}",
+            response.status()
+        );
+        Call {
+            method: method.to_owned(),
+            id,
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    async fn post_request(&mut self, method: &str, params: Value) -> (Option<String>, Answer) {
+        let call = self.start(method, params).await;
+        let session = call
+            .response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        (session, call.answer().await)
+    }
+
+    async fn post(&self, body: Value) -> reqwest::Response {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if !self.session.is_empty() {
+            request = request
+                .header("mcp-session-id", &self.session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send().await.expect("POST /mcp")
+    }
+}
+
+/// One request in flight over streamable HTTP.
+pub struct Call {
+    method: String,
+    id: u64,
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Call {
+    /// The next JSON-RPC message for this request.
+    pub async fn next(&mut self) -> Value {
+        let is_json = self
+            .response
+            .headers()
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("application/json"));
+        loop {
+            if !is_json && let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                match serde_json::from_str(&data) {
+                    Ok(message) => return message,
+                    // Priming events and keep-alives carry no message.
+                    Err(_) => continue,
+                }
+            }
+            let chunk = tokio::time::timeout(STEP, self.response.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("nothing for {} within {STEP:?}", self.method))
+                .expect("read the response");
+            match chunk {
+                Some(chunk) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                None if is_json => {
+                    return serde_json::from_str(&std::mem::take(&mut self.buffer))
+                        .unwrap_or_else(|e| panic!("not JSON ({e}) for {}", self.method));
+                }
+                None => panic!(
+                    "the stream ended without answering {}: {}",
+                    self.method, self.buffer
+                ),
+            }
+        }
+    }
+
+    /// The answer, skipping notifications.
+    pub async fn answer(mut self) -> Answer {
+        loop {
+            let message = self.next().await;
+            if message["id"] == json!(self.id) {
+                return answer_of(&message);
+            }
+        }
+    }
+}
+
+/// The client capabilities of a host with the tasks extension, and forms
+/// when `forms`.
+pub fn task_capabilities(forms: bool) -> Value {
+    let mut capabilities = json!({"extensions": {TASKS: {}}});
+    if forms {
+        capabilities["elicitation"] = json!({"form": {}});
+    }
+    capabilities
+}
