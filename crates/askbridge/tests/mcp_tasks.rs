@@ -197,6 +197,16 @@ async fn streamable_http_a_task_asks_for_the_hosts_form_and_takes_its_answer() {
     assert_completed(&again, "Production", "host");
     let again = ok(mcp.request("tasks/get", get(&cancelled)).await, "tasks/get");
     assert_eq!(again["status"], json!("cancelled"), "{again}");
+
+    // The experimental tasks' tasks/result and tasks/list are not methods
+    // of the extension.
+    for method in ["tasks/result", "tasks/list"] {
+        let unknown = mcp
+            .request(method, get(&answered_in_host))
+            .await
+            .expect_err("not a method");
+        assert_eq!(unknown["code"], json!(-32601), "{method}: {unknown}");
+    }
 }
 
 #[tokio::test]
@@ -207,6 +217,7 @@ async fn a_client_without_the_tasks_extension_gets_no_task() {
         .request("tasks/get", get("ask_00000000000000000000000000"))
         .await
         .expect_err("tasks/* need the extension");
+    assert_eq!(refused["code"], json!(-32021), "{refused}");
     assert!(
         refused["data"]["requiredCapabilities"]["extensions"][mcp_raw::TASKS].is_object(),
         "{refused}"
