@@ -382,3 +382,86 @@ async fn elicitation_off_sends_no_form() {
         client.seen()
     );
 }
+
+/// Waits for both the tool's result and the client's
+/// `notifications/elicitation/complete`, in either order; returns both.
+async fn result_and_completion(client: &mut Client) -> (serde_json::Value, serde_json::Value) {
+    let (mut result, mut complete) = (None, None);
+    while result.is_none() || complete.is_none() {
+        let event = client.next().await;
+        match event["event"].as_str() {
+            Some("result") => result = Some(event["result"].clone()),
+            Some("elicitation_complete") => complete = Some(event["params"].clone()),
+            _ => {}
+        }
+    }
+    (result.unwrap_or_default(), complete.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn streamable_http_a_client_that_only_opens_links_gets_the_asks_page() {
+    let daemon = Daemon::start();
+    let mut client = Client::http("elicit_link", &daemon.url("/mcp"));
+    let id = ask_id(&client.until("progress").await);
+    let link = elicitation(&mut client).await;
+    assert_eq!(link["mode"], json!("url"), "{link}");
+    assert_eq!(
+        link["url"],
+        json!(daemon.url(&format!("/#ask={id}"))),
+        "{link}"
+    );
+    assert_eq!(link["elicitationId"], json!(id), "{link}");
+    assert_eq!(
+        link["message"],
+        json!("Release 2.4 — answer on askbridge's page."),
+        "{link}"
+    );
+    // The person answers on the page they opened.
+    Api::of(&daemon)
+        .reply(&id, json!({"answers": {"deploy_target": ["Production"]}}))
+        .await;
+    let (result, complete) = result_and_completion(&mut client).await;
+    assert_answered(&result, &id, "Production");
+    assert_eq!(complete["elicitationId"], json!(id), "{complete}");
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn stdio_forwarder_links_to_the_daemons_page() {
+    let daemon = Daemon::start();
+    let mut client = Client::stdio("elicit_link", &["mcp", "--server", &daemon.base()]);
+    let id = ask_id(&client.until("progress").await);
+    let link = elicitation(&mut client).await;
+    assert_eq!(
+        link["url"],
+        json!(daemon.url(&format!("/#ask={id}"))),
+        "{link}"
+    );
+    Api::of(&daemon)
+        .reply(&id, json!({"answers": {"deploy_target": ["Staging"]}}))
+        .await;
+    let (result, complete) = result_and_completion(&mut client).await;
+    assert_answered(&result, &id, "Staging (Recommended)");
+    assert_eq!(complete["elicitationId"], json!(id), "{complete}");
+    client.finish().await;
+}
+
+#[tokio::test]
+async fn stdio_in_process_has_no_page_to_link_to() {
+    let data = daemon::TempDir::new("mcp-elicit-link");
+    let data = data.path().to_str().expect("utf-8 path");
+    let mut client = Client::stdio(
+        "elicit_link",
+        &["mcp", "--data-dir", data, "--progress-ms", "50"],
+    );
+    // A link would come right after the first progress report; two more
+    // reports later there is still none.
+    let id = ask_id(&client.until("progress").await);
+    client.until("progress").await;
+    client.until("progress").await;
+    assert!(
+        !client.seen().iter().any(|e| e["event"] == "elicitation"),
+        "{id}: {:?}",
+        client.seen()
+    );
+}

@@ -544,3 +544,40 @@ async fn web_page_skip_all_skips_the_ask_in_chromium() {
     assert_eq!(outcome["status"], "no_answer", "{outcome}");
     assert_eq!(outcome["reason"], "skipped", "{outcome}");
 }
+
+/// The link an agent host shows (`/#ask=<id>`) opens that one ask, which the
+/// page answers; an ask answered in the host reads "Answered in the
+/// terminal" on the page.
+#[tokio::test]
+async fn web_page_link_to_one_ask_and_an_answer_in_the_host_in_chromium() {
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    let linked = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web:elsewhere", "title": "Link only", "questions": [
+            {"id": "color", "header": "Color", "question": "Which colour?", "options": ["Red", "Blue"]}
+        ]}),
+    )
+    .await;
+    let other = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web", "title": "Release 2.4", "questions": [
+            {"id": "deploy", "header": "Deploy", "question": "Where to?", "options": ["Staging", "Production"]}
+        ]}),
+    )
+    .await;
+    browser(
+        &python(),
+        &daemon,
+        "one-ask",
+        &artifacts().join("web-answered-in-host.png"),
+    )
+    .await;
+    let linked = daemon::outcome(&daemon, &linked).await;
+    assert_eq!(linked["answers"], json!({"color": ["Blue"]}), "{linked}");
+    assert_eq!(linked["details"][0]["via"], json!("web"), "{linked}");
+    let other = daemon::outcome(&daemon, &other).await;
+    assert_eq!(other["answeredBy"]["channel"], json!("host"), "{other}");
+}

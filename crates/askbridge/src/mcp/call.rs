@@ -159,21 +159,29 @@ impl Drop for InflightGuard {
 }
 
 /// An ask shown in the host's dialog: the request, and the task that
-/// records the person's reply there.
+/// records the person's reply there (and says whether they opened the
+/// ask's page from a link).
 struct ShownInHost {
     pending: Pending,
-    relay: tokio::task::JoinHandle<()>,
+    relay: tokio::task::JoinHandle<bool>,
 }
 
 impl ShownInHost {
-    /// Closes the dialog if the person has not answered in it: the ask
-    /// ended elsewhere (or the call was cancelled).
+    /// The ask has ended (or the call was cancelled): closes the dialog if
+    /// the person has not answered in it, and tells the host that the page
+    /// of a link that was, or may have been, opened meanwhile is done with.
     async fn close(self) {
-        if !self.relay.is_finished() {
+        let opened = if self.relay.is_finished() {
+            matches!(self.relay.await, Ok(true))
+        } else {
             self.relay.abort();
             self.pending
                 .close("the question was answered elsewhere")
                 .await;
+            true
+        };
+        if opened {
+            self.pending.complete().await;
         }
     }
 }
@@ -246,6 +254,7 @@ impl McpServer {
         };
         let id = created.id;
         tracing::info!(ask_id = %id, "ask created over MCP");
+        let linkable = page_may_answer(created.snapshot.json());
         if let Snapshot::Ended(outcome) = created.snapshot {
             return outcome_result(outcome);
         }
@@ -263,7 +272,7 @@ impl McpServer {
             })
             .await;
         let dialog = match &host {
-            Some(host) => self.show_in_host(host, &ask, &id).await,
+            Some(host) => self.show_in_host(host, &ask, &id, linkable).await,
             None => None,
         };
         let started = Instant::now();
@@ -325,8 +334,14 @@ impl McpServer {
     /// Shows ask `id` in the host's dialog; the person's reply there is
     /// recorded like any channel's (`via: "host"`), and a dismissed dialog
     /// leaves the ask open.
-    async fn show_in_host(&self, host: &HostDialog, ask: &Ask, id: &str) -> Option<ShownInHost> {
-        let (pending, reply) = host.show(ask).await?;
+    async fn show_in_host(
+        &self,
+        host: &HostDialog,
+        ask: &Ask,
+        id: &str,
+        linkable: bool,
+    ) -> Option<ShownInHost> {
+        let (pending, reply) = host.show(ask, id, linkable).await?;
         let backend = self.backend.clone();
         let name = host.name.clone();
         let id = id.to_owned();
@@ -336,7 +351,11 @@ impl McpServer {
                 HostReply::Declined => None,
                 HostReply::Dismissed => {
                     tracing::info!(ask_id = %id, "the host's dialog was dismissed; the ask stays open");
-                    return;
+                    return false;
+                }
+                HostReply::Opened => {
+                    tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
+                    return true;
                 }
             };
             match backend.reply_from_host(&id, answers, name).await {
@@ -348,6 +367,7 @@ impl McpServer {
                     tracing::warn!(ask_id = %id, error = %chain(&error), "cannot record the host's answer");
                 }
             }
+            false
         });
         Some(ShownInHost { pending, relay })
     }
@@ -492,6 +512,17 @@ impl McpServer {
             }
         }
     }
+}
+
+/// Whether the web page may answer the ask in `snapshot`: it was posted
+/// for anyone where it was posted (`to` names no user), so a link to its
+/// page is worth showing.
+fn page_may_answer(snapshot: &Value) -> bool {
+    snapshot
+        .get("to")
+        .and_then(Value::as_str)
+        .and_then(|to| Target::parse(to).ok())
+        .is_some_and(|target| target.user.is_none())
 }
 
 /// The progress report after `waited`.
@@ -675,6 +706,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("get_answer"), "{text}");
+    }
+
+    #[test]
+    fn the_page_may_answer_asks_meant_for_anyone_where_they_were_posted() {
+        for (to, linkable) in [
+            ("web", true),
+            ("web:review", true),
+            ("telegram:-100123/7", true),
+            ("slack:C1", true),
+            ("telegram:-100123@42", false),
+            ("discord:user/42", true),
+            ("web@alice", false),
+            ("not a target", false),
+        ] {
+            let snapshot = json!({"id": "ask_1", "status": "pending", "to": to});
+            assert_eq!(page_may_answer(&snapshot), linkable, "{to}");
+        }
+        assert!(!page_may_answer(&json!({"id": "ask_1"})));
     }
 
     #[test]

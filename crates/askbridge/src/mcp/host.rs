@@ -12,6 +12,11 @@
 //! - [`HostDialog`] sends the form to the client of one tool call and turns
 //!   its reply into a [`HostReply`]; [`Pending`] cancels it
 //!   (`notifications/cancelled`) when the ask was answered elsewhere.
+//! - A client that only opens links (URL-mode elicitation), or an ask no
+//!   form can hold, gets a link to the ask's own web page (`/#ask=<id>`)
+//!   instead, when there is a page and it may answer the ask; once the ask
+//!   ends, [`Pending::complete`] tells the client
+//!   (`notifications/elicitation/complete`).
 //!
 //! Only this module knows the elicitation schema; the answer goes through
 //! the same lifecycle as every channel's (`via: "host"`).
@@ -20,9 +25,9 @@ use std::sync::Arc;
 
 use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientResult, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, RequestId,
-    ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, CustomNotification,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    RequestId, ServerNotification, ServerRequest,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
@@ -54,16 +59,22 @@ pub fn form(ask: &Ask) -> Form {
             required.push(Value::String(question.id.clone()));
         }
     }
-    let message = match (&ask.title, ask.questions.as_slice()) {
-        (Some(title), _) if !title.trim().is_empty() => title.clone(),
-        (_, [only]) => only.text.clone(),
-        _ => format!("The agent has {} questions for you.", ask.questions.len()),
-    };
+    let message = message(ask);
     let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         schema["required"] = Value::Array(required);
     }
     Form { message, schema }
+}
+
+/// What the host shows above the form or link: the ask's title, else its
+/// only question.
+fn message(ask: &Ask) -> String {
+    match (&ask.title, ask.questions.as_slice()) {
+        (Some(title), _) if !title.trim().is_empty() => title.clone(),
+        (_, [only]) => only.text.clone(),
+        _ => format!("The agent has {} questions for you.", ask.questions.len()),
+    }
 }
 
 /// One question's field.
@@ -192,6 +203,8 @@ pub enum HostReply {
     /// Dismissed the dialog, or the host could not show it: the ask stays
     /// open on its channel.
     Dismissed,
+    /// Opened the ask's page from the link: the answer comes from there.
+    Opened,
 }
 
 impl HostReply {
@@ -218,6 +231,25 @@ pub fn shows_forms(capabilities: &ClientCapabilities) -> bool {
         .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
+/// Whether a client with `capabilities` opens links (URL-mode elicitation).
+fn opens_links(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|elicitation| elicitation.url.is_some())
+}
+
+/// The `elicitation/create` request linking to ask `id`'s own page at
+/// `url`; `id` is also the elicitation's id.
+fn link_request(ask: &Ask, id: &str, url: &str) -> ElicitRequest {
+    ElicitRequest::new(ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: format!("{} — answer on askbridge's page.", message(ask)),
+        url: url.to_owned(),
+        elicitation_id: id.to_owned(),
+    })
+}
+
 /// The `elicitation/create` request showing `ask`'s form; `None` (logged)
 /// when the form does not fit the restricted schema.
 pub fn form_request(ask: &Ask) -> Option<ElicitRequest> {
@@ -238,38 +270,77 @@ pub fn form_request(ask: &Ask) -> Option<ElicitRequest> {
     ))
 }
 
-/// The MCP client of one tool call, when it can show forms.
+/// The MCP client of one tool call, when it can show forms or open links.
 #[derive(Debug, Clone)]
 pub struct HostDialog {
     peer: Peer<RoleServer>,
     /// The client's name (`claude-code`), reported as who answered.
     pub name: Option<String>,
+    forms: bool,
+    links: bool,
+    /// Where this client reaches the web page (`http://127.0.0.1:8790`),
+    /// when there is one: the link for clients that open links.
+    page: Option<String>,
 }
 
 impl HostDialog {
-    /// The dialog of `peer`'s client, when it [`shows_forms`].
+    /// The dialog of `peer`'s client, when it declared elicitation: it
+    /// [`shows_forms`], or opens links.
     pub fn of(peer: &Peer<RoleServer>) -> Option<HostDialog> {
         let info = peer.peer_info()?;
-        if !shows_forms(&info.capabilities) {
+        let forms = shows_forms(&info.capabilities);
+        let links = opens_links(&info.capabilities);
+        if !forms && !links {
             return None;
         }
         Some(HostDialog {
             peer: peer.clone(),
             name: Some(info.client_info.name.clone()).filter(|name| !name.trim().is_empty()),
+            forms,
+            links,
+            page: None,
         })
     }
 
-    /// Shows `ask`'s form. Returns the request, to cancel, and the
-    /// person's reply as a future; `None` when it could not be sent (the
-    /// protocol version forbids server requests, the connection closed).
+    /// The same dialog, with the web page at `page` (`None`: no page).
+    pub fn with_page(mut self, page: Option<String>) -> HostDialog {
+        self.page = page.map(|page| page.trim_end_matches('/').to_owned());
+        self
+    }
+
+    /// Whether there is anything to show in it: forms, or links to a page.
+    pub fn can_show(&self) -> bool {
+        self.forms || (self.links && self.page.is_some())
+    }
+
+    /// Shows ask `id`: its form, or — for a client that only opens links,
+    /// or an ask no form can hold — a link to its own page when `linkable`
+    /// (the page may answer it). Returns the request, to close, and the
+    /// person's reply as a future; `None` when there is nothing to show or
+    /// it could not be sent (the protocol version forbids server requests,
+    /// the connection closed).
     pub async fn show(
         &self,
         ask: &Ask,
+        id: &str,
+        linkable: bool,
     ) -> Option<(Pending, impl Future<Output = HostReply> + Send + use<>)> {
-        let request = ServerRequest::ElicitRequest(form_request(ask)?);
+        let form = self.forms.then(|| form_request(ask)).flatten();
+        let link = match (&form, &self.page) {
+            (None, Some(page)) if self.links && linkable => Some(format!("{page}/#ask={id}")),
+            _ => None,
+        };
+        let (request, elicitation_id) = match (form, link) {
+            (Some(form), _) => (form, None),
+            (None, Some(url)) => (link_request(ask, id, &url), Some(id.to_owned())),
+            (None, None) => return None,
+        };
         let handle = match self
             .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .send_cancellable_request(
+                ServerRequest::ElicitRequest(request),
+                PeerRequestOptions::no_options(),
+            )
             .await
         {
             Ok(handle) => handle,
@@ -278,14 +349,19 @@ impl HostDialog {
                 return None;
             }
         };
+        let linked = elicitation_id.is_some();
         let pending = Pending {
             peer: self.peer.clone(),
             id: Arc::new(handle.id.clone()),
+            elicitation_id,
         };
         let ask = ask.clone();
         let reply = async move {
             match handle.await_response().await {
-                Ok(ClientResult::ElicitResult(result)) => HostReply::of(&ask, &result),
+                Ok(ClientResult::ElicitResult(result)) => match HostReply::of(&ask, &result) {
+                    HostReply::Answered(_) if linked => HostReply::Opened,
+                    reply => reply,
+                },
                 Ok(other) => {
                     tracing::warn!(?other, "unexpected reply to an elicitation");
                     HostReply::Dismissed
@@ -300,20 +376,38 @@ impl HostDialog {
     }
 }
 
-/// An elicitation request the client has not answered yet.
+/// An elicitation request sent to the client.
 #[derive(Debug, Clone)]
 pub struct Pending {
     peer: Peer<RoleServer>,
     id: Arc<RequestId>,
+    /// A link's elicitation id.
+    elicitation_id: Option<String>,
 }
 
 impl Pending {
-    /// Tells the client to close the dialog: the ask ended elsewhere.
+    /// Tells the client to close the dialog it has not answered: the ask
+    /// ended elsewhere.
     pub async fn close(&self, reason: &str) {
         let param =
             CancelledNotificationParam::new(Some((*self.id).clone()), Some(reason.to_owned()));
         if let Err(error) = self.peer.notify_cancelled(param).await {
             tracing::debug!(%error, "could not close the host's dialog");
+        }
+    }
+
+    /// Tells the client that the page its person opened from the link is
+    /// done with (`notifications/elicitation/complete`); nothing for a form.
+    pub async fn complete(&self) {
+        let Some(elicitation_id) = &self.elicitation_id else {
+            return;
+        };
+        let notification = ServerNotification::CustomNotification(CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(json!({ "elicitationId": elicitation_id })),
+        ));
+        if let Err(error) = self.peer.send_notification(notification).await {
+            tracing::debug!(%error, "could not tell the host the link is done with");
         }
     }
 }

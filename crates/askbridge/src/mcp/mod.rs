@@ -28,6 +28,8 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::header;
+use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -150,6 +152,29 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// Where the client of `context` reaches the web page: the daemon the
+    /// forwarder talks to, or this daemon as the client addressed it
+    /// (`Host`, and `X-Forwarded-Proto` behind a TLS proxy); `None` over
+    /// stdio in-process, where there is no page.
+    fn page(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        match &self.backend {
+            Backend::Remote(client) => Some(client.url().to_owned()),
+            Backend::Local(_) => {
+                let parts = context.extensions.get::<Parts>()?;
+                let host = parts.headers.get(header::HOST)?.to_str().ok()?;
+                let scheme = parts
+                    .headers
+                    .get("x-forwarded-proto")
+                    .and_then(|proto| proto.to_str().ok())
+                    .filter(|proto| *proto == "https")
+                    .unwrap_or("http");
+                Some(format!("{scheme}://{host}"))
+            }
+        }
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -222,7 +247,9 @@ impl ServerHandler for McpServer {
                 .ask_user_task(arguments, shows_forms(&capabilities))
                 .await);
         }
-        let host = HostDialog::of(&context.peer);
+        let host = HostDialog::of(&context.peer)
+            .map(|host| host.with_page(self.page(&context)))
+            .filter(HostDialog::can_show);
         self.call_tool_with(
             &request.name,
             arguments,

@@ -142,7 +142,8 @@ impl McpServer {
         let answers = match HostReply::of(&status.ask, &result) {
             HostReply::Answered(answers) => Some(answers),
             HostReply::Declined => None,
-            HostReply::Dismissed => {
+            // (A form is never `Opened`: only links are.)
+            HostReply::Dismissed | HostReply::Opened => {
                 tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
                 self.dismissed.insert(id);
                 return Ok(());

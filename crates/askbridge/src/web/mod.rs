@@ -39,16 +39,18 @@ use askbridge_core::model::ChannelKind;
 use askbridge_core::render::Locale;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -176,11 +178,22 @@ async fn app_css() -> Response {
     asset("text/css; charset=utf-8", APP_CSS)
 }
 
-/// Live events of the asks posted to `web`, used by the web page.
+/// The query of `GET /v1/events`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct EventsParams {
+    /// Only this ask's events, wherever it was posted (the page opened as
+    /// `/#ask=<id>`, the link an agent host shows); without it, the events
+    /// of every ask posted to `web`.
+    ask: Option<String>,
+}
+
+/// Live events of the asks posted to `web` (or of one ask), used by the
+/// web page.
 ///
 /// A Server-Sent Events stream; each event's `data` is JSON. `ready`
 /// (`{}`): the stream is live; fetch `GET /v1/asks?status=pending&channel=web`
-/// now and miss nothing after. `created`, `updated`, `ended`: the ask as
+/// (or `GET /v1/asks/{id}`) now and miss nothing after. `created`, `updated`, `ended`: the ask as
 /// `GET /v1/asks/{id}` shows it. `resync` (`{"missed": n}`): this listener
 /// fell behind; fetch the pending list again. A keep-alive comment comes
 /// every 15 seconds. Served only while the web channel is on.
@@ -191,11 +204,12 @@ async fn app_css() -> Response {
     get,
     path = "/v1/events",
     operation_id = "events",
+    params(EventsParams),
     responses((status = OK, body = String, content_type = "text/event-stream",
                description = "The event stream.")),
 )]
-async fn events(State(bridge): State<Bridge>) -> Response {
-    let stream = event_stream(bridge.subscribe());
+async fn events(State(bridge): State<Bridge>, Query(params): Query<EventsParams>) -> Response {
+    let stream = event_stream(bridge.subscribe(), params.ask);
     let sse = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
     (
         [
@@ -211,9 +225,11 @@ async fn events(State(bridge): State<Bridge>) -> Response {
 }
 
 /// The SSE events for one subscriber: `ready`, then one event per bridge
-/// event about a web ask, `resync` after missed events.
+/// event about a web ask (or about ask `only`), `resync` after missed
+/// events.
 fn event_stream(
     receiver: broadcast::Receiver<BridgeEvent>,
+    only: Option<String>,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
     let ready = futures_util::stream::once(async {
         WebEvent {
@@ -221,7 +237,11 @@ fn event_stream(
             data: json!({}),
         }
     });
-    let rest = BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item) });
+    let only = Arc::new(only);
+    let rest = BroadcastStream::new(receiver).filter_map(move |item| {
+        let only = Arc::clone(&only);
+        async move { web_event(item, only.as_deref()) }
+    });
     ready.chain(rest).map(|event| Ok(event.into_sse()))
 }
 
@@ -243,8 +263,12 @@ impl WebEvent {
 }
 
 /// The page's event for one bridge event: `None` for asks not posted to
-/// `web`; `resync` when the subscriber lagged.
-fn web_event(item: Result<BridgeEvent, BroadcastStreamRecvError>) -> Option<WebEvent> {
+/// `web` (with `only`: for every ask but that one); `resync` when the
+/// subscriber lagged.
+fn web_event(
+    item: Result<BridgeEvent, BroadcastStreamRecvError>,
+    only: Option<&str>,
+) -> Option<WebEvent> {
     let (name, view) = match item {
         Ok(BridgeEvent::Created(view)) => ("created", view),
         Ok(BridgeEvent::Updated(view)) => ("updated", view),
@@ -260,7 +284,11 @@ fn web_event(item: Result<BridgeEvent, BroadcastStreamRecvError>) -> Option<WebE
             });
         }
     };
-    if view.target.place.channel() != ChannelKind::Web {
+    let wanted = match only {
+        Some(id) => view.id == id,
+        None => view.target.place.channel() == ChannelKind::Web,
+    };
+    if !wanted {
         return None;
     }
     Some(WebEvent {
@@ -315,10 +343,10 @@ mod tests {
             text: None,
             via: Via::Web,
         };
-        let event = web_event(Ok(BridgeEvent::Updated(view(
-            "web",
-            vec![Some(answer), None],
-        ))));
+        let event = web_event(
+            Ok(BridgeEvent::Updated(view("web", vec![Some(answer), None]))),
+            None,
+        );
         let event = event.expect("web asks are sent");
         assert_eq!(event.name, "updated");
         assert_eq!(
@@ -346,15 +374,15 @@ mod tests {
 
     #[test]
     fn web_event_skips_asks_for_other_channels() {
-        let created = web_event(Ok(BridgeEvent::Created(view(
-            "telegram:42",
-            vec![None, None],
-        ))));
+        let created = web_event(
+            Ok(BridgeEvent::Created(view("telegram:42", vec![None, None]))),
+            None,
+        );
         assert_eq!(created, None);
-        let created = web_event(Ok(BridgeEvent::Created(view(
-            "web:alice",
-            vec![None, None],
-        ))));
+        let created = web_event(
+            Ok(BridgeEvent::Created(view("web:alice", vec![None, None]))),
+            None,
+        );
         assert_eq!(
             created.map(|e| (e.name, e.data["to"].clone())),
             Some(("created", json!("web:alice")))
@@ -362,8 +390,21 @@ mod tests {
     }
 
     #[test]
+    fn web_event_for_one_ask_follows_it_wherever_it_was_posted() {
+        let telegram = || Ok(BridgeEvent::Ended(view("telegram:42", vec![None, None])));
+        let event = web_event(telegram(), Some("ask_1"));
+        assert_eq!(
+            event.map(|e| (e.name, e.data["to"].clone())),
+            Some(("ended", json!("telegram:42")))
+        );
+        assert_eq!(web_event(telegram(), Some("ask_2")), None);
+        let web = Ok(BridgeEvent::Created(view("web", vec![None, None])));
+        assert_eq!(web_event(web, Some("ask_2")), None);
+    }
+
+    #[test]
     fn web_event_resync_when_lagging() {
-        let event = web_event(Err(BroadcastStreamRecvError::Lagged(3)));
+        let event = web_event(Err(BroadcastStreamRecvError::Lagged(3)), None);
         assert_eq!(
             event,
             Some(WebEvent {
@@ -377,7 +418,7 @@ mod tests {
     async fn web_events_resync_after_a_lag() {
         let (sender, receiver) = broadcast::channel(1);
         let stream =
-            BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item) });
+            BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item, None) });
         for to in ["web", "telegram:1", "web"] {
             sender
                 .send(BridgeEvent::Created(view(to, vec![None, None])))

@@ -15,6 +15,9 @@ Scenarios:
     elicit_decline  with an elicitation callback that declines
     elicit_wait     with an elicitation callback that waits until the
                     server cancels it (the test answers elsewhere)
+    elicit_link     a client that only opens links (URL-mode elicitation):
+                    its callback "opens" the link it gets; it reports
+                    notifications/elicitation/complete
 
 Everything the client sees is printed to standard output as JSON lines,
 `{"event": ...}`, for the Rust test to assert on; the test answers the ask
@@ -146,7 +149,43 @@ async def wait_for_cancel(params):
         raise
 
 
-CALLBACKS = {"elicit_accept": accept, "elicit_decline": decline, "elicit_wait": wait_for_cancel}
+async def open_link(params):
+    return types.ElicitResult(action="accept")
+
+
+COMPLETED = anyio.Event()
+
+
+async def on_message(message):
+    if isinstance(message, types.ElicitCompleteNotification):
+        emit("elicitation_complete", params=dump(message.params))
+        COMPLETED.set()
+
+
+async def answer_link(session):
+    """`answer`, then wait for notifications/elicitation/complete, which may
+    come on another stream than the result."""
+    await answer(session)
+    with anyio.fail_after(30):
+        await COMPLETED.wait()
+
+
+class LinkOnlySession(ClientSession):
+    """A client that declares URL-mode elicitation only (the SDK declares
+    forms too whenever there is a callback)."""
+
+    def _build_capabilities(self, version):
+        capabilities = super()._build_capabilities(version)
+        capabilities.elicitation = types.ElicitationCapability(url=types.UrlElicitationCapability())
+        return capabilities
+
+
+CALLBACKS = {
+    "elicit_accept": accept,
+    "elicit_decline": decline,
+    "elicit_wait": wait_for_cancel,
+    "elicit_link": open_link,
+}
 
 SCENARIOS = {
     "basics": basics,
@@ -156,6 +195,7 @@ SCENARIOS = {
     "elicit_accept": answer,
     "elicit_decline": answer,
     "elicit_wait": answer,
+    "elicit_link": answer_link,
 }
 
 
@@ -163,7 +203,10 @@ async def run(streams, scenario):
     read, write = streams
     reply = CALLBACKS.get(scenario)
     callback = elicitation_callback(reply) if reply else None
-    async with ClientSession(read, write, elicitation_callback=callback) as session:
+    session_type = LinkOnlySession if scenario == "elicit_link" else ClientSession
+    async with session_type(
+        read, write, elicitation_callback=callback, message_handler=on_message
+    ) as session:
         init = await session.initialize()
         emit(
             "initialized",

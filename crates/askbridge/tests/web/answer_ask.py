@@ -18,15 +18,23 @@ Scenarios:
                  the page's words against the phrases the server serves
                  for that language; the language switch changes them and
                  is remembered over a reload. Screenshots of both.
+  one-ask        the link an agent host shows, /#ask=<id>: only that ask
+                 (posted to web:elsewhere) is on the page, not the other
+                 pending one, and it is answered there; then the other ask,
+                 answered in the agent's host (the API with "via": "host"
+                 stands in for it), reads "Answered in the terminal".
 
 Exit status 0 when every check passed; otherwise 1 with the reason on
 stderr (and a screenshot named *-failure.png next to the requested one).
 """
 
 import argparse
+import json
 import re
 import sys
+import urllib.request
 from pathlib import Path
+from urllib.parse import urldefrag
 
 from playwright.sync_api import Page, expect, sync_playwright
 
@@ -216,6 +224,52 @@ def skip_all(contexts: Contexts, url: str, screenshot: Path):
     problems.check()
 
 
+def api(url: str, path: str, body=None):
+    """The daemon's HTTP API at the page's origin (no token: the daemon of
+    this scenario has none)."""
+    base = urldefrag(url).url.rstrip("/")
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=TIMEOUT_MS / 1000) as response:
+        return json.load(response)
+
+
+def pending_titled(url: str, title: str) -> str:
+    """The id of the pending ask titled `title`."""
+    for ask in api(url, "/v1/asks?status=pending")["asks"]:
+        if ask["ask"].get("title") == title:
+            return ask["id"]
+    raise AssertionError(f"no pending ask titled {title!r}")
+
+
+def one_ask(contexts: Contexts, url: str, screenshot: Path):
+    linked = pending_titled(url, "Link only")
+    other = pending_titled(url, "Release 2.4")
+
+    # The link: only that ask, answered on the page.
+    page, problems = open_page(contexts.new(), url.rstrip("/") + "/#ask=" + linked, "link")
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Link only")).to_be_visible()
+    expect(page.locator(f'.entry[data-ask="{other}"]')).to_have_count(0)
+    box.locator("label.card", has_text="Blue").click()
+    box.get_by_role("button", name="Submit").click()
+    expect(page.locator(".entry.reply .status")).to_contain_text("Answered")
+    expect(box).to_be_hidden()
+    page.screenshot(path=str(screenshot.with_name("web-link.png")))
+    problems.check()
+
+    # The other ask, answered in the agent's host while the page shows it.
+    page, problems = open_page(contexts.new(), url, "page")
+    expect(panel(page).get_by_role("heading", name="Release 2.4")).to_be_visible()
+    api(url, f"/v1/asks/{other}/reply", {"via": "host", "answers": {"deploy": ["Production"]}})
+    entry = page.locator(f'.entry.reply[data-ask="{other}"] .status')
+    expect(entry).to_have_text(re.compile("Answered in the terminal"))
+    expect(panel(page)).to_be_hidden()
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
 def served_phrases(page: Page, tag: str) -> dict:
     """The phrases the server put in the page for one language."""
     data = page.evaluate("JSON.parse(document.getElementById('phrases').textContent)")
@@ -323,6 +377,7 @@ SCENARIOS = {
     "all-types": all_types,
     "skip-all": skip_all,
     "locales": locales,
+    "one-ask": one_ask,
 }
 
 

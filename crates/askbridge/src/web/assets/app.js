@@ -1,8 +1,9 @@
 // askbridge — the built-in web page.
 //
-// Shows the questions agents send to `web` and answers them through the
-// same HTTP API every client uses:
-//   GET  /v1/events                       live events (SSE, read with fetch so
+// Shows the questions agents send to `web` (or, opened as `/#ask=<id>`, the
+// one ask an agent host links to, wherever it was posted) and answers them
+// through the same HTTP API every client uses:
+//   GET  /v1/events[?ask=id]              live events (SSE, read with fetch so
 //                                         the bearer token can be sent)
 //   GET  /v1/asks?status=pending&channel=web
 //   GET  /v1/asks/{id}
@@ -118,6 +119,8 @@
     token: null,
     /** `#session=name`: only asks to `web:name`; none: every web ask. */
     session: null,
+    /** `#ask=id`: only that ask, wherever it was posted (the link an agent host shows). */
+    only: null,
     /** @type {Map<string, Rec>} */
     asks: new Map(),
     currentId: null,
@@ -216,6 +219,7 @@
     try { stored = sessionStorage.getItem(TOKEN_KEY); } catch (_) { /* ignore */ }
     S.token = token || stored;
     S.session = params.get('session');
+    S.only = params.get('ask');
   }
 
   // ---------------------------------------------------------------- API
@@ -288,7 +292,8 @@
     if (els.conn.dataset.state !== 'auth') setConn(els.conn.dataset.state === 'live' ? 'offline' : 'connecting');
     let res;
     try {
-      res = await fetch('/v1/events', { headers: authHeaders({ Accept: 'text/event-stream' }), cache: 'no-store', signal: controller.signal });
+      const path = S.only ? '/v1/events?ask=' + encodeURIComponent(S.only) : '/v1/events';
+      res = await fetch(path, { headers: authHeaders({ Accept: 'text/event-stream' }), cache: 'no-store', signal: controller.signal });
     } catch (_) {
       return streamLost(controller);
     }
@@ -351,7 +356,7 @@
         onReady();
         break;
       case 'resync':
-        loadPending();
+        if (S.only) loadOnly(); else loadPending();
         break;
       case 'created':
       case 'updated':
@@ -365,6 +370,7 @@
   }
 
   async function onReady() {
+    if (S.only) return loadOnly();
     if (!S.historyLoaded) {
       S.historyLoaded = true;
       await loadHistory();
@@ -402,6 +408,20 @@
     }
   }
 
+  /** `#ask=id`: that ask, pending or ended. */
+  async function loadOnly() {
+    const res = await api(askPath(S.only));
+    if (!res.ok || !res.data || !res.data.id) {
+      if (res.status === 404) showNotice(t('page_gone'));
+      return;
+    }
+    if (res.data.status === 'pending') {
+      upsert(res.data, 0);
+    } else if (!S.asks.has(res.data.id)) {
+      endAsk(record(res.data, 0), res.data, { here: null, quiet: true });
+    }
+  }
+
   async function refreshEnded(rec) {
     const res = await api(askPath(rec.id));
     if (res.ok && res.data && res.data.status && res.data.status !== 'pending') {
@@ -426,6 +446,7 @@
   }
 
   function visible(data) {
+    if (S.only) return data.id === S.only;
     const session = targetSession(data.to);
     if (data.to !== undefined && session === undefined) return false;
     return S.session === null || session === S.session;
@@ -1193,9 +1214,9 @@
       }
     });
     window.addEventListener('hashchange', () => {
-      const session = S.session;
+      const { session, only } = S;
       readHash();
-      if (S.session !== session) location.reload();
+      if (S.session !== session || S.only !== only) location.reload();
     });
     window.addEventListener('online', () => { if (!stream.controller) connect(); });
     setInterval(() => {
