@@ -255,3 +255,79 @@ async fn a_client_without_the_tasks_extension_gets_no_task() {
         "{result}"
     );
 }
+
+/// Answers task `id` in the host's form (Production) and on the web page
+/// (Staging) at once; returns who won and the web page's HTTP status and
+/// body. Exactly one answer is recorded, whoever wins.
+async fn answer_both(
+    mcp: &mut Http,
+    daemon: &Daemon,
+    id: &str,
+    host_first: bool,
+) -> (String, u16, Value) {
+    let accept = json!({"taskId": id, "inputResponses": {
+        "form": {"action": "accept", "content": {"deploy_target": "Production"}}
+    }});
+    let web = daemon::client()
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .json(&json!({"answers": {"deploy_target": ["Staging"]}}))
+        .send();
+    let web = if host_first {
+        ok(mcp.request("tasks/update", accept).await, "tasks/update");
+        web.await
+    } else {
+        let (host, web) = tokio::join!(mcp.request("tasks/update", accept), web);
+        ok(host, "tasks/update");
+        web
+    };
+    let web = web.expect("the reply is answered");
+    let web_status = web.status().as_u16();
+    let web_body: Value = web.json().await.expect("a JSON body");
+
+    let done = ok(mcp.request("tasks/get", get(id)).await, "tasks/get");
+    let outcome = &done["result"]["structuredContent"];
+    let via = outcome["details"][0]["via"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let label = match via.as_str() {
+        "host" => "Production",
+        "web" => "Staging (Recommended)",
+        other => panic!("answered via {other:?}: {done}"),
+    };
+    assert_eq!(
+        outcome["answers"]["deploy_target"],
+        json!([label]),
+        "{done}"
+    );
+    assert_eq!(outcome["answeredBy"]["channel"], json!(via), "{done}");
+    assert_eq!(
+        web_status,
+        if via == "web" { 200 } else { 409 },
+        "{via} won; the web page got {web_body}"
+    );
+    (via, web_status, web_body)
+}
+
+#[tokio::test]
+async fn the_host_and_the_web_page_answering_at_once_give_one_answer() {
+    let daemon = Daemon::start();
+    let mut mcp = Http::initialize(&daemon.url("/mcp"), task_capabilities(true)).await;
+    let mut winners = Vec::new();
+    for _ in 0..10 {
+        let id = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
+        winners.push(answer_both(&mut mcp, &daemon, &id, false).await.0);
+    }
+    eprintln!("winners at once: {winners:?}");
+
+    // The host first: the web page is told the ask was already answered.
+    let id = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
+    let (via, status, body) = answer_both(&mut mcp, &daemon, &id, true).await;
+    assert_eq!((via.as_str(), status), ("host", 409), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("already answered")),
+        "{body}"
+    );
+}
