@@ -162,6 +162,13 @@ async fn streamable_http_a_task_asks_for_the_hosts_form_and_takes_its_answer() {
     );
     assert_completed(&done, "Staging (Recommended)", "web");
 
+    // An ask that says `"elicitation": "off"` asks for no form.
+    let mut quiet = ask_user();
+    quiet["arguments"]["elicitation"] = json!("off");
+    let quiet = task_id(&ok(mcp.request("tools/call", quiet).await, "ask_user"));
+    let working = ok(mcp.request("tasks/get", get(&quiet)).await, "tasks/get");
+    assert_eq!(working["status"], json!("working"), "{working}");
+
     // Declining the form skips the ask.
     let declined = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
     let decline = json!({"taskId": declined, "inputResponses": {"form": {"action": "decline"}}});

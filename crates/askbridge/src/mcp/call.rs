@@ -30,6 +30,9 @@ use super::tools;
 use crate::config::Elicitation;
 use crate::error_chain as chain;
 
+/// The `ask_user` argument that overrides `[mcp] elicitation` for one ask.
+pub(super) const ELICITATION: &str = "elicitation";
+
 /// How long past an ask's deadline `ask_user` keeps waiting for the bridge
 /// to end it before it reports the timeout outcome itself.
 const DEADLINE_GRACE: Duration = Duration::from_secs(5);
@@ -243,9 +246,8 @@ impl McpServer {
         mut progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
     ) -> CallToolResult {
-        let host = host.filter(|_| self.shows_in_host(true));
-        let ask = match self.read_ask(arguments, host.is_some()) {
-            Ok(ask) => ask,
+        let (ask, host) = match self.read_ask(arguments, host.is_some()) {
+            Ok((ask, in_host)) => (ask, host.filter(|_| in_host)),
             Err(problems) => return invalid_ask(&problems),
         };
         let created = match self.backend.create(&ask).await {
@@ -301,34 +303,48 @@ impl McpServer {
         }
     }
 
-    /// Whether asks are shown in the host's own dialog, for a client that
-    /// `can` show forms.
-    pub(super) fn shows_in_host(&self, can: bool) -> bool {
-        can && self.elicitation != Elicitation::Off
-    }
-
-    /// The ask in a call's `arguments`, normalised (fixes are logged), or
-    /// every problem with it. With `in_host` and
-    /// `elicitation = "only"` the host's dialog stands in for a chat: the
-    /// ask goes to the web page, which posts nothing but keeps it
-    /// answerable if the dialog fails.
+    /// The ask in a call's `arguments`, normalised (fixes are logged), and
+    /// whether it is shown in the host's dialog, for a client that `can`
+    /// show it: the ask's own `elicitation` (`also`, `only`, `off`), else
+    /// the configured one; or every problem with them. With `only` the
+    /// host's dialog stands in for a chat: the ask goes to the web page,
+    /// which posts nothing but keeps it answerable if the dialog fails.
     pub(super) fn read_ask(
         &self,
-        arguments: JsonObject,
-        in_host: bool,
-    ) -> Result<Ask, Vec<Problem>> {
-        let normalized = normalize_json(&Value::Object(arguments))?;
+        mut arguments: JsonObject,
+        can: bool,
+    ) -> Result<(Ask, bool), Vec<Problem>> {
+        let elicitation = match arguments.remove(ELICITATION) {
+            None | Some(Value::Null) => Ok(self.elicitation),
+            Some(value) => value.as_str().and_then(Elicitation::parse).ok_or_else(|| {
+                Problem::new(
+                    ELICITATION,
+                    format!("expected \"also\", \"only\" or \"off\", got {value}"),
+                )
+            }),
+        };
+        let (normalized, elicitation) =
+            match (normalize_json(&Value::Object(arguments)), elicitation) {
+                (Ok(normalized), Ok(elicitation)) => (normalized, elicitation),
+                (Err(mut problems), Err(problem)) => {
+                    problems.push(problem);
+                    return Err(problems);
+                }
+                (Err(problems), Ok(_)) => return Err(problems),
+                (Ok(_), Err(problem)) => return Err(vec![problem]),
+            };
         for warning in &normalized.warnings {
             tracing::info!(path = %warning.path, "ask fixed: {}", warning.message);
         }
         let mut ask = normalized.ask;
-        if in_host && self.elicitation == Elicitation::Only {
+        let in_host = can && elicitation != Elicitation::Off;
+        if in_host && elicitation == Elicitation::Only {
             ask.target = Some(Target {
                 place: Place::Web { session: None },
                 user: None,
             });
         }
-        Ok(ask)
+        Ok((ask, in_host))
     }
 
     /// Shows ask `id` in the host's dialog; the person's reply there is

@@ -45,7 +45,7 @@ pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
 use self::backend::Backend;
 use self::call::Inflight;
 use self::host::{HostDialog, shows_forms};
-use self::task::DismissedForms;
+use self::task::NoForm;
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -105,8 +105,8 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE));
-    // One server, cloned for each session: the sessions share what the
-    // people dismissed in their hosts.
+    // One server, cloned for each session: the sessions share which tasks
+    // want no form.
     let server =
         McpServer::new(Backend::Local(bridge), progress_interval).with_elicitation(elicitation);
     let service = StreamableHttpService::new(
@@ -121,14 +121,14 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
 
 /// The MCP server. Cheap to clone; clones share the record of asks still
 /// being waited on (for stdio, to cancel them when the connection closes)
-/// and of host forms dismissed in task mode.
+/// and of tasks that want no form.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     backend: Backend,
     progress_interval: Duration,
     elicitation: Elicitation,
     inflight: Inflight,
-    dismissed: DismissedForms,
+    no_form: NoForm,
 }
 
 impl McpServer {
@@ -140,7 +140,7 @@ impl McpServer {
             progress_interval,
             elicitation: Elicitation::default(),
             inflight: Inflight::default(),
-            dismissed: DismissedForms::default(),
+            no_form: NoForm::default(),
         }
     }
 

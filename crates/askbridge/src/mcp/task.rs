@@ -10,8 +10,8 @@
 //!   the first answer winning as everywhere;
 //! - `tasks/cancel` cancels the ask.
 //!
-//! A task *is* its ask: nothing but the forms a person dismissed is kept in
-//! memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
+//! A task *is* its ask: nothing but which tasks do not want the host's form
+//! is kept in memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
 //! and any instance answers for any task.
 
 use std::collections::{BTreeMap, HashSet};
@@ -30,6 +30,7 @@ use super::McpServer;
 use super::backend::{BackendError, Snapshot, Status};
 use super::call::{backend_error, invalid_ask, outcome_result};
 use super::host::{HostReply, form_request};
+use crate::config::Elicitation;
 use crate::error_chain as chain;
 
 /// The `inputRequests` key of the host's form.
@@ -38,12 +39,14 @@ pub const FORM_KEY: &str = "form";
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// Tasks whose form the person dismissed in the host: they stay open on
-/// their channel but are not asked for in the host again (until a restart).
+/// Tasks whose form is not asked for in the host: the person dismissed it
+/// (the ask stays open on its channel), or the ask said
+/// `"elicitation": "off"`. Kept in memory: after a restart such a task asks
+/// for its form again.
 #[derive(Debug, Clone, Default)]
-pub(super) struct DismissedForms(Arc<Mutex<HashSet<String>>>);
+pub(super) struct NoForm(Arc<Mutex<HashSet<String>>>);
 
-impl DismissedForms {
+impl NoForm {
     fn insert(&self, id: &str) {
         self.0
             .lock()
@@ -75,8 +78,8 @@ impl McpServer {
         arguments: JsonObject,
         forms: bool,
     ) -> CallToolResponse {
-        let ask = match self.read_ask(arguments, forms) {
-            Ok(ask) => ask,
+        let (ask, in_host) = match self.read_ask(arguments, forms) {
+            Ok(read) => read,
             Err(problems) => return invalid_ask(&problems).into(),
         };
         let created = match self.backend.create(&ask).await {
@@ -84,6 +87,9 @@ impl McpServer {
             Err(error) => return backend_error(&self.backend, &error, None).into(),
         };
         tracing::info!(ask_id = %created.id, "ask created over MCP as a task");
+        if !in_host {
+            self.no_form.insert(&created.id);
+        }
         match created.snapshot {
             Snapshot::Ended(outcome) => outcome_result(outcome).into(),
             Snapshot::Pending(pending) => {
@@ -104,10 +110,10 @@ impl McpServer {
             .status(id)
             .await
             .map_err(|error| task_error(&error, id))?;
-        let form = forms && self.shows_in_host(true) && !self.dismissed.contains(id);
+        let form = forms && self.elicitation != Elicitation::Off && !self.no_form.contains(id);
         let detailed = detailed(id, status, form);
         if detailed.status().is_terminal() {
-            self.dismissed.remove(id);
+            self.no_form.remove(id);
         }
         Ok(GetTaskResult::new(detailed))
     }
@@ -145,7 +151,7 @@ impl McpServer {
             // (A form is never `Opened`: only links are.)
             HostReply::Dismissed | HostReply::Opened => {
                 tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
-                self.dismissed.insert(id);
+                self.no_form.insert(id);
                 return Ok(());
             }
         };

@@ -131,6 +131,68 @@ async fn an_invalid_ask_is_a_tool_error_naming_the_path() {
 }
 
 #[tokio::test]
+async fn an_invalid_elicitation_is_named_with_the_asks_own_problems() {
+    let bridge = bridge().await;
+    let result = server(&bridge, Duration::from_secs(15))
+        .ask_user(
+            args(json!({"elicitation": "sometimes", "questions": []})),
+            (),
+            std::future::pending(),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result);
+    assert!(text.contains("- questions:"), "{text}");
+    assert!(
+        text.contains(r#"- elicitation: expected "also", "only" or "off", got "sometimes""#),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_asks_own_elicitation_overrides_the_configured_one() {
+    use crate::config::Elicitation;
+    let server = |configured| {
+        McpServer::new(
+            Backend::Remote(
+                crate::mcp::daemon::DaemonClient::new("http://127.0.0.1:1").expect("a URL"),
+            ),
+            Duration::from_secs(15),
+        )
+        .with_elicitation(configured)
+    };
+    let with = |elicitation: Value| {
+        let mut arguments = deploy_ask();
+        arguments.insert("to".into(), json!("telegram:42"));
+        if !elicitation.is_null() {
+            arguments.insert("elicitation".into(), elicitation);
+        }
+        arguments
+    };
+    let telegram = Some(Target::parse("telegram:42").expect("a target"));
+    let web = Some(Target::parse("web").expect("a target"));
+    for (configured, given, can, in_host, target) in [
+        (Elicitation::Also, Value::Null, true, true, &telegram),
+        (Elicitation::Also, json!("off"), true, false, &telegram),
+        (Elicitation::Also, json!("only"), true, true, &web),
+        (Elicitation::Also, json!("only"), false, false, &telegram),
+        (Elicitation::Off, Value::Null, true, false, &telegram),
+        (Elicitation::Off, json!("also"), true, true, &telegram),
+        (Elicitation::Only, Value::Null, true, true, &web),
+        (Elicitation::Only, json!("also"), true, true, &telegram),
+    ] {
+        let (ask, shown) = server(configured)
+            .read_ask(with(given.clone()), can)
+            .expect("a valid ask");
+        assert_eq!(
+            (shown, &ask.target),
+            (in_host, target),
+            "{configured:?} / {given} / can {can}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn ask_user_returns_the_outcome_once_answered() {
     let bridge = bridge().await;
     let server = server(&bridge, Duration::from_secs(15));

@@ -28,7 +28,7 @@ How to ask:
 - 1–4 questions per call. Each has a short `header` (a chip label, at most 12 characters), one clear `question` sentence, and a `type`: `single` (choose one; the default when options are given), `multi` (choose any; or `multiSelect: true`), `text`, `textarea`, or `confirm` (yes/no).
 - Choice questions get 2–4 options with short, distinct labels; put detail in `description`. Put the recommended option first and end its label with \"(Recommended)\".
 - Do not add an \"Other\" option: the user can always type their own answer instead.
-- `timeoutSeconds` (default 900, 30–3600) bounds the wait. `to` says where to ask (\"telegram:<chat_id>\", \"discord:<channel_id>\", \"slack:<channel_id>\", \"web\"); leave it out for the configured default.
+- `timeoutSeconds` (default 900, 30–3600) bounds the wait. `to` says where to ask (\"telegram:<chat_id>\", \"discord:<channel_id>\", \"slack:<channel_id>\", \"web\"); leave it out for the configured default. Where your host can show a form itself, the questions also appear there; `elicitation` (\"also\", \"only\", \"off\") overrides that for one ask — leave it out unless the user asked.
 
 The call blocks until the user answers, skips, or the time runs out, and sends progress notifications meanwhile; each names the ask id. The result is structured JSON: `status` is \"answered\" or \"no_answer\" (then `reason` is timeout, skipped, cancelled or delivery_failed); `answers` maps each question id to a list of strings (the chosen labels verbatim, the user's own words, \"yes\"/\"no\" for confirm, [] for a skipped optional question); `continuation` is the answer phrased as a user message. If your call times out before the user answers, call get_answer with the ask id.";
 
@@ -135,7 +135,8 @@ fn ask_user_input() -> Value {
                 "description": "1–4 questions, shown together."
             },
             "timeoutSeconds": {"type": "integer", "minimum": 30, "maximum": 3600, "default": 900, "description": "How long to wait for the answer, in seconds."},
-            "to": {"type": "string", "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. Leave out for the configured default."}
+            "to": {"type": "string", "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. Leave out for the configured default."},
+            "elicitation": {"type": "string", "enum": ["also", "only", "off"], "description": "Whether the questions also show in your host's own dialog when it can show one: \"also\" (with the chat), \"only\" (the host's dialog, with the web page instead of a chat), \"off\". Leave out for the configured default."}
         },
         "required": ["questions"]
     })
@@ -230,7 +231,7 @@ mod tests {
             .get("properties")
             .cloned()
             .unwrap_or_default();
-        for field in ["title", "questions", "timeoutSeconds", "to"] {
+        for field in ["title", "questions", "timeoutSeconds", "to", "elicitation"] {
             assert!(properties.get(field).is_some(), "{field}");
         }
         let question = &properties["questions"]["items"]["properties"];
