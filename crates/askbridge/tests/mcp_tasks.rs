@@ -338,3 +338,32 @@ async fn the_host_and_the_web_page_answering_at_once_give_one_answer() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn a_task_for_a_host_that_opens_links_links_to_the_asks_page() {
+    let daemon = Daemon::start();
+    let capabilities = json!({"extensions": {mcp_raw::TASKS: {}}, "elicitation": {"url": {}}});
+    let mut mcp = Http::initialize(&daemon.url("/mcp"), capabilities).await;
+    let id = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
+    let input = ok(mcp.request("tasks/get", get(&id)).await, "tasks/get");
+    assert_eq!(input["status"], json!("input_required"), "{input}");
+    let link = &input["inputRequests"]["link"]["params"];
+    assert_eq!(link["mode"], json!("url"), "{input}");
+    assert_eq!(
+        link["url"],
+        json!(daemon.url(&format!("/#ask={id}"))),
+        "{input}"
+    );
+
+    // The person opens the page: the link is not asked for again, and the
+    // answer comes from the page.
+    let opened = json!({"taskId": id, "inputResponses": {"link": {"action": "accept"}}});
+    ok(mcp.request("tasks/update", opened).await, "tasks/update");
+    let working = ok(mcp.request("tasks/get", get(&id)).await, "tasks/get");
+    assert_eq!(working["status"], json!("working"), "{working}");
+    Api::of(&daemon)
+        .reply(&id, json!({"answers": {"deploy_target": ["Production"]}}))
+        .await;
+    let done = ok(mcp.request("tasks/get", get(&id)).await, "tasks/get");
+    assert_completed(&done, "Production", "web");
+}

@@ -256,10 +256,10 @@ impl McpServer {
         };
         let id = created.id;
         tracing::info!(ask_id = %id, "ask created over MCP");
-        let linkable = page_may_answer(created.snapshot.json());
-        if let Snapshot::Ended(outcome) = created.snapshot {
-            return outcome_result(outcome);
-        }
+        let pending = match created.snapshot {
+            Snapshot::Ended(outcome) => return outcome_result(outcome),
+            Snapshot::Pending(pending) => pending,
+        };
         let _tracked = self.inflight.track(&id);
         let total = f64::from(ask.timeout_seconds);
         progress
@@ -274,7 +274,7 @@ impl McpServer {
             })
             .await;
         let dialog = match &host {
-            Some(host) => self.show_in_host(host, &ask, &id, linkable).await,
+            Some(host) => self.show_in_host(host, &ask, &id, &pending).await,
             None => None,
         };
         let started = Instant::now();
@@ -355,9 +355,9 @@ impl McpServer {
         host: &HostDialog,
         ask: &Ask,
         id: &str,
-        linkable: bool,
+        snapshot: &Value,
     ) -> Option<ShownInHost> {
-        let (pending, reply) = host.show(ask, id, linkable).await?;
+        let (pending, reply) = host.show(ask, id, snapshot).await?;
         let backend = self.backend.clone();
         let name = host.name.clone();
         let id = id.to_owned();
@@ -528,17 +528,6 @@ impl McpServer {
             }
         }
     }
-}
-
-/// Whether the web page may answer the ask in `snapshot`: it was posted
-/// for anyone where it was posted (`to` names no user), so a link to its
-/// page is worth showing.
-fn page_may_answer(snapshot: &Value) -> bool {
-    snapshot
-        .get("to")
-        .and_then(Value::as_str)
-        .and_then(|to| Target::parse(to).ok())
-        .is_some_and(|target| target.user.is_none())
 }
 
 /// The progress report after `waited`.
@@ -722,24 +711,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("get_answer"), "{text}");
-    }
-
-    #[test]
-    fn the_page_may_answer_asks_meant_for_anyone_where_they_were_posted() {
-        for (to, linkable) in [
-            ("web", true),
-            ("web:review", true),
-            ("telegram:-100123/7", true),
-            ("slack:C1", true),
-            ("telegram:-100123@42", false),
-            ("discord:user/42", true),
-            ("web@alice", false),
-            ("not a target", false),
-        ] {
-            let snapshot = json!({"id": "ask_1", "status": "pending", "to": to});
-            assert_eq!(page_may_answer(&snapshot), linkable, "{to}");
-        }
-        assert!(!page_may_answer(&json!({"id": "ask_1"})));
     }
 
     #[test]

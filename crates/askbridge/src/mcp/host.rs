@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Question, QuestionKind, Target};
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CustomNotification,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
@@ -232,22 +232,61 @@ pub fn shows_forms(capabilities: &ClientCapabilities) -> bool {
 }
 
 /// Whether a client with `capabilities` opens links (URL-mode elicitation).
-fn opens_links(capabilities: &ClientCapabilities) -> bool {
+pub fn opens_links(capabilities: &ClientCapabilities) -> bool {
     capabilities
         .elicitation
         .as_ref()
         .is_some_and(|elicitation| elicitation.url.is_some())
 }
 
-/// The `elicitation/create` request linking to ask `id`'s own page at
-/// `url`; `id` is also the elicitation's id.
-fn link_request(ask: &Ask, id: &str, url: &str) -> ElicitRequest {
+/// The `elicitation/create` request linking to ask `id`'s own page on the
+/// web page at `page`; `id` is also the elicitation's id.
+fn link_request(ask: &Ask, id: &str, page: &str) -> ElicitRequest {
     ElicitRequest::new(ElicitRequestParams::UrlElicitationParams {
         meta: None,
         message: format!("{} — answer on askbridge's page.", message(ask)),
-        url: url.to_owned(),
+        url: format!("{}/#ask={id}", page.trim_end_matches('/')),
         elicitation_id: id.to_owned(),
     })
+}
+
+/// What the host is asked to show for an ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Its form.
+    Form,
+    /// A link to its own page.
+    Link,
+}
+
+/// What to show in a host for ask `id`: its form when the host shows
+/// forms (`forms`) and one can hold it, else a link to its page when the
+/// host opens links (`page`: where it reaches the web page) and the page
+/// may answer it (`snapshot`, the ask as the backend reports it); else
+/// nothing.
+pub fn host_request(
+    ask: &Ask,
+    id: &str,
+    snapshot: &Value,
+    forms: bool,
+    page: Option<&str>,
+) -> Option<(ElicitRequest, Shown)> {
+    if forms && let Some(form) = form_request(ask) {
+        return Some((form, Shown::Form));
+    }
+    let page = page.filter(|_| page_may_answer(snapshot))?;
+    Some((link_request(ask, id, page), Shown::Link))
+}
+
+/// Whether the web page may answer the ask in `snapshot`: it was posted
+/// for anyone where it was posted (`to` names no user), so a link to its
+/// page is worth showing.
+pub fn page_may_answer(snapshot: &Value) -> bool {
+    snapshot
+        .get("to")
+        .and_then(Value::as_str)
+        .and_then(|to| Target::parse(to).ok())
+        .is_some_and(|target| target.user.is_none())
 }
 
 /// The `elicitation/create` request showing `ask`'s form; `None` (logged)
@@ -304,7 +343,7 @@ impl HostDialog {
 
     /// The same dialog, with the web page at `page` (`None`: no page).
     pub fn with_page(mut self, page: Option<String>) -> HostDialog {
-        self.page = page.map(|page| page.trim_end_matches('/').to_owned());
+        self.page = page;
         self
     }
 
@@ -313,28 +352,20 @@ impl HostDialog {
         self.forms || (self.links && self.page.is_some())
     }
 
-    /// Shows ask `id`: its form, or — for a client that only opens links,
-    /// or an ask no form can hold — a link to its own page when `linkable`
-    /// (the page may answer it). Returns the request, to close, and the
-    /// person's reply as a future; `None` when there is nothing to show or
-    /// it could not be sent (the protocol version forbids server requests,
-    /// the connection closed).
+    /// Shows ask `id` ([`host_request`]: its form, or a link to its page;
+    /// `snapshot` is the ask as the backend reports it). Returns the
+    /// request, to close, and the person's reply as a future; `None` when
+    /// there is nothing to show or it could not be sent (the protocol
+    /// version forbids server requests, the connection closed).
     pub async fn show(
         &self,
         ask: &Ask,
         id: &str,
-        linkable: bool,
+        snapshot: &Value,
     ) -> Option<(Pending, impl Future<Output = HostReply> + Send + use<>)> {
-        let form = self.forms.then(|| form_request(ask)).flatten();
-        let link = match (&form, &self.page) {
-            (None, Some(page)) if self.links && linkable => Some(format!("{page}/#ask={id}")),
-            _ => None,
-        };
-        let (request, elicitation_id) = match (form, link) {
-            (Some(form), _) => (form, None),
-            (None, Some(url)) => (link_request(ask, id, &url), Some(id.to_owned())),
-            (None, None) => return None,
-        };
+        let page = self.page.as_deref().filter(|_| self.links);
+        let (request, shown) = host_request(ask, id, snapshot, self.forms, page)?;
+        let elicitation_id = (shown == Shown::Link).then(|| id.to_owned());
         let handle = match self
             .peer
             .send_cancellable_request(
@@ -495,6 +526,24 @@ mod tests {
         let one =
             ask(json!({"questions": [{"question": "Which region?", "options": ["EU", "US"]}]}));
         assert_eq!(form(&one).message, "Which region?");
+    }
+
+    #[test]
+    fn the_page_may_answer_asks_meant_for_anyone_where_they_were_posted() {
+        for (to, linkable) in [
+            ("web", true),
+            ("web:review", true),
+            ("telegram:-100123/7", true),
+            ("slack:C1", true),
+            ("telegram:-100123@42", false),
+            ("discord:user/42", true),
+            ("web@alice", false),
+            ("not a target", false),
+        ] {
+            let snapshot = json!({"id": "ask_1", "status": "pending", "to": to});
+            assert_eq!(page_may_answer(&snapshot), linkable, "{to}");
+        }
+        assert!(!page_may_answer(&json!({"id": "ask_1"})));
     }
 
     #[test]

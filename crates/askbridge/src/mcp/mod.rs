@@ -44,8 +44,8 @@ pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
 
 use self::backend::Backend;
 use self::call::Inflight;
-use self::host::{HostDialog, shows_forms};
-use self::task::NoForm;
+use self::host::{HostDialog, opens_links, shows_forms};
+use self::task::{NoForm, TaskDialog};
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -153,6 +153,15 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// What the client of `context` can be asked in its host during a task.
+    fn task_dialog(&self, context: &RequestContext<RoleServer>) -> TaskDialog {
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        TaskDialog {
+            forms: shows_forms(&capabilities),
+            page: self.page(context).filter(|_| opens_links(&capabilities)),
+        }
+    }
+
     /// Where the client of `context` reaches the web page: the daemon the
     /// forwarder talks to, or this daemon as the client addressed it
     /// (`Host`, and `X-Forwarded-Proto` behind a TLS proxy); `None` over
@@ -204,10 +213,8 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let forms = context
-            .client_capabilities()
-            .is_some_and(|capabilities| shows_forms(&capabilities));
-        self.task_of(&request.task_id, forms).await
+        let dialog = self.task_dialog(&context);
+        self.task_of(&request.task_id, &dialog).await
     }
 
     async fn update_task(
@@ -241,11 +248,13 @@ impl ServerHandler for McpServer {
             .get_progress_token()
             .map(|token| PeerProgress::new(context.peer.clone(), token));
         let arguments = request.arguments.unwrap_or_default();
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        if request.name == tools::ASK_USER && capabilities.supports_tasks() {
-            return Ok(self
-                .ask_user_task(arguments, shows_forms(&capabilities))
-                .await);
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if request.name == tools::ASK_USER && tasks {
+            let dialog = self.task_dialog(&context);
+            let can = dialog.forms || dialog.page.is_some();
+            return Ok(self.ask_user_task(arguments, can).await);
         }
         let host = HostDialog::of(&context.peer)
             .map(|host| host.with_page(self.page(&context)))

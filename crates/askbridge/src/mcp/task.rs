@@ -3,11 +3,12 @@
 //! task whose id is the ask id, and
 //!
 //! - `tasks/get` reads the ask: `working` while it is open (or
-//!   `input_required` with the host's form, when the client shows forms),
+//!   `input_required` with the host's form, when the client shows forms, or
+//!   a link to the ask's page, when it opens links),
 //!   `completed` with the same result a blocking call gives once it has
 //!   ended, `cancelled` when it was cancelled;
 //! - `tasks/update` takes the person's answer from that form (`via: "host"`),
-//!   the first answer winning as everywhere;
+//!   the first answer winning as everywhere (or what they did with the link);
 //! - `tasks/cancel` cancels the ask.
 //!
 //! A task *is* its ask: nothing but which tasks do not want the host's form
@@ -17,7 +18,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use askbridge_core::model::Ask;
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, DetailedTask, ElicitResult, GetTaskResult, InputRequest,
     JsonObject, Task, TaskPayload, TaskStatus,
@@ -29,20 +29,33 @@ use serde_json::Value;
 use super::McpServer;
 use super::backend::{BackendError, Snapshot, Status};
 use super::call::{backend_error, invalid_ask, outcome_result};
-use super::host::{HostReply, form_request};
+use super::host::{HostReply, Shown, host_request};
 use crate::config::Elicitation;
 use crate::error_chain as chain;
 
 /// The `inputRequests` key of the host's form.
 pub const FORM_KEY: &str = "form";
 
+/// The `inputRequests` key of the link to the ask's page, for hosts that
+/// open links rather than forms.
+pub const LINK_KEY: &str = "link";
+
+/// What the client of a `tasks/*` request can be asked in the host.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TaskDialog {
+    /// It shows forms.
+    pub forms: bool,
+    /// Where it reaches the web page, when it opens links and there is one.
+    pub page: Option<String>,
+}
+
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// Tasks whose form is not asked for in the host: the person dismissed it
-/// (the ask stays open on its channel), or the ask said
-/// `"elicitation": "off"`. Kept in memory: after a restart such a task asks
-/// for its form again.
+/// Tasks whose form (or link) is not asked for in the host: the person
+/// dismissed it or opened the link (the ask stays open on its channel), or
+/// the ask said `"elicitation": "off"`. Kept in memory: after a restart
+/// such a task asks again.
 #[derive(Debug, Clone, Default)]
 pub(super) struct NoForm(Arc<Mutex<HashSet<String>>>);
 
@@ -73,12 +86,9 @@ impl McpServer {
     /// `ask_user` as a task: creates the ask and returns its task. An
     /// invalid ask, a failing backend or an ask that ended at once (it could
     /// not be delivered) is the ordinary tool result instead.
-    pub(super) async fn ask_user_task(
-        &self,
-        arguments: JsonObject,
-        forms: bool,
-    ) -> CallToolResponse {
-        let (ask, in_host) = match self.read_ask(arguments, forms) {
+    /// `can`: whether the client can be asked anything in its host.
+    pub(super) async fn ask_user_task(&self, arguments: JsonObject, can: bool) -> CallToolResponse {
+        let (ask, in_host) = match self.read_ask(arguments, can) {
             Ok(read) => read,
             Err(problems) => return invalid_ask(&problems).into(),
         };
@@ -102,37 +112,44 @@ impl McpServer {
         }
     }
 
-    /// `tasks/get`: the ask as a task; `forms` says whether the client
-    /// shows the host's form.
-    pub(super) async fn task_of(&self, id: &str, forms: bool) -> Result<GetTaskResult, ErrorData> {
+    /// `tasks/get`: the ask as a task, asking for what `dialog` can show
+    /// in the host while it is open.
+    pub(super) async fn task_of(
+        &self,
+        id: &str,
+        dialog: &TaskDialog,
+    ) -> Result<GetTaskResult, ErrorData> {
         let status = self
             .backend
             .status(id)
             .await
             .map_err(|error| task_error(&error, id))?;
-        let form = forms && self.elicitation != Elicitation::Off && !self.no_form.contains(id);
-        let detailed = detailed(id, status, form);
+        let asks = self.elicitation != Elicitation::Off && !self.no_form.contains(id);
+        let detailed = detailed(id, status, asks.then_some(dialog));
         if detailed.status().is_terminal() {
             self.no_form.remove(id);
         }
         Ok(GetTaskResult::new(detailed))
     }
 
-    /// `tasks/update`: the person's reply in the host's form. Keys other
-    /// than [`FORM_KEY`] are ignored, as is a reply to an ask that has
-    /// already ended (answered elsewhere first).
+    /// `tasks/update`: the person's reply in the host's form, or to the
+    /// link. Keys other than [`FORM_KEY`] and [`LINK_KEY`] are ignored, as
+    /// is a reply to an ask that has already ended (answered elsewhere
+    /// first).
     pub(super) async fn task_form_reply(
         &self,
         id: &str,
         mut responses: BTreeMap<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let Some(response) = responses.remove(FORM_KEY) else {
-            return Ok(());
+        let (key, response) = match (responses.remove(FORM_KEY), responses.remove(LINK_KEY)) {
+            (Some(response), _) => (FORM_KEY, response),
+            (None, Some(response)) => (LINK_KEY, response),
+            (None, None) => return Ok(()),
         };
         let result: ElicitResult = serde_json::from_value(response).map_err(|error| {
             ErrorData::invalid_params(
-                format!("inputResponses.{FORM_KEY}: expected the elicitation's result: {error}"),
+                format!("inputResponses.{key}: expected the elicitation's result: {error}"),
                 None,
             )
         })?;
@@ -145,12 +162,20 @@ impl McpServer {
             tracing::info!(ask_id = %id, "the host's answer came after the ask ended");
             return Ok(());
         }
-        let answers = match HostReply::of(&status.ask, &result) {
+        let reply = match HostReply::of(&status.ask, &result) {
+            HostReply::Answered(_) if key == LINK_KEY => HostReply::Opened,
+            reply => reply,
+        };
+        let answers = match reply {
             HostReply::Answered(answers) => Some(answers),
             HostReply::Declined => None,
-            // (A form is never `Opened`: only links are.)
-            HostReply::Dismissed | HostReply::Opened => {
+            HostReply::Dismissed => {
                 tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
+                self.no_form.insert(id);
+                return Ok(());
+            }
+            HostReply::Opened => {
+                tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
                 self.no_form.insert(id);
                 return Ok(());
             }
@@ -178,9 +203,9 @@ impl McpServer {
     }
 }
 
-/// The task of ask `id` as it is now; `form` says whether to ask for the
-/// host's form while the ask is open.
-fn detailed(id: &str, status: Status, form: bool) -> DetailedTask {
+/// The task of ask `id` as it is now, asking for what `dialog` can show in
+/// the host while the ask is open (`None`: nothing).
+fn detailed(id: &str, status: Status, dialog: Option<&TaskDialog>) -> DetailedTask {
     let Status {
         snapshot,
         ask,
@@ -191,8 +216,22 @@ fn detailed(id: &str, status: Status, form: bool) -> DetailedTask {
             let task = Task::new(id, TaskStatus::Working, &created_at, &created_at)
                 .with_status_message(waiting_message(&pending))
                 .with_poll_interval_ms(POLL_INTERVAL_MS);
-            let payload = match form.then(|| form_input(&ask)).flatten() {
-                Some(input_requests) => TaskPayload::InputRequired { input_requests },
+            let input = dialog.and_then(|dialog| {
+                host_request(&ask, id, &pending, dialog.forms, dialog.page.as_deref())
+            });
+            let payload = match input {
+                Some((request, shown)) => {
+                    let key = match shown {
+                        Shown::Form => FORM_KEY,
+                        Shown::Link => LINK_KEY,
+                    };
+                    TaskPayload::InputRequired {
+                        input_requests: BTreeMap::from([(
+                            key.to_owned(),
+                            InputRequest::Elicitation(request),
+                        )]),
+                    }
+                }
                 None => TaskPayload::Working,
             };
             DetailedTask::new(task, payload)
@@ -211,15 +250,6 @@ fn detailed(id: &str, status: Status, form: bool) -> DetailedTask {
             DetailedTask::new(task, payload)
         }
     }
-}
-
-/// `inputRequests` with the host's form for `ask`.
-fn form_input(ask: &Ask) -> Option<BTreeMap<String, InputRequest>> {
-    let request = form_request(ask)?;
-    Some(BTreeMap::from([(
-        FORM_KEY.to_owned(),
-        InputRequest::Elicitation(request),
-    )]))
 }
 
 /// The tool result of an ended ask, as a JSON object.
@@ -300,13 +330,13 @@ mod tests {
 
     #[test]
     fn an_open_ask_is_a_working_task_or_asks_for_the_hosts_form() {
-        let pending = json!({"id": "ask_1", "status": "pending",
+        let pending = json!({"id": "ask_1", "status": "pending", "to": "telegram:1",
                              "createdAt": "2026-12-04T10:00:00.000Z",
                              "expiresAt": "2026-12-04T10:15:00.000Z"});
         let working = wire(detailed(
             "ask_1",
             status(Snapshot::Pending(pending.clone())),
-            false,
+            None,
         ));
         assert_eq!(working["status"], json!("working"), "{working}");
         assert_eq!(working["taskId"], json!("ask_1"));
@@ -320,7 +350,15 @@ mod tests {
         );
         assert!(working.get("inputRequests").is_none(), "{working}");
 
-        let input = wire(detailed("ask_1", status(Snapshot::Pending(pending)), true));
+        let forms = TaskDialog {
+            forms: true,
+            page: Some("http://127.0.0.1:8790".to_owned()),
+        };
+        let input = wire(detailed(
+            "ask_1",
+            status(Snapshot::Pending(pending.clone())),
+            Some(&forms),
+        ));
         assert_eq!(input["status"], json!("input_required"), "{input}");
         let form = &input["inputRequests"][FORM_KEY];
         assert_eq!(form["method"], json!("elicitation/create"), "{input}");
@@ -330,6 +368,39 @@ mod tests {
             json!("Deploy"),
             "{input}"
         );
+
+        let links = TaskDialog {
+            forms: false,
+            page: Some("http://127.0.0.1:8790".to_owned()),
+        };
+        let input = wire(detailed(
+            "ask_1",
+            status(Snapshot::Pending(pending.clone())),
+            Some(&links),
+        ));
+        let link = &input["inputRequests"][LINK_KEY]["params"];
+        assert_eq!(link["mode"], json!("url"), "{input}");
+        assert_eq!(
+            link["url"],
+            json!("http://127.0.0.1:8790/#ask=ask_1"),
+            "{input}"
+        );
+        assert_eq!(link["elicitationId"], json!("ask_1"), "{input}");
+
+        // Nothing to show: no page, or a page that may not answer the ask.
+        let mut for_one = pending.clone();
+        for_one["to"] = json!("telegram:1@42");
+        for (pending, dialog) in [
+            (pending.clone(), TaskDialog::default()),
+            (for_one, links.clone()),
+        ] {
+            let task = wire(detailed(
+                "ask_1",
+                status(Snapshot::Pending(pending)),
+                Some(&dialog),
+            ));
+            assert_eq!(task["status"], json!("working"), "{task}");
+        }
     }
 
     #[test]
@@ -341,7 +412,10 @@ mod tests {
         let task = wire(detailed(
             "ask_1",
             status(Snapshot::Ended(outcome.clone())),
-            true,
+            Some(&TaskDialog {
+                forms: true,
+                page: None,
+            }),
         ));
         assert_eq!(task["status"], json!("completed"), "{task}");
         assert_eq!(task["lastUpdatedAt"], json!("2026-12-04T10:01:00.000Z"));
@@ -355,7 +429,7 @@ mod tests {
         let outcome = json!({"id": "ask_1", "status": "no_answer", "reason": "cancelled",
                              "answeredAt": "2026-12-04T10:01:00.000Z",
                              "text": "The ask was cancelled."});
-        let task = wire(detailed("ask_1", status(Snapshot::Ended(outcome)), false));
+        let task = wire(detailed("ask_1", status(Snapshot::Ended(outcome)), None));
         assert_eq!(task["status"], json!("cancelled"), "{task}");
         assert_eq!(task["statusMessage"], json!("The ask was cancelled."));
         assert!(task.get("result").is_none(), "{task}");
