@@ -22,6 +22,7 @@ use serde_json::json;
 
 mod daemon;
 mod mcp_client;
+mod mcp_raw;
 use daemon::{Api, Daemon};
 use mcp_client::{Client, ask_id, assert_answered};
 
@@ -463,5 +464,54 @@ async fn stdio_in_process_has_no_page_to_link_to() {
         !client.seen().iter().any(|e| e["event"] == "elicitation"),
         "{id}: {:?}",
         client.seen()
+    );
+}
+
+/// Calls `ask_user` over streamable HTTP as a bare client declaring
+/// `capabilities`, answers it through the API after its first progress
+/// notification, and returns every message the call's stream carried
+/// until the result.
+async fn messages_of_a_call(
+    daemon: &Daemon,
+    capabilities: serde_json::Value,
+) -> Vec<serde_json::Value> {
+    let mut mcp = mcp_raw::Http::initialize(&daemon.url("/mcp"), capabilities).await;
+    let mut params = json!({"name": "ask_user", "arguments": mcp_raw::deploy_ask()});
+    params["_meta"] = json!({"progressToken": "p"});
+    let mut call = mcp.start("tools/call", params).await;
+    let progress = call.next().await;
+    let id = ask_id(&progress["params"]);
+    let mut seen = vec![progress];
+    Api::of(daemon)
+        .reply(&id, json!({"answers": {"deploy_target": ["Production"]}}))
+        .await;
+    loop {
+        let next = call.next().await;
+        let done = next.get("result").is_some() || next.get("error").is_some();
+        seen.push(next);
+        if done {
+            return seen;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_the_elicitation_capability_gets_no_form() {
+    let daemon = Daemon::start();
+    let forms = |seen: &[serde_json::Value]| {
+        seen.iter()
+            .filter(|message| message["method"] == "elicitation/create")
+            .count()
+    };
+    // The control: a client that shows forms gets one, on the same stream.
+    let with = messages_of_a_call(&daemon, json!({"elicitation": {"form": {}}})).await;
+    assert_eq!(forms(&with), 1, "{with:?}");
+    let without = messages_of_a_call(&daemon, json!({})).await;
+    assert_eq!(forms(&without), 0, "{without:?}");
+    let result = &without.last().expect("a result")["result"];
+    assert_answered(
+        result,
+        result["structuredContent"]["id"].as_str().unwrap_or("?"),
+        "Production",
     );
 }
