@@ -353,6 +353,20 @@ async fn stdio_forwarder_passes_the_hosts_dialog_through_and_decline_skips() {
     client.finish().await;
 }
 
+/// Checks that the client got no elicitation: one would come right after
+/// the first progress report; two more reports later there is still none.
+/// (The client reports progress often: `--progress-ms 50`.)
+async fn assert_no_elicitation(mut client: Client) {
+    let id = ask_id(&client.until("progress").await);
+    client.until("progress").await;
+    client.until("progress").await;
+    assert!(
+        !client.seen().iter().any(|e| e["event"] == "elicitation"),
+        "{id}: {:?}",
+        client.seen()
+    );
+}
+
 #[tokio::test]
 async fn elicitation_off_sends_no_form() {
     let data = daemon::TempDir::new("mcp-elicit-off");
@@ -360,7 +374,7 @@ async fn elicitation_off_sends_no_form() {
     std::fs::write(&config, "[mcp]\nelicitation = \"off\"\n").expect("write the config");
     let data = data.path().to_str().expect("utf-8 path");
     let config = config.to_str().expect("utf-8 path");
-    let mut client = Client::stdio(
+    let client = Client::stdio(
         "elicit_accept",
         &[
             "mcp",
@@ -372,16 +386,7 @@ async fn elicitation_off_sends_no_form() {
             "50",
         ],
     );
-    // The form would come right after the first progress report; two more
-    // reports later there is still none.
-    let id = ask_id(&client.until("progress").await);
-    client.until("progress").await;
-    client.until("progress").await;
-    assert!(
-        !client.seen().iter().any(|e| e["event"] == "elicitation"),
-        "{id}: {:?}",
-        client.seen()
-    );
+    assert_no_elicitation(client).await;
 }
 
 /// Waits for both the tool's result and the client's
@@ -399,10 +404,16 @@ async fn result_and_completion(client: &mut Client) -> (serde_json::Value, serde
     (result.unwrap_or_default(), complete.unwrap_or_default())
 }
 
-#[tokio::test]
-async fn streamable_http_a_client_that_only_opens_links_gets_the_asks_page() {
-    let daemon = Daemon::start();
-    let mut client = Client::http("elicit_link", &daemon.url("/mcp"));
+/// A client that only opens links: it gets the link to the ask's page on
+/// `daemon`, the person answers `choice` there, and the client gets the
+/// answer (`label`) and `notifications/elicitation/complete`. Returns the
+/// link's params.
+async fn answer_through_the_link(
+    daemon: &Daemon,
+    mut client: Client,
+    choice: &str,
+    label: &str,
+) -> serde_json::Value {
     let id = ask_id(&client.until("progress").await);
     let link = elicitation(&mut client).await;
     assert_eq!(link["mode"], json!("url"), "{link}");
@@ -412,59 +423,44 @@ async fn streamable_http_a_client_that_only_opens_links_gets_the_asks_page() {
         "{link}"
     );
     assert_eq!(link["elicitationId"], json!(id), "{link}");
+    Api::of(daemon)
+        .reply(&id, json!({"answers": {"deploy_target": [choice]}}))
+        .await;
+    let (result, complete) = result_and_completion(&mut client).await;
+    assert_answered(&result, &id, label);
+    assert_eq!(complete["elicitationId"], json!(id), "{complete}");
+    client.finish().await;
+    link
+}
+
+#[tokio::test]
+async fn streamable_http_a_client_that_only_opens_links_gets_the_asks_page() {
+    let daemon = Daemon::start();
+    let client = Client::http("elicit_link", &daemon.url("/mcp"));
+    let link = answer_through_the_link(&daemon, client, "Production", "Production").await;
     assert_eq!(
         link["message"],
         json!("Release 2.4 — answer on askbridge's page."),
         "{link}"
     );
-    // The person answers on the page they opened.
-    Api::of(&daemon)
-        .reply(&id, json!({"answers": {"deploy_target": ["Production"]}}))
-        .await;
-    let (result, complete) = result_and_completion(&mut client).await;
-    assert_answered(&result, &id, "Production");
-    assert_eq!(complete["elicitationId"], json!(id), "{complete}");
-    client.finish().await;
 }
 
 #[tokio::test]
 async fn stdio_forwarder_links_to_the_daemons_page() {
     let daemon = Daemon::start();
-    let mut client = Client::stdio("elicit_link", &["mcp", "--server", &daemon.base()]);
-    let id = ask_id(&client.until("progress").await);
-    let link = elicitation(&mut client).await;
-    assert_eq!(
-        link["url"],
-        json!(daemon.url(&format!("/#ask={id}"))),
-        "{link}"
-    );
-    Api::of(&daemon)
-        .reply(&id, json!({"answers": {"deploy_target": ["Staging"]}}))
-        .await;
-    let (result, complete) = result_and_completion(&mut client).await;
-    assert_answered(&result, &id, "Staging (Recommended)");
-    assert_eq!(complete["elicitationId"], json!(id), "{complete}");
-    client.finish().await;
+    let client = Client::stdio("elicit_link", &["mcp", "--server", &daemon.base()]);
+    answer_through_the_link(&daemon, client, "Staging", "Staging (Recommended)").await;
 }
 
 #[tokio::test]
 async fn stdio_in_process_has_no_page_to_link_to() {
     let data = daemon::TempDir::new("mcp-elicit-link");
     let data = data.path().to_str().expect("utf-8 path");
-    let mut client = Client::stdio(
+    let client = Client::stdio(
         "elicit_link",
         &["mcp", "--data-dir", data, "--progress-ms", "50"],
     );
-    // A link would come right after the first progress report; two more
-    // reports later there is still none.
-    let id = ask_id(&client.until("progress").await);
-    client.until("progress").await;
-    client.until("progress").await;
-    assert!(
-        !client.seen().iter().any(|e| e["event"] == "elicitation"),
-        "{id}: {:?}",
-        client.seen()
-    );
+    assert_no_elicitation(client).await;
 }
 
 /// Calls `ask_user` over streamable HTTP as a bare client declaring

@@ -39,20 +39,9 @@ fn args(value: Value) -> JsonObject {
     }
 }
 
+/// The ask every MCP test sends (shared with the end-to-end tests).
 fn deploy_ask() -> JsonObject {
-    args(json!({
-        "title": "Release 2.4",
-        "questions": [{
-            "id": "deploy_target",
-            "header": "Deploy",
-            "question": "Where should I deploy the build?",
-            "options": [
-                {"label": "Staging (Recommended)", "description": "safe, reversible"},
-                {"label": "Production"}
-            ]
-        }],
-        "timeoutSeconds": 900
-    }))
+    args(serde_json::from_str(include_str!("../../tests/mcp/deploy_ask.json")).expect("valid JSON"))
 }
 
 fn text_of(result: &CallToolResult) -> String {

@@ -28,26 +28,14 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 
-ASK = {
-    "title": "Release 2.4",
-    "questions": [
-        {
-            "id": "deploy_target",
-            "header": "Deploy",
-            "question": "Where should I deploy the build?",
-            "options": [
-                {"label": "Staging (Recommended)", "description": "safe, reversible"},
-                {"label": "Production"},
-            ],
-        }
-    ],
-    "timeoutSeconds": 900,
-}
+ASK = json.loads((Path(__file__).parent / "deploy_ask.json").read_text())
+"""The ask every scenario sends (the Rust tests send it too)."""
 
 INVALID_ASK = {
     "questions": [

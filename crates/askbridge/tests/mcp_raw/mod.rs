@@ -21,21 +21,10 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 /// The tasks extension's id, as clients declare it.
 pub const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-/// The ask every scenario sends.
+/// The ask every scenario sends (`tests/mcp/deploy_ask.json`, which the
+/// Python client sends too).
 pub fn deploy_ask() -> Value {
-    json!({
-        "title": "Release 2.4",
-        "questions": [{
-            "id": "deploy_target",
-            "header": "Deploy",
-            "question": "Where should I deploy the build?",
-            "options": [
-                {"label": "Staging (Recommended)", "description": "safe, reversible"},
-                {"label": "Production"}
-            ]
-        }],
-        "timeoutSeconds": 900
-    })
+    serde_json::from_str(include_str!("../mcp/deploy_ask.json")).expect("valid JSON")
 }
 
 /// A JSON-RPC answer: the result, or the error object.
