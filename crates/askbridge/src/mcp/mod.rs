@@ -150,9 +150,7 @@ impl McpServer {
         self.elicitation = elicitation;
         self
     }
-}
 
-impl McpServer {
     /// What the client of `context` can be asked in its host during a task.
     fn task_dialog(&self, context: &RequestContext<RoleServer>) -> TaskDialog {
         let capabilities = context.client_capabilities().unwrap_or_default();
