@@ -45,7 +45,7 @@ pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
 use self::backend::Backend;
 use self::call::Inflight;
 use self::host::{HostDialog, opens_links, shows_forms};
-use self::task::{NoForm, TaskDialog};
+use self::task::{FormChoices, TaskDialog};
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -106,7 +106,7 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
         .with_allowed_hosts(allowed_hosts)
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE));
     // One server, cloned for each session: the sessions share which tasks
-    // want no form.
+    // ask for the host's form otherwise than configured.
     let server =
         McpServer::new(Backend::Local(bridge), progress_interval).with_elicitation(elicitation);
     let service = StreamableHttpService::new(
@@ -121,14 +121,14 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
 
 /// The MCP server. Cheap to clone; clones share the record of asks still
 /// being waited on (for stdio, to cancel them when the connection closes)
-/// and of tasks that want no form.
+/// and of tasks that ask for the host's form otherwise than configured.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     backend: Backend,
     progress_interval: Duration,
     elicitation: Elicitation,
     inflight: Inflight,
-    no_form: NoForm,
+    form_choices: FormChoices,
 }
 
 impl McpServer {
@@ -140,7 +140,7 @@ impl McpServer {
             progress_interval,
             elicitation: Elicitation::default(),
             inflight: Inflight::default(),
-            no_form: NoForm::default(),
+            form_choices: FormChoices::default(),
         }
     }
 

@@ -11,12 +11,12 @@
 //!   the first answer winning as everywhere (or what they did with the link);
 //! - `tasks/cancel` cancels the ask.
 //!
-//! A task *is* its ask: nothing but which tasks do not want the host's form
-//! is kept in memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
+//! A task *is* its ask: nothing but which tasks ask for the host's form
+//! otherwise than configured is kept in memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
 //! and any instance answers for any task.
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, DetailedTask, ElicitResult, GetTaskResult, InputRequest,
@@ -52,37 +52,45 @@ pub(super) struct TaskDialog {
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// Tasks whose form (or link) is not asked for in the host: the person
-/// dismissed it or opened the link (the ask stays open on its channel), or
-/// the ask said `"elicitation": "off"`. Kept in memory: after a restart
-/// such a task asks again.
+/// Tasks that ask for the host's form (or link) otherwise than
+/// `[mcp] elicitation` says: the ask chose its own `elicitation`, or the
+/// person dismissed the form or opened the link (the ask stays open on its
+/// channel). Only these exceptions are kept, in memory, until the task is
+/// seen ended; after a restart every task follows the configuration.
 #[derive(Debug, Clone, Default)]
-pub(super) struct NoForm(Arc<Mutex<HashSet<String>>>);
+pub(super) struct FormChoices(Arc<Mutex<HashMap<String, bool>>>);
 
-impl NoForm {
-    fn insert(&self, id: &str) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.to_owned());
+impl FormChoices {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, bool>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn remove(&self, id: &str) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+    /// Records that task `id` asks for the form (`wanted`), when that is
+    /// not what `configured` says anyway.
+    fn set(&self, id: &str, wanted: bool, configured: bool) {
+        if wanted == configured {
+            self.lock().remove(id);
+        } else {
+            self.lock().insert(id.to_owned(), wanted);
+        }
     }
 
-    fn contains(&self, id: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(id)
+    /// Whether task `id` asks for the form; `configured` unless recorded.
+    fn wanted(&self, id: &str, configured: bool) -> bool {
+        self.lock().get(id).copied().unwrap_or(configured)
+    }
+
+    fn forget(&self, id: &str) {
+        self.lock().remove(id);
     }
 }
 
 impl McpServer {
+    /// Whether tasks ask for the host's form unless told otherwise.
+    fn forms_configured(&self) -> bool {
+        self.elicitation != Elicitation::Off
+    }
+
     /// `ask_user` as a task: creates the ask and returns its task. An
     /// invalid ask, a failing backend or an ask that ended at once (it could
     /// not be delivered) is the ordinary tool result instead.
@@ -97,9 +105,8 @@ impl McpServer {
             Err(error) => return backend_error(&self.backend, &error, None).into(),
         };
         tracing::info!(ask_id = %created.id, "ask created over MCP as a task");
-        if !in_host {
-            self.no_form.insert(&created.id);
-        }
+        self.form_choices
+            .set(&created.id, in_host, self.forms_configured());
         match created.snapshot {
             Snapshot::Ended(outcome) => outcome_result(outcome).into(),
             Snapshot::Pending(pending) => {
@@ -124,10 +131,10 @@ impl McpServer {
             .status(id)
             .await
             .map_err(|error| task_error(&error, id))?;
-        let asks = self.elicitation != Elicitation::Off && !self.no_form.contains(id);
+        let asks = self.form_choices.wanted(id, self.forms_configured());
         let detailed = detailed(id, status, asks.then_some(dialog));
         if detailed.status().is_terminal() {
-            self.no_form.remove(id);
+            self.form_choices.forget(id);
         }
         Ok(GetTaskResult::new(detailed))
     }
@@ -171,12 +178,12 @@ impl McpServer {
             HostReply::Declined => None,
             HostReply::Dismissed => {
                 tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
-                self.no_form.insert(id);
+                self.form_choices.set(id, false, self.forms_configured());
                 return Ok(());
             }
             HostReply::Opened => {
                 tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
-                self.no_form.insert(id);
+                self.form_choices.set(id, false, self.forms_configured());
                 return Ok(());
             }
         };
@@ -422,6 +429,21 @@ mod tests {
         assert_eq!(task["result"]["structuredContent"], outcome, "{task}");
         assert_eq!(task["result"]["isError"], json!(false), "{task}");
         assert_eq!(task["result"]["content"][0]["text"], json!("Go on."));
+    }
+
+    #[test]
+    fn form_choices_keep_only_what_differs_from_the_configuration() {
+        let choices = FormChoices::default();
+        choices.set("as_configured", true, true);
+        choices.set("off_for_this_ask", false, true);
+        choices.set("also_though_configured_off", true, false);
+        assert!(choices.wanted("as_configured", true));
+        assert!(!choices.wanted("off_for_this_ask", true));
+        assert!(choices.wanted("also_though_configured_off", false));
+        assert_eq!(choices.lock().len(), 2);
+        choices.forget("off_for_this_ask");
+        assert!(choices.wanted("off_for_this_ask", true));
+        assert!(!choices.wanted("unknown", false));
     }
 
     #[test]
