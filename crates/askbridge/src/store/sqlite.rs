@@ -35,6 +35,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
+    /// For an in-memory database, a connection nothing uses: the database
+    /// lives as long as one connection to it is open, so it survives the
+    /// working connection being closed (a query cancelled halfway, say)
+    /// and reopened.
+    _keeper: Option<SqlitePool>,
 }
 
 impl SqliteStore {
@@ -48,17 +53,21 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let store = if in_memory(url) {
-            // One connection that never closes: the database lives in it.
-            let pool = SqlitePoolOptions::new()
-                .max_connections(1)
-                .min_connections(1)
-                .idle_timeout(None)
-                .max_lifetime(None)
-                .connect_with(options)
-                .await?;
+            // sqlx names it (`file:sqlx-in-memory-N`, shared cache), so every
+            // connection made with these options reaches the same database.
+            let one = || {
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+            };
+            let keeper = one().connect_with(options.clone()).await?;
+            let pool = one().connect_with(options).await?;
             SqliteStore {
                 writer: pool.clone(),
                 reader: pool,
+                _keeper: Some(keeper),
             }
         } else {
             let writer = SqlitePoolOptions::new()
@@ -72,7 +81,11 @@ impl SqliteStore {
                 .test_before_acquire(false)
                 .connect_with(options)
                 .await?;
-            SqliteStore { writer, reader }
+            SqliteStore {
+                writer,
+                reader,
+                _keeper: None,
+            }
         };
         MIGRATOR.run(&store.writer).await?;
         Ok(store)
@@ -131,3 +144,24 @@ sql_store!(SqliteStore, Sqlite, {
         Ok(None)
     }
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_in_memory_database_outlives_its_working_connection() {
+        let store = SqliteStore::open("sqlite::memory:")
+            .await
+            .expect("open in memory");
+        // Close the only working connection, as a cancelled query does;
+        // the pool opens another one.
+        let connection = store.writer.acquire().await.expect("a connection");
+        connection.detach().close().await.expect("close it");
+        let asks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM asks")
+            .fetch_one(&store.reader)
+            .await
+            .expect("the migrated tables are still there");
+        assert_eq!(asks, 0);
+    }
+}
