@@ -234,6 +234,10 @@ pub struct Strings {
 
     /// Told to someone who answers an ask that has already ended.
     pub already_answered: &'static str,
+    /// Told to someone who answers an ask that timed out.
+    pub already_expired: &'static str,
+    /// Told to someone who answers an ask the agent cancelled.
+    pub already_cancelled: &'static str,
     /// Told to someone who may not answer this ask.
     pub not_for_you: &'static str,
     /// Told to someone who may not answer an ask addressed to one person.
@@ -444,6 +448,8 @@ static EN: Strings = Strings {
     delivery_failed: "Not delivered",
 
     already_answered: "This question was already answered.",
+    already_expired: "This question has expired.",
+    already_cancelled: "This question was cancelled.",
     not_for_you: "This question is not for you.",
     not_for_you_named: "This question is for {name}.",
     submitted: "Answer submitted",
@@ -571,6 +577,8 @@ static ZH_CN: Strings = Strings {
     delivery_failed: "发送失败",
 
     already_answered: "这个问题已经有人回答了。",
+    already_expired: "这个问题已过期。",
+    already_cancelled: "这个问题已取消。",
     not_for_you: "这个问题不是问你的。",
     not_for_you_named: "这个问题是问 {name} 的。",
     submitted: "已提交",
@@ -698,6 +706,8 @@ static TH: Strings = Strings {
     delivery_failed: "ส่งไม่สำเร็จ",
 
     already_answered: "คำถามนี้มีคนตอบแล้ว",
+    already_expired: "คำถามนี้หมดเวลาแล้ว",
+    already_cancelled: "คำถามนี้ถูกยกเลิกแล้ว",
     not_for_you: "คำถามนี้ไม่ได้ถามคุณ",
     not_for_you_named: "คำถามนี้ถาม {name}",
     submitted: "ส่งคำตอบแล้ว",

@@ -13,7 +13,7 @@
 //!   (askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
 
-use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
+use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
@@ -266,6 +266,8 @@ fn rejected(rejection: &Rejection, target: &Target, locale: Locale) -> String {
             Some(user) if user.starts_with('@') => fill(s.not_for_you_named, &[("name", user)]),
             _ => s.not_for_you.to_owned(),
         },
+        Rejection::AlreadyEnded(State::TimedOut) => s.already_expired.to_owned(),
+        Rejection::AlreadyEnded(State::Cancelled { .. }) => s.already_cancelled.to_owned(),
         Rejection::AlreadyEnded(_) => s.already_answered.to_owned(),
         Rejection::Invalid(invalid) => invalid.to_string(),
     }
@@ -284,6 +286,40 @@ mod tests {
             },
             username: username.map(str::to_owned),
             roles: vec!["900".to_owned()],
+        }
+    }
+
+    #[test]
+    fn chat_a_press_on_an_ended_ask_says_how_it_ended() {
+        use askbridge_core::model::Timestamp;
+        let target = Target::parse("telegram:1").expect("a target");
+        let by = person("7", None).responder;
+        let at = Timestamp::from_secs(1_800_000_000);
+        for (state, en, th) in [
+            (
+                State::Answered { by: by.clone(), at },
+                "This question was already answered.",
+                "คำถามนี้มีคนตอบแล้ว",
+            ),
+            (
+                State::Skipped { by, at },
+                "This question was already answered.",
+                "คำถามนี้มีคนตอบแล้ว",
+            ),
+            (
+                State::TimedOut,
+                "This question has expired.",
+                "คำถามนี้หมดเวลาแล้ว",
+            ),
+            (
+                State::Cancelled { at },
+                "This question was cancelled.",
+                "คำถามนี้ถูกยกเลิกแล้ว",
+            ),
+        ] {
+            let step = Step::Rejected(Rejection::AlreadyEnded(state.clone()));
+            assert_eq!(after_press(&step, &target, Locale::En), en, "{state:?}");
+            assert_eq!(after_press(&step, &target, Locale::Th), th, "{state:?}");
         }
     }
 
