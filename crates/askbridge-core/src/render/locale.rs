@@ -342,8 +342,6 @@ pub struct Strings {
     pub page_agent_at: &'static str,
     /// Placeholder of the own-words field of a choice question.
     pub page_write_own: &'static str,
-    /// Placeholder of the own-words field of a yes / no question.
-    pub page_or_write_own: &'static str,
     /// Placeholder of a multi-line text question.
     pub page_write_answer: &'static str,
     /// Placeholder of a text question.
@@ -498,7 +496,6 @@ static EN: Strings = Strings {
     page_answered_mark: " (answered)",
     page_agent_at: "Agent · {time}",
     page_write_own: "Write your own answer",
-    page_or_write_own: "Or write your own answer",
     page_write_answer: "Write your answer",
     page_your_answer: "Your answer",
     page_choose_one: "Choose an option or write your own answer.",
@@ -627,7 +624,6 @@ static ZH_CN: Strings = Strings {
     page_answered_mark: "（已回答）",
     page_agent_at: "智能体 · {time}",
     page_write_own: "自己填写答案",
-    page_or_write_own: "或自己填写答案",
     page_write_answer: "请填写你的答案",
     page_your_answer: "你的答案",
     page_choose_one: "请选择一个选项，或自己填写答案。",
@@ -756,7 +752,6 @@ static TH: Strings = Strings {
     page_answered_mark: " (ตอบแล้ว)",
     page_agent_at: "เอเจนต์ · {time}",
     page_write_own: "พิมพ์คำตอบของคุณเอง",
-    page_or_write_own: "หรือพิมพ์คำตอบของคุณเอง",
     page_write_answer: "พิมพ์คำตอบของคุณ",
     page_your_answer: "คำตอบของคุณ",
     page_choose_one: "เลือกหนึ่งตัวเลือก หรือพิมพ์คำตอบของคุณเอง",

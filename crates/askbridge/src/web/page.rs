@@ -44,7 +44,7 @@ pub(super) fn page_phrases(s: &'static Strings) -> Vec<(&'static str, &'static s
         page_n_of_waiting, page_waiting_questions, page_newer, page_older,
         page_expand, page_collapse, page_expand_question,
         page_collapse_question, page_nothing_left, page_waiting_for_you,
-        page_answered_mark, page_agent_at, page_write_own, page_or_write_own,
+        page_answered_mark, page_agent_at, page_write_own,
         page_write_answer, page_your_answer, page_choose_one, page_choose_some,
         page_write_or_skip, page_key_continue, page_key_submit,
         page_key_collapse, page_key_pick, page_answered_elsewhere,

@@ -10,7 +10,8 @@ Scenarios:
   two-questions  Release 2.4: pick the recommended option card, press Enter,
                  type an "Other" answer, submit; a second tab sees the ask
                  answered elsewhere. Screenshot of the answered page.
-  all-types      checkboxes, a confirm switch, "Skip question" on an
+  all-types      checkboxes, a yes/no question (nothing picked until the
+                 person picks), "Skip question" on an
                  optional text question, a textarea sent with Ctrl+Enter.
   skip-all       "Skip" skips the whole ask.
   locales        a Thai browser (th-TH) answers the ask to web:thai and a
@@ -180,14 +181,19 @@ def all_types(contexts: Contexts, url: str, screenshot: Path):
     box.get_by_role("checkbox", name=re.compile("^Chat")).check()
     box.get_by_role("button", name="Next").click()
 
-    # 2/4 confirm: a switch, off (No) until turned on.
+    # 2/4 confirm: Yes and No, neither picked, so Next alone does not
+    # answer "no" for the person; key 1 picks Yes.
     expect(box.locator(".step-count")).to_have_text("2/4")
-    switch = box.get_by_role("switch")
-    expect(switch).not_to_be_checked()
-    expect(box.locator(".switch-state")).to_have_text("No")
-    box.locator(".switch-row").click()
-    expect(switch).to_be_checked()
-    expect(box.locator(".switch-state")).to_have_text("Yes")
+    expect(box.get_by_role("radio")).to_have_count(2)
+    expect(box.get_by_role("radio", checked=True)).to_have_count(0)
+    box.get_by_role("button", name="Next").click()
+    expect(box.locator(".field-error")).to_be_visible()
+    expect(box.locator(".step-count")).to_have_text("2/4")
+    box.get_by_role("radio", name="No").focus()
+    page.keyboard.press("1")
+    expect(box.get_by_role("radio", name="Yes")).to_be_checked()
+    expect(box.locator(".field-error")).to_be_hidden()
+    page.screenshot(path=str(screenshot.with_name("web-confirm.png")))
     box.get_by_role("button", name="Next").click()
 
     # 3/4 optional text: placeholder shown, skipped.
@@ -354,11 +360,11 @@ def speaks_chinese(contexts: Contexts, url: str, screenshot: Path):
     box.locator("label.card", has_text="Staging").click()
     box.get_by_role("button", name=zh["page_next"], exact=True).click()
 
-    # The yes / no switch in Chinese.
+    # Yes and no in Chinese.
     expect(box.locator(".step-count")).to_have_text("2/2")
-    expect(box.locator(".switch-state")).to_have_text(zh["no"])
-    box.locator(".switch-row").click()
-    expect(box.locator(".switch-state")).to_have_text(zh["yes"])
+    expect(box.locator(".card-label")).to_have_text([zh["yes"], zh["no"]])
+    box.locator("label.card", has_text=zh["yes"]).click()
+    expect(box.get_by_role("radio", name=zh["yes"])).to_be_checked()
     expect(box.get_by_role("button", name=zh["page_back"], exact=True)).to_be_visible()
     box.get_by_role("button", name=zh["page_submit"], exact=True).click()
     expect(page.locator(".entry.reply .status")).to_have_text(zh["answered"])

@@ -550,14 +550,16 @@
         : typeof q.default === 'string' ? [q.default] : [];
     const options = q.options || [];
     const matches = (label) => def.some((d) => fold(d) === fold(label));
-    v = { choice: null, checked: new Set(), other: '', text: '', yes: false, skipped: false };
+    v = { choice: null, checked: new Set(), other: '', text: '', skipped: false };
     if (q.type === 'single') {
       const found = options.find((o) => matches(o.label));
       v.choice = found ? found.label : null;
     } else if (q.type === 'multi') {
       for (const o of options) if (matches(o.label)) v.checked.add(o.label);
     } else if (q.type === 'confirm') {
-      v.yes = def.length > 0 && ['yes', 'true', 'y'].includes(def[0].toLowerCase());
+      // Nothing picked unless the agent gave a default: a Submit never
+      // answers "no" for the person.
+      if (def.length) v.choice = ['yes', 'true', 'y'].includes(def[0].toLowerCase()) ? 'yes' : 'no';
     } else {
       v.text = def[0] || '';
     }
@@ -584,7 +586,8 @@
       }
       case 'confirm':
         if (other) return { answer: [other] };
-        return { answer: [v.yes ? 'yes' : 'no'] };
+        if (v.choice !== null) return { answer: [v.choice] };
+        return optional ? { answer: [] } : { error: t('page_choose_one') };
       default: {
         const text = v.text.trim();
         if (text) return { answer: [text] };
@@ -895,7 +898,8 @@
 
     const key = q.type === 'textarea' ? 'Ctrl+Enter' : 'Enter';
     const keys = [last ? t('page_key_submit', { key }) : t('page_key_continue', { key }), t('page_key_collapse')];
-    if (q.options && q.options.length) keys.push(t('page_key_pick', { n: Math.min(q.options.length, 9) }));
+    const picks = q.type === 'confirm' ? 2 : (q.options || []).length;
+    if (picks) keys.push(t('page_key_pick', { n: Math.min(picks, 9) }));
 
     const form = h('form', {
       class: 'step',
@@ -927,9 +931,13 @@
     };
     const described = qid + '-error';
 
-    if (q.type === 'single' || q.type === 'multi') {
+    if (q.type === 'single' || q.type === 'multi' || q.type === 'confirm') {
       const multi = q.type === 'multi';
-      const star = recommendedIndex(q);
+      // A yes/no question is two cards, sent as `yes` / `no`.
+      const options = q.type === 'confirm'
+        ? [{ label: 'yes', shown: t('yes') }, { label: 'no', shown: t('no') }]
+        : (q.options || []);
+      const star = q.type === 'confirm' ? -1 : recommendedIndex(q);
       const otherInput = h('input', {
         type: 'text',
         id: qid + '-other',
@@ -951,7 +959,7 @@
         role: multi ? 'group' : 'radiogroup',
         'aria-labelledby': qid,
         'aria-describedby': described,
-      }, (q.options || []).map((o, i) => {
+      }, options.map((o, i) => {
         const labelId = qid + '-o' + i;
         const input = h('input', {
           type: multi ? 'checkbox' : 'radio',
@@ -977,7 +985,7 @@
             h('span', { class: 'card-top' },
               h('span', { class: 'card-label', id: labelId },
                 q.letters ? h('span', { class: 'letter', text: String.fromCharCode(65 + i) + '.' }) : null,
-                displayLabel(o.label)),
+                o.shown || displayLabel(o.label)),
               i === star ? h('span', { class: 'badge', id: labelId + '-star' }, icon('star'), t('recommended')) : null),
             o.description ? h('span', { class: 'card-desc', id: labelId + '-desc', text: o.description }) : null));
       }));
@@ -986,31 +994,6 @@
         h('div', { class: 'other' },
           h('label', { htmlFor: qid + '-other', class: 'other-label', text: t('other') }),
           otherInput));
-    }
-
-    if (q.type === 'confirm') {
-      const stateText = h('span', { class: 'switch-state', text: v.yes ? t('yes') : t('no') });
-      const other = h('input', {
-        type: 'text', id: qid + '-other', class: 'text-input', placeholder: t('page_or_write_own'), value: v.other,
-        oninput: (e) => { touched(); v.other = e.target.value; },
-      });
-      return h('div', { class: 'controls' },
-        h('label', { class: 'switch-row' },
-          h('input', {
-            type: 'checkbox',
-            role: 'switch',
-            class: 'switch',
-            checked: v.yes,
-            'aria-labelledby': qid,
-            'aria-describedby': described,
-            'data-autofocus': true,
-            onchange: (e) => { touched(); v.yes = e.target.checked; stateText.textContent = v.yes ? t('yes') : t('no'); },
-          }),
-          h('span', { class: 'switch-track', 'aria-hidden': 'true' }, h('span', { class: 'switch-thumb' })),
-          stateText),
-        h('div', { class: 'other' },
-          h('label', { htmlFor: qid + '-other', class: 'other-label', text: t('other') }),
-          other));
     }
 
     const area = q.type === 'textarea';
@@ -1044,7 +1027,7 @@
     if (!typing && !e.ctrlKey && !e.metaKey && !e.altKey && /^[1-9]$/.test(e.key)) {
       const inputs = $('panel-body').querySelectorAll('.cards input');
       const input = inputs[Number(e.key) - 1];
-      if (input && (q.type === 'single' || q.type === 'multi')) {
+      if (input && (q.type === 'single' || q.type === 'multi' || q.type === 'confirm')) {
         e.preventDefault();
         input.click();
         input.focus();
