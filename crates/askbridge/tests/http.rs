@@ -222,7 +222,7 @@ async fn http_get_then_reply_by_text_then_already_answered() {
     .await;
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["result"], "accepted", "{reply}");
-    assert_eq!(reply["still_open"], json!(["notify"]), "{reply}");
+    assert_eq!(reply["stillOpen"], json!(["notify"]), "{reply}");
     assert_eq!(reply["clarify"], json!([]), "{reply}");
     assert_eq!(reply["ask"]["answered"], json!(["deploy"]), "{reply}");
 
@@ -306,7 +306,7 @@ async fn http_reply_that_fits_several_options_asks_which() {
     .await;
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["result"], "accepted", "{reply}");
-    assert_eq!(reply["still_open"], json!(["lang"]), "{reply}");
+    assert_eq!(reply["stillOpen"], json!(["lang"]), "{reply}");
     assert_eq!(
         reply["clarify"],
         json!([{"id": "lang", "candidates": ["Python 3", "Python 2"]}]),

@@ -266,8 +266,8 @@ mod tests {
         );
         assert_fields(
             schema(&doc, "ReplyResponse"),
-            &["result", "ask", "still_open", "clarify"],
-            &["result", "ask", "still_open", "clarify"],
+            &["result", "ask", "stillOpen", "clarify"],
+            &["result", "ask", "stillOpen", "clarify"],
         );
         assert_eq!(
             schema(&doc, "ReplyResult")["enum"],

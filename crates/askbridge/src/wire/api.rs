@@ -150,6 +150,7 @@ pub struct AskList {
 
 /// What `POST /v1/asks/{id}/reply` did with accepted input.
 #[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ReplyResponse {
     /// What the reply did.
     pub result: ReplyResult,
@@ -407,7 +408,7 @@ mod tests {
         assert_eq!(ask["to"], "web");
         assert_eq!(ask["createdAt"], "2027-01-15T08:00:00Z");
         assert_eq!(ask["ask"]["title"], "T");
-        assert_eq!(json["still_open"], json!([]));
+        assert_eq!(json["stillOpen"], json!([]));
         assert_fits::<ReplyResponse>(&json);
     }
 

@@ -1105,7 +1105,7 @@
       } else {
         // Accepted: some questions are still open, maybe with a question back.
         if (ask.id) rec.data = Object.assign({}, rec.data, ask);
-        if (Array.isArray(data.still_open)) rec.data.open = data.still_open.map((s) => (typeof s === 'string' ? s : s && s.id)).filter(Boolean);
+        if (Array.isArray(data.stillOpen)) rec.data.open = data.stillOpen.map((s) => (typeof s === 'string' ? s : s && s.id)).filter(Boolean);
         const clarify = (Array.isArray(data.clarify) ? data.clarify : []).map((c) => clarifyText(rec, c)).filter(Boolean);
         rec.draft.step = 0;
         rec.draft.error = clarify.join(' ');
