@@ -6,8 +6,9 @@
 //! changing nothing:
 //!
 //! - **database** — reachable, and its migrations are this build's (none
-//!   pending, none unknown). Read only: a SQLite file that is not there
-//!   yet passes, since the first start creates it.
+//!   unknown; pending ones are a warning, since `serve` applies them). Read
+//!   only: a SQLite file that is not there yet passes, since the first
+//!   start creates it.
 //! - **telegram**, **discord**, **slack** — each configured platform,
 //!   through the client its channel uses: Telegram's `getMe` (the bot's
 //!   name, its privacy mode), Discord's current user and application (the
@@ -435,7 +436,8 @@ async fn database(url: &str) -> Check {
 }
 
 /// Whether the migrations are this build's, and if not, what `serve`
-/// would do about it.
+/// would do about it: migrations still to apply are a warning (`serve`
+/// applies them), any other difference a failure (`serve` would refuse).
 fn migrations_check(shown: &str, found: &Migrations) -> Check {
     let listed = |versions: &[i64]| {
         versions
@@ -445,6 +447,8 @@ fn migrations_check(shown: &str, found: &Migrations) -> Check {
             .join(", ")
     };
     let mut problems = Vec::new();
+    let refused =
+        !found.unknown.is_empty() || !found.changed.is_empty() || !found.failed.is_empty();
     if !found.pending.is_empty() {
         let pending: Vec<String> = found
             .pending
@@ -497,7 +501,11 @@ fn migrations_check(shown: &str, found: &Migrations) -> Check {
     } else {
         Check::new(
             "database",
-            Status::Failed,
+            if refused {
+                Status::Failed
+            } else {
+                Status::Warning
+            },
             format!("{shown}: {}", problems.join("; ")),
         )
     };
