@@ -11,9 +11,10 @@
 //!   the first answer winning as everywhere (or what they did with the link);
 //! - `tasks/cancel` cancels the ask.
 //!
-//! A task *is* its ask: nothing but which tasks ask for the host's form
-//! otherwise than configured is kept in memory, so tasks survive a restart of the daemon or of `askbridge mcp`,
-//! and any instance answers for any task.
+//! A task *is* its ask: nothing is kept in memory but which tasks ask for
+//! the host's form otherwise than configured, so tasks survive a restart
+//! of the daemon or of `askbridge mcp`, and any instance answers for any
+//! task.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -40,6 +41,9 @@ pub const FORM_KEY: &str = "form";
 /// open links rather than forms.
 pub const LINK_KEY: &str = "link";
 
+/// How often clients are asked to poll `tasks/get`, in milliseconds.
+pub const POLL_INTERVAL_MS: u64 = 1_000;
+
 /// What the client of a `tasks/*` request can be asked in the host.
 #[derive(Debug, Clone, Default)]
 pub(super) struct TaskDialog {
@@ -48,9 +52,6 @@ pub(super) struct TaskDialog {
     /// Where it reaches the web page, when it opens links and there is one.
     pub page: Option<String>,
 }
-
-/// How often clients are asked to poll `tasks/get`, in milliseconds.
-pub const POLL_INTERVAL_MS: u64 = 1_000;
 
 /// Tasks that ask for the host's form (or link) otherwise than
 /// `[mcp] elicitation` says: the ask chose its own `elicitation`, or the
