@@ -511,3 +511,36 @@ async fn a_client_without_the_elicitation_capability_gets_no_form() {
         "Production",
     );
 }
+
+#[tokio::test]
+async fn the_hosts_form_and_the_web_page_answering_at_once_give_one_answer() {
+    let daemon = Daemon::start();
+    let http = daemon::client();
+    let mut mcp =
+        mcp_raw::Http::initialize(&daemon.url("/mcp"), json!({"elicitation": {"form": {}}})).await;
+    let mut winners = Vec::new();
+    for _ in 0..10 {
+        let mut params = json!({"name": "ask_user", "arguments": mcp_raw::deploy_ask()});
+        params["_meta"] = json!({"progressToken": "p"});
+        let mut call = mcp.start("tools/call", params).await;
+        let id = ask_id(&call.next().await["params"]);
+        let form = call.next().await;
+        assert_eq!(form["method"], json!("elicitation/create"), "{form}");
+        let accept = json!({"action": "accept", "content": {"deploy_target": "Production"}});
+        let web = http
+            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+            .json(&json!({"answers": {"deploy_target": ["Staging"]}}))
+            .send();
+        let ((), web) = tokio::join!(mcp.respond(&form["id"], accept), web);
+        let web_status = web.expect("the reply is answered").status().as_u16();
+        let result = loop {
+            let next = call.next().await;
+            if next.get("result").is_some() {
+                break next["result"].clone();
+            }
+        };
+        let via = mcp_raw::one_answer_of_two(&result["structuredContent"], web_status);
+        winners.push(via);
+    }
+    eprintln!("winners at once: {winners:?}");
+}

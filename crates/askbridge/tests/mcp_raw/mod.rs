@@ -27,6 +27,31 @@ pub fn deploy_ask() -> Value {
     serde_json::from_str(include_str!("../mcp/deploy_ask.json")).expect("valid JSON")
 }
 
+/// Checks the outcome of a `deploy_ask` the host's form (Production) and
+/// the web page (Staging) answered at once: exactly one answer, whose
+/// `via`, label and `answeredBy` agree, and the web page told `409` when
+/// it lost (its reply got `web_status`). Returns who won.
+pub fn one_answer_of_two(outcome: &Value, web_status: u16) -> String {
+    let via = outcome["details"][0]["via"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let label = match via.as_str() {
+        "host" => "Production",
+        "web" => "Staging (Recommended)",
+        other => panic!("answered via {other:?}: {outcome}"),
+    };
+    assert_eq!(
+        outcome["answers"]["deploy_target"],
+        json!([label]),
+        "{outcome}"
+    );
+    assert_eq!(outcome["answeredBy"]["channel"], json!(via), "{outcome}");
+    let expected = if via == "web" { 200 } else { 409 };
+    assert_eq!(web_status, expected, "{via} won: {outcome}");
+    via
+}
+
 /// A JSON-RPC answer: the result, or the error object.
 pub type Answer = Result<Value, Value>;
 
@@ -173,6 +198,19 @@ impl Http {
             response,
             buffer: String::new(),
         }
+    }
+
+    /// Answers the server's request `id` (an `elicitation/create`, say)
+    /// with `result`.
+    pub async fn respond(&self, id: &Value, result: Value) {
+        let response = self
+            .post(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
+        assert!(
+            response.status().is_success(),
+            "response to {id}: HTTP {}",
+            response.status()
+        );
     }
 
     async fn post_request(&mut self, method: &str, params: Value) -> (Option<String>, Answer) {
