@@ -9,8 +9,8 @@
 //!   question). Otherwise it answers the newest pending ask in the
 //!   conversation that the sender may answer; chatter in a conversation
 //!   with nothing for the sender is left alone.
-//! - Who may answer is the core's rule ([`AskLifecycle::may_answer`]
-//!   (askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
+//! - Who may answer is the core's rule
+//!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
 
 use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};

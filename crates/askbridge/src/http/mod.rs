@@ -9,7 +9,7 @@
 //!
 //! Middleware, outermost first: one tracing span per request (method and
 //! path only — never headers or the query, so tokens stay out of logs);
-//! [`guard`], which counts requests by route and status and logs each error
+//! `guard`, which counts requests by route and status and logs each error
 //! once, rewrites bare error responses from outside the handlers (axum's
 //! 404/405, the body limit's 413, another router's text) into the JSON
 //! error shape and checks the bearer token for `/v1`, `/mcp` and
