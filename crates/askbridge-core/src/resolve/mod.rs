@@ -5,7 +5,7 @@
 //! multi-question ask into per-question parts.
 //!
 //! The order of the rules, for a choice question:
-//! 1. clean the reply ([`text`]): NFKC, full Unicode case folding (`ß` is
+//! 1. clean the reply (`text`): NFKC, full Unicode case folding (`ß` is
 //!    `ss`, `ﬀ` is `ff`), platform markup, quotes; labels are folded the
 //!    same way, once, in [`OptionMatcher::new`];
 //! 2. an exact label wins, even one that reads like a range (`2-4 weeks`);

@@ -56,7 +56,7 @@ impl Limit {
 /// workspace"): Tier 1 1+ per minute, Tier 2 20+, Tier 3 50+, Tier 4 100+,
 /// and for `chat.postMessage` a special limit of "one message per second
 /// per channel", with "short bursts >1 allowed" and no published burst
-/// size. [`RateLimits::SLACK`] uses: `chat.postMessage` 1 per second per
+/// size. [`RateLimits::slack`] uses: `chat.postMessage` 1 per second per
 /// channel with bursts of 3; `chat.update` and `conversations.open` Tier 3
 /// (50 a minute); `chat.postEphemeral`, `views.open` and `users.info`
 /// Tier 4 (100 a minute); `apps.connections.open` Tier 1 (1 a minute, with
