@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind, Target};
+use askbridge_core::model::{Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target};
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CustomNotification,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
@@ -278,15 +278,21 @@ pub fn host_request(
     Some((link_request(ask, id, page), Shown::Link))
 }
 
-/// Whether the web page may answer the ask in `snapshot`: it was posted
-/// for anyone where it was posted (`to` names no user), so a link to its
-/// page is worth showing.
+/// Whether the web page may answer the ask in `snapshot` (by the core's
+/// rule, [`Target::may_answer`]), so a link to its page is worth showing:
+/// not when `to` names the one person who may answer.
 pub fn page_may_answer(snapshot: &Value) -> bool {
+    // The page answers as the HTTP API's default person: `web`, on `web`.
+    let page = Responder {
+        channel: ChannelKind::Web,
+        user_id: "web".to_owned(),
+        name: None,
+    };
     snapshot
         .get("to")
         .and_then(Value::as_str)
         .and_then(|to| Target::parse(to).ok())
-        .is_some_and(|target| target.user.is_none())
+        .is_some_and(|target| target.may_answer(&page, true))
 }
 
 /// The `elicitation/create` request showing `ask`'s form; `None` (logged)
