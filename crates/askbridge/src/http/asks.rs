@@ -30,6 +30,7 @@ use super::error::{ApiError, json_response};
 use super::extract::{AskId, JsonBody, QueryParams, Wait};
 use super::openapi::parameter;
 use crate::bridge::{AskView, Bridge, ListFilter, NewAsk};
+use crate::web::PAGE_USER;
 use crate::wire::api::{AskList, AskResponse, ErrorResponse, ReplyResponse};
 use crate::wire::names::Channel;
 use crate::wire::request::{AskRequest, ReplyRequest};
@@ -661,7 +662,7 @@ fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
         name,
     };
     let map = match user {
-        None | Some(Value::Null) => return Ok(responder("web".to_owned(), None)),
+        None | Some(Value::Null) => return Ok(responder(PAGE_USER.to_owned(), None)),
         Some(Value::Object(map)) => map,
         Some(other) => {
             return Err(ApiError::invalid_request(
@@ -685,7 +686,7 @@ fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
     let id = match map.get("id") {
         Some(Value::String(id)) if !id.trim().is_empty() => id.trim().to_owned(),
         Some(Value::Number(number)) => number.to_string(),
-        None | Some(Value::Null) => "web".to_owned(),
+        None | Some(Value::Null) => PAGE_USER.to_owned(),
         Some(Value::String(_)) => {
             return Err(ApiError::invalid_request("user.id", "must not be empty"));
         }

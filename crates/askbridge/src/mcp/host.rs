@@ -33,6 +33,8 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 
+use crate::web::PAGE_USER;
+
 /// The suffix of a choice question's "Other" field: `deploy_target.other`.
 const OTHER_SUFFIX: &str = ".other";
 
@@ -282,10 +284,10 @@ pub fn host_request(
 /// rule, [`Target::may_answer`]), so a link to its page is worth showing:
 /// not when `to` names the one person who may answer.
 pub fn page_may_answer(snapshot: &Value) -> bool {
-    // The page answers as the HTTP API's default person: `web`, on `web`.
+    // The page answers as the HTTP API's default person.
     let page = Responder {
         channel: ChannelKind::Web,
-        user_id: "web".to_owned(),
+        user_id: PAGE_USER.to_owned(),
         name: None,
     };
     snapshot

@@ -62,6 +62,10 @@ mod page;
 
 use page::Pages;
 
+/// The user id of whoever answers on the page, and over HTTP when a reply
+/// names nobody.
+pub const PAGE_USER: &str = "web";
+
 /// The page's script.
 const APP_JS: &str = include_str!("assets/app.js");
 /// The page's styles.
