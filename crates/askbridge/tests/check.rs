@@ -432,7 +432,7 @@ async fn check_a_migrated_sqlite_database_is_current() {
     assert!(
         checked
             .line("database")
-            .ends_with(": reachable, migrations current (3 applied)"),
+            .ends_with(": reachable, migrations current (4 applied)"),
         "{}",
         checked.stdout
     );
@@ -451,8 +451,8 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(
         checked.line("database"),
         format!(
-            "! database: {shown}: askbridge's tables are not there yet: 1 migration not applied \
-             (#1 asks); `askbridge serve` applies it when it starts"
+            "! database: {shown}: askbridge's tables are not there yet: 2 migrations not applied \
+             (#1 asks, #2 secrets); `askbridge serve` applies them when it starts"
         )
     );
     // check changed nothing.
@@ -469,7 +469,7 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(checked.code, Some(0));
     assert_eq!(
         checked.line("database"),
-        format!("✓ database: {shown}: reachable, migrations current (1 applied)")
+        format!("✓ database: {shown}: reachable, migrations current (2 applied)")
     );
 
     // Migrated by a newer build.

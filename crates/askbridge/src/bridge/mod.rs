@@ -718,6 +718,18 @@ impl Bridge {
         Ok(self.inner.store.save_message_ref(message, at).await?)
     }
 
+    /// The secret `name` (two random UUIDs as hex: 244 random bits), made
+    /// the first time any instance on this database asks for it and the
+    /// same ever after.
+    pub async fn secret(&self, name: &str) -> Result<String, BridgeError> {
+        let candidate = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        Ok(self.inner.store.secret(name, &candidate).await?)
+    }
+
     /// The messages an ask was posted as, oldest first.
     pub async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, BridgeError> {
         Ok(self.inner.store.message_refs(ask_id).await?)

@@ -328,6 +328,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         expires_at: i64,
     ) -> Result<LeaseTaken, StoreError>;
 
+    /// The secret `name`: `candidate` stored as it when there is none yet,
+    /// else the one stored first. Every instance on the database gets the
+    /// same one, and it outlives restarts.
+    async fn secret(&self, name: &str, candidate: &str) -> Result<String, StoreError>;
+
     /// Gives the lease up if `holder` has it, so another may take it at
     /// once.
     async fn release_lease(&self, name: &str, holder: &str) -> Result<(), StoreError>;

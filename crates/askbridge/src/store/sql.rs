@@ -314,6 +314,21 @@ macro_rules! sql_store {
                 })
             }
 
+            async fn secret(&self, name: &str, candidate: &str) -> Result<String, StoreError> {
+                sqlx::query(
+                    "INSERT INTO secrets (name, value) VALUES ($1, $2) \
+                     ON CONFLICT (name) DO NOTHING",
+                )
+                .bind(name)
+                .bind(candidate)
+                .execute(&self.writer)
+                .await?;
+                Ok(sqlx::query_scalar("SELECT value FROM secrets WHERE name = $1")
+                    .bind(name)
+                    .fetch_one(&self.writer)
+                    .await?)
+            }
+
             async fn release_lease(&self, name: &str, holder: &str) -> Result<(), StoreError> {
                 sqlx::query("DELETE FROM leases WHERE name = $1 AND holder = $2")
                     .bind(name)
