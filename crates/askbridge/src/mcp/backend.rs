@@ -291,6 +291,18 @@ impl Backend {
         }
     }
 
+    /// The key for sealing what a client keeps for us (`ask_user`'s
+    /// round-trip state): in process, the database's secret `name`, shared
+    /// by every instance and kept across restarts; through a daemon, the
+    /// key its clients share ([`DaemonClient::shared_key`]), so a new
+    /// forwarder opens what an earlier one sealed.
+    pub async fn sealing_key(&self, name: &str) -> Result<Vec<u8>, BackendError> {
+        match self {
+            Backend::Local(bridge) => Ok(bridge.secret(name).await?.into_bytes()),
+            Backend::Remote(client) => Ok(client.shared_key()),
+        }
+    }
+
     /// Cancels a pending ask (an ended one is returned as it is).
     pub async fn cancel(&self, id: &str) -> Result<Snapshot, BackendError> {
         match self {

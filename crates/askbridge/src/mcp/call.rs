@@ -189,6 +189,41 @@ impl ShownInHost {
     }
 }
 
+/// What a call that ends before its ask (the client hung up) does to
+/// the ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hangup {
+    /// The client cancelled the call (`notifications/cancelled`, its
+    /// session closed): the ask is cancelled too.
+    CancelsTheAsk,
+    /// The call's stream closed (2026-07-28 over HTTP, where a client's
+    /// timeout, a network blip and a cancel look the same): the ask stays
+    /// open until its deadline, and `get_answer` collects its outcome.
+    LeavesTheAskOpen,
+}
+
+/// A newly created ask that is open.
+pub(super) struct Opened {
+    /// Its id.
+    pub id: String,
+    /// Its pending status, as the backend reports it.
+    pub pending: Value,
+    /// Time left until its deadline, as of creation.
+    pub remaining: Duration,
+}
+
+/// An open ask that a call waits on.
+pub(super) struct Waiting<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// What was asked.
+    pub ask: &'a Ask,
+    /// Time left until its deadline.
+    pub remaining: Duration,
+    /// The client's dialog to show it in too, with its pending status.
+    pub host: Option<(&'a HostDialog, &'a Value)>,
+}
+
 /// How a wait ended.
 enum Followed {
     /// The ask ended: its outcome.
@@ -210,9 +245,12 @@ impl McpServer {
         host: Option<HostDialog>,
         progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
+        hangup: Hangup,
     ) -> Result<CallToolResult, ErrorData> {
         match name {
-            tools::ASK_USER => Ok(self.ask_user_in(arguments, host, progress, cancelled).await),
+            tools::ASK_USER => Ok(self
+                .ask_user_in(arguments, host, progress, cancelled, hangup)
+                .await),
             tools::GET_ANSWER => Ok(self.get_answer(arguments, progress, cancelled).await),
             other => Err(ErrorData::invalid_params(
                 format!(
@@ -232,39 +270,85 @@ impl McpServer {
         progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
     ) -> CallToolResult {
-        self.ask_user_in(arguments, None, progress, cancelled).await
+        self.ask_user_in(arguments, None, progress, cancelled, Hangup::CancelsTheAsk)
+            .await
     }
 
     /// `ask_user`: normalises the ask, creates it, shows it in the client's
     /// own dialog too (`host`, as configured), reports progress while it
-    /// waits for the outcome, and cancels the ask when `cancelled` resolves
-    /// first. Whatever ends the ask closes the host's dialog.
+    /// waits for the outcome, and stops waiting when `cancelled` resolves
+    /// first, cancelling the ask or not as `hangup` says. Whatever ends the
+    /// ask closes the host's dialog.
     pub async fn ask_user_in(
         &self,
         arguments: JsonObject,
         host: Option<HostDialog>,
-        mut progress: impl ProgressSink,
+        progress: impl ProgressSink,
         cancelled: impl Future<Output = ()> + Send,
+        hangup: Hangup,
     ) -> CallToolResult {
         let (ask, host) = match self.read_ask(arguments, host.is_some()) {
             Ok((ask, in_host)) => (ask, host.filter(|_| in_host)),
             Err(problems) => return invalid_ask(&problems),
         };
-        let created = match self.backend.create(&ask).await {
+        let (id, pending, remaining) = match self.create_ask(&ask).await {
+            Ok(Opened {
+                id,
+                pending,
+                remaining,
+            }) => (id, pending, remaining),
+            Err(result) => return result,
+        };
+        let waiting = Waiting {
+            id: &id,
+            ask: &ask,
+            remaining,
+            host: host.as_ref().map(|host| (host, &pending)),
+        };
+        self.wait_for_answer(waiting, progress, cancelled, hangup)
+            .await
+    }
+
+    /// Creates `ask`: the open ask, or the tool result that ends the call
+    /// (the backend failed, or the ask ended at once: undeliverable).
+    pub(super) async fn create_ask(&self, ask: &Ask) -> Result<Opened, CallToolResult> {
+        let created = match self.backend.create(ask).await {
             Ok(created) => created,
-            Err(error) => return backend_error(&self.backend, &error, None),
+            Err(error) => return Err(backend_error(&self.backend, &error, None)),
         };
-        let id = created.id;
-        tracing::info!(ask_id = %id, "ask created over MCP");
-        let pending = match created.snapshot {
-            Snapshot::Ended(outcome) => return outcome_result(outcome),
-            Snapshot::Pending(pending) => pending,
-        };
-        let _tracked = self.inflight.track(&id);
+        tracing::info!(ask_id = %created.id, "ask created over MCP");
+        match created.snapshot {
+            Snapshot::Ended(outcome) => Err(outcome_result(outcome)),
+            Snapshot::Pending(pending) => Ok(Opened {
+                id: created.id,
+                pending,
+                remaining: created.remaining,
+            }),
+        }
+    }
+
+    /// Waits for an open ask's outcome as `ask_user` does: reports
+    /// progress (the first report names the ask and its timeout), shows
+    /// the ask in the host's dialog when `waiting.host` says so, and
+    /// stops when `cancelled` resolves first, doing what `hangup` says.
+    pub(super) async fn wait_for_answer(
+        &self,
+        waiting: Waiting<'_>,
+        mut progress: impl ProgressSink,
+        cancelled: impl Future<Output = ()> + Send,
+        hangup: Hangup,
+    ) -> CallToolResult {
+        let Waiting {
+            id,
+            ask,
+            remaining,
+            host,
+        } = waiting;
+        let _tracked = (hangup == Hangup::CancelsTheAsk).then(|| self.inflight.track(id));
         let total = f64::from(ask.timeout_seconds);
         progress
             .report(ProgressUpdate {
-                ask_id: id.clone(),
+                ask_id: id.to_owned(),
                 progress: 0.0,
                 total: Some(total),
                 message: format!(
@@ -273,33 +357,45 @@ impl McpServer {
                 ),
             })
             .await;
-        let dialog = match &host {
-            Some(host) => self.show_in_host(host, &ask, &id, &pending).await,
+        let dialog = match host {
+            Some((host, pending)) => self.show_in_host(host, ask, id, pending).await,
             None => None,
         };
         let started = Instant::now();
-        let limit = started + created.remaining + DEADLINE_GRACE;
+        let limit = started + remaining + DEADLINE_GRACE;
         let followed = self
-            .follow(&id, started, limit, Some(total), &mut progress, cancelled)
+            .follow(id, started, limit, Some(total), &mut progress, cancelled)
             .await;
         if let Some(dialog) = dialog {
             dialog.close().await;
         }
         match followed {
-            Followed::Ended(outcome) => outcome_result(outcome),
-            Followed::OutOfTime(_) => match self.backend.expire(&id, &ask).await {
+            Followed::Ended(outcome) => {
+                tracing::info!(ask_id = %id, "ask_user returns the outcome");
+                outcome_result(outcome)
+            }
+            Followed::OutOfTime(_) => match self.backend.expire(id, ask).await {
                 Ok(outcome) => outcome_result(outcome),
-                Err(error) => backend_error(&self.backend, &error, Some(&id)),
+                Err(error) => backend_error(&self.backend, &error, Some(id)),
             },
-            Followed::Cancelled => {
-                tracing::info!(ask_id = %id, "MCP call cancelled; cancelling the ask");
-                match self.backend.cancel(&id).await {
-                    Ok(Snapshot::Ended(outcome)) => outcome_result(outcome),
-                    Ok(Snapshot::Pending(pending)) => pending_result(pending),
-                    Err(error) => backend_error(&self.backend, &error, Some(&id)),
+            Followed::Cancelled if hangup == Hangup::LeavesTheAskOpen => {
+                tracing::info!(
+                    ask_id = %id,
+                    "the MCP call's stream closed; the ask stays open for get_answer"
+                );
+                match self.backend.wait(id, Duration::ZERO).await {
+                    Ok(snapshot) => snapshot_result(snapshot),
+                    Err(error) => backend_error(&self.backend, &error, Some(id)),
                 }
             }
-            Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
+            Followed::Cancelled => {
+                tracing::info!(ask_id = %id, "MCP call cancelled; cancelling the ask");
+                match self.backend.cancel(id).await {
+                    Ok(snapshot) => snapshot_result(snapshot),
+                    Err(error) => backend_error(&self.backend, &error, Some(id)),
+                }
+            }
+            Followed::Failed(error) => backend_error(&self.backend, &error, Some(id)),
         }
     }
 
@@ -358,34 +454,48 @@ impl McpServer {
         snapshot: &Value,
     ) -> Option<ShownInHost> {
         let (pending, reply) = host.show(ask, id, snapshot).await?;
-        let backend = self.backend.clone();
+        let server = self.clone();
         let name = host.name.clone();
         let id = id.to_owned();
         let relay = tokio::spawn(async move {
-            let answers = match reply.await {
-                HostReply::Answered(answers) => Some(answers),
-                HostReply::Declined => None,
-                HostReply::Dismissed => {
-                    tracing::info!(ask_id = %id, "the host's dialog was dismissed; the ask stays open");
-                    return false;
-                }
-                HostReply::Opened => {
-                    tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
-                    return true;
-                }
-            };
-            match backend.reply_from_host(&id, answers, name).await {
-                Ok(true) => tracing::info!(ask_id = %id, "answered in the host's dialog"),
-                Ok(false) => {
-                    tracing::info!(ask_id = %id, "the host's answer came after another one");
-                }
-                Err(error) => {
-                    tracing::warn!(ask_id = %id, error = %chain(&error), "cannot record the host's answer");
-                }
+            let reply = reply.await;
+            let opened = reply == HostReply::Opened;
+            if let Err(error) = server.take_host_reply(&id, reply, name).await {
+                tracing::warn!(ask_id = %id, error = %chain(&error), "cannot record the host's answer");
             }
-            false
+            opened
         });
         Some(ShownInHost { pending, relay })
+    }
+
+    /// Records what the person did in the host's dialog for ask `id`: an
+    /// answer or a skip, the first answer winning as everywhere; a
+    /// dismissed dialog or an opened link leaves the ask open. `name` is
+    /// the client's (`claude-code`).
+    pub(super) async fn take_host_reply(
+        &self,
+        id: &str,
+        reply: HostReply,
+        name: Option<String>,
+    ) -> Result<(), BackendError> {
+        let answers = match reply {
+            HostReply::Answered(answers) => Some(answers),
+            HostReply::Declined => None,
+            HostReply::Dismissed => {
+                tracing::info!(ask_id = %id, "the host's dialog was dismissed; the ask stays open");
+                return Ok(());
+            }
+            HostReply::Opened => {
+                tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
+                return Ok(());
+            }
+        };
+        if self.backend.reply_from_host(id, answers, name).await? {
+            tracing::info!(ask_id = %id, "answered in the host's dialog");
+        } else {
+            tracing::info!(ask_id = %id, "the host's answer came after another one");
+        }
+        Ok(())
     }
 
     /// `get_answer`: the outcome when the ask has ended (waiting up to
@@ -424,8 +534,7 @@ impl McpServer {
             Followed::Ended(outcome) => outcome_result(outcome),
             Followed::OutOfTime(pending) => pending_result(pending),
             Followed::Cancelled => match self.backend.wait(&id, Duration::ZERO).await {
-                Ok(Snapshot::Ended(outcome)) => outcome_result(outcome),
-                Ok(Snapshot::Pending(pending)) => pending_result(pending),
+                Ok(snapshot) => snapshot_result(snapshot),
                 Err(error) => backend_error(&self.backend, &error, Some(&id)),
             },
             Followed::Failed(error) => backend_error(&self.backend, &error, Some(&id)),
@@ -580,6 +689,14 @@ pub(super) fn outcome_result(outcome: Value) -> CallToolResult {
         .unwrap_or("The ask has ended.")
         .to_owned();
     structured(readable, outcome)
+}
+
+/// The outcome of an ended ask, the status of an open one.
+pub(super) fn snapshot_result(snapshot: Snapshot) -> CallToolResult {
+    match snapshot {
+        Snapshot::Ended(outcome) => outcome_result(outcome),
+        Snapshot::Pending(pending) => pending_result(pending),
+    }
 }
 
 /// A pending ask: its status as structured content, and how to keep waiting.

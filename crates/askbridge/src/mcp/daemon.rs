@@ -79,11 +79,23 @@ impl DaemonError {
     }
 }
 
-/// A handle on one daemon. Cheap to clone.
-#[derive(Debug, Clone)]
+/// A handle on one daemon. Cheap to clone. Its `Debug` leaves the token
+/// out.
+#[derive(Clone)]
 pub struct DaemonClient {
     base: String,
     http: reqwest::Client,
+    /// The API token sent, if any.
+    token: Option<String>,
+}
+
+impl std::fmt::Debug for DaemonClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DaemonClient")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl DaemonClient {
@@ -104,7 +116,11 @@ impl DaemonClient {
                 url: base.clone(),
                 source,
             })?;
-        Ok(DaemonClient { base, http })
+        Ok(DaemonClient {
+            base,
+            http,
+            token: None,
+        })
     }
 
     /// The same client, sending `token` as the bearer token of every
@@ -129,6 +145,7 @@ impl DaemonClient {
         Ok(DaemonClient {
             base: self.base,
             http,
+            token: Some(token.to_owned()),
         })
     }
 
@@ -142,6 +159,18 @@ impl DaemonClient {
     /// The daemon's base URL.
     pub fn url(&self) -> &str {
         &self.base
+    }
+
+    /// A key only this daemon's clients can make: its URL and API token.
+    /// Every forwarder to the same daemon, new or restarted, makes the same
+    /// one; without a token it is no more secret than the daemon's API.
+    pub fn shared_key(&self) -> Vec<u8> {
+        format!(
+            "askbridge forwarder key\n{}\n{}",
+            self.base,
+            self.token.as_deref().unwrap_or_default()
+        )
+        .into_bytes()
     }
 
     /// `POST /v1/asks[?wait=…]`: creates an ask from `body` (any dialect,

@@ -21,19 +21,27 @@
 //! Only this module knows the elicitation schema; the answer goes through
 //! the same lifecycle as every channel's (`via: "host"`).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use askbridge_core::model::{Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target};
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CustomNotification,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-    RequestId, ServerNotification, ServerRequest,
+    InputRequest, InputRequests, RequestId, ServerNotification, ServerRequest,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 
 use crate::web::PAGE_USER;
+
+/// The `inputRequests` key of the host's form.
+pub const FORM_KEY: &str = "form";
+
+/// The `inputRequests` key of the link to the ask's page, for hosts that
+/// open links rather than forms.
+pub const LINK_KEY: &str = "link";
 
 /// The suffix of a choice question's "Other" field: `deploy_target.other`.
 const OTHER_SUFFIX: &str = ".other";
@@ -278,6 +286,50 @@ pub fn host_request(
     }
     let page = page.filter(|_| page_may_answer(snapshot))?;
     Some((link_request(ask, id, page), Shown::Link))
+}
+
+/// [`host_request`] as the `inputRequests` of a task or of a round trip:
+/// one request, under [`FORM_KEY`] or [`LINK_KEY`].
+pub fn input_requests(
+    ask: &Ask,
+    id: &str,
+    snapshot: &Value,
+    forms: bool,
+    page: Option<&str>,
+) -> Option<InputRequests> {
+    let (request, shown) = host_request(ask, id, snapshot, forms, page)?;
+    let key = match shown {
+        Shown::Form => FORM_KEY,
+        Shown::Link => LINK_KEY,
+    };
+    Some(BTreeMap::from([(
+        key.to_owned(),
+        InputRequest::Elicitation(request),
+    )]))
+}
+
+/// What the person did with what [`input_requests`] asked, as the client
+/// reports it in `responses` (a task's update, a retried call's
+/// `inputResponses`); `None` when it reports nothing under [`FORM_KEY`] or
+/// [`LINK_KEY`] (other keys are ignored). Accepting the link means the
+/// page was opened. A response that is no elicitation result is an error
+/// naming its key.
+pub fn reply_in(
+    ask: &Ask,
+    mut responses: BTreeMap<String, Value>,
+) -> Result<Option<HostReply>, String> {
+    let (key, response) = match (responses.remove(FORM_KEY), responses.remove(LINK_KEY)) {
+        (Some(response), _) => (FORM_KEY, response),
+        (None, Some(response)) => (LINK_KEY, response),
+        (None, None) => return Ok(None),
+    };
+    let result: ElicitResult = serde_json::from_value(response).map_err(|error| {
+        format!("inputResponses.{key}: expected the elicitation's result: {error}")
+    })?;
+    Ok(Some(match HostReply::of(ask, &result) {
+        HostReply::Answered(_) if key == LINK_KEY => HostReply::Opened,
+        reply => reply,
+    }))
 }
 
 /// Whether the web page may answer the ask in `snapshot` (by the core's

@@ -10,6 +10,10 @@
 //! - `task` serves `ask_user` as an MCP task to clients that declare the
 //!   tasks extension: the task is the ask, so it outlives the connection
 //!   and restarts.
+//! - `rounds` shows the ask in the host's dialog to 2026-07-28 clients,
+//!   which get no server requests: `ask_user` returns `input_required`
+//!   and the client's retry carries the answer (multi round-trip
+//!   requests).
 //! - [`backend`] is where asks go: the in-process [`Bridge`], or a running
 //!   daemon through [`daemon`] (HTTP), so many agent processes can share
 //!   one daemon.
@@ -22,30 +26,38 @@ pub mod backend;
 mod call;
 pub mod daemon;
 pub mod host;
+mod replay;
+mod rounds;
 mod task;
 pub mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::header;
+use axum::body::Body;
+use axum::extract::Request;
 use axum::http::request::Parts;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool, UpdateTaskParams,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
 
-pub use call::{PeerProgress, ProgressSink, ProgressUpdate};
+pub use call::{Hangup, PeerProgress, ProgressSink, ProgressUpdate};
 
 use self::backend::Backend;
 use self::call::Inflight;
 use self::host::{HostDialog, opens_links, shows_forms};
-use self::task::{FormChoices, TaskDialog};
+use self::replay::ReplayingSessions;
+use self::rounds::{Round, StateSeal};
+use self::task::{FormChoices, TaskDialog, client_name};
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -109,19 +121,66 @@ pub fn router_with(bridge: Bridge, options: McpOptions) -> axum::Router {
     // ask for the host's form otherwise than configured.
     let server =
         McpServer::new(Backend::Local(bridge), progress_interval).with_elicitation(elicitation);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    // Events are kept a while, so a client that resumes a dropped stream
+    // still gets its result.
+    let sessions = Arc::new(ReplayingSessions::default());
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     axum::Router::new()
         .route_service("/", service.clone())
         .fallback_service(service)
+        .layer(axum::middleware::from_fn(json_rpc_errors))
+}
+
+/// A POST of JSON to `/mcp` that does not parse is a `400` with a JSON-RPC
+/// parse error (`-32700`), and JSON that is no JSON-RPC message a `400`
+/// with an invalid-request error (`-32600`); rmcp answers both with `415`,
+/// which says the content type was wrong.
+async fn json_rpc_errors(request: Request, next: Next) -> Response {
+    let declares_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if request.method() != Method::POST || !declares_json {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // The daemon's body limit applies further out; past it, reading fails.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let id = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(message) => message.get("id").cloned().unwrap_or(Value::Null),
+        Err(error) => return json_rpc_error(Value::Null, -32700, &format!("Parse error: {error}")),
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return response;
+    }
+    let reason = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    json_rpc_error(
+        id,
+        -32600,
+        &format!("Invalid request: not a JSON-RPC message this server takes ({reason})"),
+    )
+}
+
+/// A `400` carrying a JSON-RPC error response.
+fn json_rpc_error(id: Value, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 /// The MCP server. Cheap to clone; clones share the record of asks still
-/// being waited on (for stdio, to cancel them when the connection closes)
-/// and of tasks that ask for the host's form otherwise than configured.
+/// being waited on (for stdio, to cancel them when the connection closes),
+/// of tasks that ask for the host's form otherwise than configured, and
+/// the seal of round-trip state.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     backend: Backend,
@@ -129,6 +188,7 @@ pub struct McpServer {
     elicitation: Elicitation,
     inflight: Inflight,
     form_choices: FormChoices,
+    seal: StateSeal,
 }
 
 impl McpServer {
@@ -141,6 +201,7 @@ impl McpServer {
             elicitation: Elicitation::default(),
             inflight: Inflight::default(),
             form_choices: FormChoices::default(),
+            seal: StateSeal::default(),
         }
     }
 
@@ -245,24 +306,48 @@ impl ServerHandler for McpServer {
             .meta
             .get_progress_token()
             .map(|token| PeerProgress::new(context.peer.clone(), token));
-        let arguments = request.arguments.unwrap_or_default();
         let tasks = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
+        let rounds = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        // At 2026-07-28 over HTTP, a closed stream is how a client cancels,
+        // and also what a timeout or a network blip looks like: the ask
+        // stays open, for get_answer. Elsewhere a cancel is explicit.
+        let hangup = if rounds && context.extensions.get::<Parts>().is_some() {
+            Hangup::LeavesTheAskOpen
+        } else {
+            Hangup::CancelsTheAsk
+        };
         if request.name == tools::ASK_USER && tasks {
             let dialog = self.task_dialog(&context);
             let can = dialog.forms || dialog.page.is_some();
+            let arguments = request.arguments.unwrap_or_default();
             return Ok(self.ask_user_task(arguments, can).await);
         }
+        if request.name == tools::ASK_USER && rounds {
+            let round = Round {
+                dialog: self.task_dialog(&context),
+                name: client_name(&context),
+                hangup,
+            };
+            return self
+                .ask_user_rounds(request, round, progress, context.ct.cancelled())
+                .await;
+        }
+        // Before 2026-07-28 the server asks the host itself.
         let host = HostDialog::of(&context.peer)
+            .filter(|_| !rounds)
             .map(|host| host.with_page(self.page(&context)))
             .filter(HostDialog::can_show);
         self.call_tool_with(
             &request.name,
-            arguments,
+            request.arguments.unwrap_or_default(),
             host,
             progress,
             context.ct.cancelled(),
+            hangup,
         )
         .await
         .map(CallToolResponse::from)

@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    CallToolResponse, CreateTaskResult, DetailedTask, ElicitResult, GetTaskResult, InputRequest,
-    JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload,
+    TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -30,21 +30,15 @@ use serde_json::Value;
 use super::McpServer;
 use super::backend::{BackendError, Snapshot, Status};
 use super::call::{backend_error, invalid_ask, outcome_result};
-use super::host::{HostReply, Shown, host_request};
+use super::host::{HostReply, input_requests, reply_in};
 use crate::config::Elicitation;
 use crate::error_chain as chain;
-
-/// The `inputRequests` key of the host's form.
-pub const FORM_KEY: &str = "form";
-
-/// The `inputRequests` key of the link to the ask's page, for hosts that
-/// open links rather than forms.
-pub const LINK_KEY: &str = "link";
 
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// What the client of a `tasks/*` request can be asked in the host.
+/// What the client of a request can be asked in the host (a task's
+/// `input_required`, a round trip's `inputRequests`).
 #[derive(Debug, Clone, Default)]
 pub(super) struct TaskDialog {
     /// It shows forms.
@@ -141,63 +135,34 @@ impl McpServer {
     }
 
     /// `tasks/update`: the person's reply in the host's form, or to the
-    /// link. Keys other than [`FORM_KEY`] and [`LINK_KEY`] are ignored, as
-    /// is a reply to an ask that has already ended (answered elsewhere
-    /// first).
+    /// link ([`reply_in`]). A reply to an ask that has already ended
+    /// (answered elsewhere first) is ignored.
     pub(super) async fn task_form_reply(
         &self,
         id: &str,
-        mut responses: BTreeMap<String, Value>,
+        responses: BTreeMap<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (key, response) = match (responses.remove(FORM_KEY), responses.remove(LINK_KEY)) {
-            (Some(response), _) => (FORM_KEY, response),
-            (None, Some(response)) => (LINK_KEY, response),
-            (None, None) => return Ok(()),
-        };
-        let result: ElicitResult = serde_json::from_value(response).map_err(|error| {
-            ErrorData::invalid_params(
-                format!("inputResponses.{key}: expected the elicitation's result: {error}"),
-                None,
-            )
-        })?;
         let status = self
             .backend
             .status(id)
             .await
             .map_err(|error| task_error(&error, id))?;
+        let reply = reply_in(&status.ask, responses)
+            .map_err(|message| ErrorData::invalid_params(message, None))?;
+        let Some(reply) = reply else {
+            return Ok(());
+        };
         if matches!(status.snapshot, Snapshot::Ended(_)) {
             tracing::info!(ask_id = %id, "the host's answer came after the ask ended");
             return Ok(());
         }
-        let reply = match HostReply::of(&status.ask, &result) {
-            HostReply::Answered(_) if key == LINK_KEY => HostReply::Opened,
-            reply => reply,
-        };
-        let answers = match reply {
-            HostReply::Answered(answers) => Some(answers),
-            HostReply::Declined => None,
-            HostReply::Dismissed => {
-                tracing::info!(ask_id = %id, "the host's form was dismissed; the ask stays open");
-                self.form_choices.set(id, false, self.forms_configured());
-                return Ok(());
-            }
-            HostReply::Opened => {
-                tracing::info!(ask_id = %id, "the person opened the ask's page from the host");
-                self.form_choices.set(id, false, self.forms_configured());
-                return Ok(());
-            }
-        };
-        match self
-            .backend
-            .reply_from_host(id, answers, client_name(context))
-            .await
-        {
-            Ok(true) => tracing::info!(ask_id = %id, "answered in the host's form"),
-            Ok(false) => tracing::info!(ask_id = %id, "the host's answer came after another one"),
-            Err(error) => return Err(task_error(&error, id)),
+        if matches!(reply, HostReply::Dismissed | HostReply::Opened) {
+            self.form_choices.set(id, false, self.forms_configured());
         }
-        Ok(())
+        self.take_host_reply(id, reply, client_name(context))
+            .await
+            .map_err(|error| task_error(&error, id))
     }
 
     /// `tasks/cancel`: cancels the ask (an ended one stays as it is).
@@ -225,21 +190,10 @@ fn detailed(id: &str, status: Status, dialog: Option<&TaskDialog>) -> DetailedTa
                 .with_status_message(waiting_message(&pending))
                 .with_poll_interval_ms(POLL_INTERVAL_MS);
             let input = dialog.and_then(|dialog| {
-                host_request(&ask, id, &pending, dialog.forms, dialog.page.as_deref())
+                input_requests(&ask, id, &pending, dialog.forms, dialog.page.as_deref())
             });
             let payload = match input {
-                Some((request, shown)) => {
-                    let key = match shown {
-                        Shown::Form => FORM_KEY,
-                        Shown::Link => LINK_KEY,
-                    };
-                    TaskPayload::InputRequired {
-                        input_requests: BTreeMap::from([(
-                            key.to_owned(),
-                            InputRequest::Elicitation(request),
-                        )]),
-                    }
-                }
+                Some(input_requests) => TaskPayload::InputRequired { input_requests },
                 None => TaskPayload::Working,
             };
             DetailedTask::new(task, payload)
@@ -286,7 +240,7 @@ fn string(json: &Value, key: &str) -> String {
 
 /// The client's name (`claude-code`): from the request's own metadata, else
 /// from `initialize`.
-fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+pub(super) fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
     context
         .meta
         .client_info()
@@ -315,6 +269,7 @@ fn task_error(error: &BackendError, id: &str) -> ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::host::{FORM_KEY, LINK_KEY};
     use askbridge_core::normalize::normalize_json;
     use serde_json::json;
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::backend::{Backend, Snapshot};
-use super::{McpServer, ProgressUpdate};
+use super::{Hangup, McpServer, ProgressUpdate};
 use crate::bridge::{Bridge, BridgeOptions};
 
 /// A bridge on an in-memory database (nothing left behind on disk).
@@ -383,6 +383,7 @@ async fn unknown_tools_are_protocol_errors() {
             None,
             (),
             std::future::pending(),
+            Hangup::CancelsTheAsk,
         )
         .await
         .expect_err("unknown tool");

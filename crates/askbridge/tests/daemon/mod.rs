@@ -34,7 +34,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -222,7 +222,7 @@ impl Builder {
 
     fn spawn(&mut self) -> Started {
         let mut child = self.command().spawn().expect("start askbridge serve");
-        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new(Stderr::default());
         let stderr_done = {
             let pipe = child.stderr.take().expect("stderr is piped");
             let stderr = Arc::clone(&stderr);
@@ -235,6 +235,7 @@ impl Builder {
                         all.push_str(&line);
                         all.push('\n');
                     }
+                    stderr.grew.notify_all();
                 }
                 let _ = done.send(());
             });
@@ -288,8 +289,21 @@ impl Builder {
 }
 
 enum Started {
-    Listening(Child, SocketAddr, Arc<Mutex<String>>),
+    Listening(Child, SocketAddr, Arc<Stderr>),
     Exited(Exited),
+}
+
+/// A daemon's standard error so far, and a signal when it grows.
+#[derive(Debug, Default)]
+struct Stderr {
+    text: Mutex<String>,
+    grew: Condvar,
+}
+
+impl Stderr {
+    fn lock(&self) -> std::sync::LockResult<std::sync::MutexGuard<'_, String>> {
+        self.text.lock()
+    }
 }
 
 /// A daemon that exited on its own.
@@ -307,7 +321,7 @@ pub struct Exited {
 pub struct Daemon {
     child: Option<Child>,
     addr: SocketAddr,
-    stderr: Arc<Mutex<String>>,
+    stderr: Arc<Stderr>,
     builder: Builder,
 }
 
@@ -378,6 +392,22 @@ impl Daemon {
     /// Everything it wrote to standard error so far (across restarts).
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Waits until its standard error has a line containing `needle`
+    /// (from now on or before); panics with what it has after `within`.
+    pub fn wait_for_log(&self, needle: &str, within: Duration) {
+        let text = self.stderr.lock().expect("stderr lock");
+        let (text, waited) = self
+            .stderr
+            .grew
+            .wait_timeout_while(text, within, |text| !text.contains(needle))
+            .expect("stderr lock");
+        assert!(
+            !waited.timed_out(),
+            "the daemon logged no {needle:?} within {within:?}; stderr:\n{}",
+            *text
+        );
     }
 
     /// Kills it with SIGKILL, like a crash, and reaps it.

@@ -1,4 +1,5 @@
-//! The official Python MCP SDK as a test client (`tests/mcp/client.py`):
+//! The official Python MCP SDK as a test client (`tests/mcp/client.py`,
+//! and `tests/mcp/rounds.py` for protocol 2026-07-28):
 //! found through `ASKBRIDGE_TEST_PYTHON`, else
 //! `~/.cache/askbridge/venv/bin/python`; tests fail, loudly, when it
 //! cannot `import mcp`. The client prints what it sees as JSON lines,
@@ -11,14 +12,15 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdout, Command};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How long any one step may take before the test gives up.
 pub const STEP: Duration = Duration::from_secs(60);
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 pub const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+pub const ROUNDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/rounds.py");
 
 /// The Python interpreter with the MCP SDK; panics with what to do when
 /// there is none.
@@ -55,6 +57,7 @@ pub fn python() -> PathBuf {
 /// The Python client running one scenario.
 pub struct Client {
     child: Child,
+    stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
     seen: Vec<Value>,
 }
@@ -70,12 +73,45 @@ impl Client {
         Client::spawn(&["http", scenario, url])
     }
 
+    /// The 2026-07-28 client (`rounds.py`) running `scenario` against the
+    /// streamable-HTTP endpoint `url`, with `args`.
+    pub fn rounds_http(scenario: &str, url: &str, args: &[&str]) -> Client {
+        let mut all = vec![ROUNDS, "http", scenario, url];
+        all.extend_from_slice(args);
+        Client::run(&all)
+    }
+
+    /// The 2026-07-28 client running `scenario` against `askbridge ARGS`
+    /// over stdio.
+    pub fn rounds_stdio(scenario: &str, args: &[&str]) -> Client {
+        let mut all = vec![ROUNDS, "stdio", scenario, BINARY];
+        all.extend_from_slice(args);
+        Client::run(&all)
+    }
+
+    /// Writes `line` to the client's standard input (what `hold` waits for).
+    pub async fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("the client's stdin is open");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write to the client");
+        stdin.flush().await.expect("flush the client's stdin");
+    }
+
     fn spawn(args: &[&str]) -> Client {
+        let mut all = vec![CLIENT];
+        all.extend_from_slice(args);
+        Client::run(&all)
+    }
+
+    /// Python running `args` (the script first).
+    fn run(args: &[&str]) -> Client {
         let mut child = Command::new(python())
-            .arg(CLIENT)
             .args(args)
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env("no_proxy", "127.0.0.1,localhost")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -83,6 +119,7 @@ impl Client {
             .expect("spawn the Python MCP client");
         let stdout = child.stdout.take().expect("piped stdout");
         Client {
+            stdin: child.stdin.take(),
             child,
             lines: BufReader::new(stdout).lines(),
             seen: Vec::new(),

@@ -197,6 +197,34 @@ impl Http {
             id,
             response,
             buffer: String::new(),
+            last_event_id: None,
+        }
+    }
+
+    /// Resumes the stream of request `call` (its id) after the event
+    /// `last_event_id` (`GET` with `Last-Event-ID`).
+    pub async fn resume(&self, call: u64, last_event_id: &str) -> Call {
+        let response = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &self.session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", last_event_id)
+            .send()
+            .await
+            .expect("GET /mcp");
+        assert!(
+            response.status().is_success(),
+            "resume: HTTP {}",
+            response.status()
+        );
+        Call {
+            method: format!("the resumed request {call}"),
+            id: call,
+            response,
+            buffer: String::new(),
+            last_event_id: None,
         }
     }
 
@@ -245,9 +273,20 @@ pub struct Call {
     id: u64,
     response: reqwest::Response,
     buffer: String,
+    last_event_id: Option<String>,
 }
 
 impl Call {
+    /// The request's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The id of the last SSE event read, if it had one.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
     /// The next JSON-RPC message for this request.
     pub async fn next(&mut self) -> Value {
         let is_json = self
@@ -259,6 +298,9 @@ impl Call {
         loop {
             if !is_json && let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
+                if let Some(id) = event.lines().find_map(|line| line.strip_prefix("id:")) {
+                    self.last_event_id = Some(id.trim().to_owned());
+                }
                 let data: String = event
                     .lines()
                     .filter_map(|line| line.strip_prefix("data:"))
