@@ -4,7 +4,8 @@
 //! - [`tools`] is what the model reads: names, descriptions, JSON Schemas.
 //! - `call` is what the tools do, independent of the transport: normalise,
 //!   create, wait with progress notifications, cancel on
-//!   `notifications/cancelled` (or when the connection closes).
+//!   `notifications/cancelled` (or when the connection closes); a
+//!   2026-07-28 call whose HTTP stream closes leaves its ask open.
 //! - [`host`] shows the ask in the client's own dialog too (an MCP
 //!   elicitation form) when the client can; the first answer wins.
 //! - `task` serves `ask_user` as an MCP task to clients that declare the
