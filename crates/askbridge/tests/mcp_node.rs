@@ -20,11 +20,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdout, Command};
+
+use tokio::process::Command;
 
 mod daemon;
+mod mcp_client;
 use daemon::{Api, Daemon, TempDir};
+use mcp_client::Client;
 
 /// How long any one step may take before the test gives up.
 const STEP: Duration = Duration::from_secs(60);
@@ -77,105 +79,13 @@ fn node(modules: &Path) -> Command {
     command
 }
 
-/// A daemon on a fixed port, so it comes back where the client looks.
-fn daemon_on_a_fixed_port() -> Daemon {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    Daemon::builder()
-        .listen(&format!("127.0.0.1:{port}"))
-        .start()
-}
-
 /// `tasks_client.mjs` running one scenario against a daemon's `/mcp`.
-struct TasksClient {
-    child: Child,
-    lines: Lines<BufReader<ChildStdout>>,
-    seen: Vec<Value>,
-}
-
-impl TasksClient {
-    fn spawn(scenario: &str, url: &str) -> TasksClient {
-        let mut child = node(&node_modules())
-            .arg(format!("{NODE_DIR}/tasks_client.mjs"))
-            .args([scenario, url])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the Node tasks client");
-        let stdout = child.stdout.take().expect("piped stdout");
-        TasksClient {
-            child,
-            lines: BufReader::new(stdout).lines(),
-            seen: Vec::new(),
-        }
-    }
-
-    /// The next event the client prints.
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(STEP, self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "the client said nothing for {STEP:?}; so far: {:?}",
-                    self.seen
-                )
-            })
-            .expect("read the client's output");
-        let Some(line) = line else {
-            let mut stderr = String::new();
-            if let Some(mut pipe) = self.child.stderr.take() {
-                let _ = pipe.read_to_string(&mut stderr).await;
-            }
-            panic!(
-                "the client exited early; events: {:?}\nstderr:\n{stderr}",
-                self.seen
-            );
-        };
-        let event: Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-        self.seen.push(event.clone());
-        event
-    }
-
-    /// The next event named `name` (others are kept in `seen`); fails on an
-    /// `error` or `session_error` event.
-    async fn until(&mut self, name: &str) -> Value {
-        loop {
-            let event = self.next().await;
-            for bad in ["error", "session_error"] {
-                assert_ne!(event["event"], bad, "{event}\nso far: {:?}", self.seen);
-            }
-            if event["event"] == name {
-                return event;
-            }
-        }
-    }
-
-    /// Tells the client to go on (the `restart` scenario waits for this).
-    async fn go_on(&mut self) {
-        let stdin = self.child.stdin.as_mut().expect("piped stdin");
-        stdin.write_all(b"go\n").await.expect("write to the client");
-        stdin.flush().await.expect("flush the client's stdin");
-    }
-
-    /// Waits for `done` and a clean exit; returns every event.
-    async fn finish(mut self) -> Vec<Value> {
-        self.until("done").await;
-        let status = tokio::time::timeout(STEP, self.child.wait())
-            .await
-            .expect("the client exits")
-            .expect("wait for the client");
-        assert!(status.success(), "client exit status {status}");
-        self.seen
-    }
-
-    /// The statuses the client saw while settling, in order.
-    fn statuses(&self) -> Vec<String> {
-        statuses(&self.seen)
-    }
+fn tasks_client(scenario: &str, url: &str) -> Client {
+    let mut command = node(&node_modules());
+    command
+        .arg(format!("{NODE_DIR}/tasks_client.mjs"))
+        .args([scenario, url]);
+    Client::from_command(command)
 }
 
 fn statuses(events: &[Value]) -> Vec<String> {
@@ -240,7 +150,7 @@ fn assert_deploy_form(form: &Value, id: &str) {
 #[tokio::test]
 async fn ts_client_settles_a_task_answered_on_the_web() {
     let daemon = Daemon::start();
-    let mut client = TasksClient::spawn("web", &daemon.url("/mcp"));
+    let mut client = tasks_client("web", &daemon.url("/mcp"));
     assert_modern(&client.until("connected").await);
     let id = task_id(&client.until("task").await);
     // The client polls (tasks/get says working) while the person answers
@@ -252,9 +162,11 @@ async fn ts_client_settles_a_task_answered_on_the_web() {
     let settled = client.until("settled").await;
     assert_settled(&settled, &id, "Production", "web");
     assert!(
-        !client.statuses().iter().any(|s| s == "input_required"),
+        !statuses(client.seen())
+            .iter()
+            .any(|s| s == "input_required"),
         "a client without forms is asked for none: {:?}",
-        client.statuses()
+        statuses(client.seen())
     );
     client.finish().await;
 }
@@ -262,7 +174,7 @@ async fn ts_client_settles_a_task_answered_on_the_web() {
 #[tokio::test]
 async fn ts_client_answers_the_tasks_form_through_tasks_update() {
     let daemon = Daemon::start();
-    let mut client = TasksClient::spawn("form", &daemon.url("/mcp"));
+    let mut client = tasks_client("form", &daemon.url("/mcp"));
     assert_modern(&client.until("connected").await);
     let id = task_id(&client.until("task").await);
     let form = client.until("form").await;
@@ -280,8 +192,8 @@ async fn ts_client_answers_the_tasks_form_through_tasks_update() {
 
 #[tokio::test]
 async fn ts_client_resumes_a_task_after_a_daemon_restart() {
-    let mut daemon = daemon_on_a_fixed_port();
-    let mut client = TasksClient::spawn("restart", &daemon.url("/mcp"));
+    let mut daemon = Daemon::on_a_fixed_port();
+    let mut client = tasks_client("restart", &daemon.url("/mcp"));
     assert_modern(&client.until("connected").await);
     let id = task_id(&client.until("task").await);
     let handed_off = client.until("handed_off").await;
@@ -289,7 +201,7 @@ async fn ts_client_resumes_a_task_after_a_daemon_restart() {
 
     daemon.restart();
     assert_eq!(Api::of(&daemon).ask(&id).await["status"], json!("pending"));
-    client.go_on().await;
+    client.say("go").await;
     let form = client.until("form").await;
     assert_deploy_form(&form, &id);
     let settled = client.until("settled").await;

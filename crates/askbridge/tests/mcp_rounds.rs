@@ -17,17 +17,6 @@ use mcp_client::{Client, assert_answered};
 /// How long the daemon may take to notice a closed stream.
 const NOTICE: Duration = Duration::from_secs(30);
 
-/// A daemon on a fixed port, so it comes back where the client looks.
-fn daemon_on_a_fixed_port() -> Daemon {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    Daemon::builder()
-        .listen(&format!("127.0.0.1:{port}"))
-        .start()
-}
-
 /// The one pending ask (the round trip created exactly one).
 async fn the_only_ask(api: &Api<'_>) -> String {
     let pending = api.pending_ids().await;
@@ -119,7 +108,7 @@ async fn a_web_answer_while_the_form_is_open_is_what_the_retry_returns() {
 
 #[tokio::test]
 async fn a_retry_after_a_restart_finds_its_ask() {
-    let mut daemon = daemon_on_a_fixed_port();
+    let mut daemon = Daemon::on_a_fixed_port();
     let mut client = Client::rounds_http("hold", &daemon.url("/mcp"), &[]);
     assert_asks_for_the_form(&client.until("input_required").await);
     let id = the_only_ask(&Api::of(&daemon)).await;

@@ -12,17 +12,6 @@ mod mcp_raw;
 use daemon::{Api, Daemon};
 use mcp_raw::{Answer, Http, StdioClient, deploy_ask, task_capabilities};
 
-/// A daemon on a fixed port, so it comes back where clients look.
-fn daemon_on_a_fixed_port() -> Daemon {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    Daemon::builder()
-        .listen(&format!("127.0.0.1:{port}"))
-        .start()
-}
-
 fn ok(answer: Answer, what: &str) -> Value {
     answer.unwrap_or_else(|error| panic!("{what} failed: {error}"))
 }
@@ -65,7 +54,7 @@ fn assert_completed(task: &Value, label: &str, via: &str) {
 
 #[tokio::test]
 async fn stdio_forwarder_a_task_outlives_the_daemon_and_the_forwarder() {
-    let mut daemon = daemon_on_a_fixed_port();
+    let mut daemon = Daemon::on_a_fixed_port();
     let base = daemon.base();
     let mut mcp = StdioClient::spawn(&["mcp", "--server", &base], task_capabilities(false));
     let id = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
@@ -101,7 +90,7 @@ async fn stdio_forwarder_a_task_outlives_the_daemon_and_the_forwarder() {
 
 #[tokio::test]
 async fn streamable_http_a_task_asks_for_the_hosts_form_and_takes_its_answer() {
-    let mut daemon = daemon_on_a_fixed_port();
+    let mut daemon = Daemon::on_a_fixed_port();
     let mcp_url = daemon.url("/mcp");
     let mut mcp = Http::initialize(&mcp_url, task_capabilities(true)).await;
 

@@ -331,6 +331,18 @@ impl Daemon {
         Daemon::builder().start()
     }
 
+    /// A daemon on a free loopback port that stays its port across
+    /// [`Daemon::restart`], so it comes back where clients look.
+    pub fn on_a_fixed_port() -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        Daemon::builder()
+            .listen(&format!("127.0.0.1:{port}"))
+            .start()
+    }
+
     /// Options for a daemon: listen address, arguments, environment, token,
     /// data directory.
     pub fn builder() -> Builder {

@@ -107,16 +107,24 @@ impl Client {
 
     /// Python running `args` (the script first).
     fn run(args: &[&str]) -> Client {
-        let mut child = Command::new(python())
+        let mut command = Command::new(python());
+        command
             .args(args)
             .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("no_proxy", "127.0.0.1,localhost")
+            .env("no_proxy", "127.0.0.1,localhost");
+        Client::from_command(command)
+    }
+
+    /// Any client that prints what it sees as JSON lines (`{"event": …}`):
+    /// `command`, with its standard streams piped.
+    pub fn from_command(mut command: Command) -> Client {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("spawn the Python MCP client");
+            .expect("spawn the MCP client");
         let stdout = child.stdout.take().expect("piped stdout");
         Client {
             stdin: child.stdin.take(),
@@ -157,12 +165,14 @@ impl Client {
         }
     }
 
-    /// The next event named `name` (others are kept in `seen`).
+    /// The next event named `name` (others are kept in `seen`); fails on
+    /// an `error`, `session_error` or `unexpected_result` event.
     pub async fn until(&mut self, name: &str) -> Value {
         loop {
             let event = self.next().await;
-            assert_ne!(event["event"], "error", "{event}");
-            assert_ne!(event["event"], "unexpected_result", "{event}");
+            for bad in ["error", "session_error", "unexpected_result"] {
+                assert_ne!(event["event"], bad, "{event}\nso far: {:?}", self.seen);
+            }
             if event["event"] == name {
                 return event;
             }
