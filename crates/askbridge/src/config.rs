@@ -253,13 +253,6 @@ impl Elicitation {
     }
 }
 
-impl McpConfig {
-    /// Whether any host is accepted (`allowed_hosts = ["*"]`).
-    pub fn any_host(&self) -> bool {
-        self.allowed_hosts.iter().any(|host| host == "*")
-    }
-}
-
 /// `[http]`: limits of the HTTP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {

@@ -106,7 +106,7 @@ async fn ask(args: &AskArgs) -> Result<u8, String> {
                 .filter(|url| !url.trim().is_empty())
         })
         .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
-    let client = DaemonClient::from_env(&server).map_err(|error| explain(&error))?;
+    let client = super::daemon_client(&server).map_err(|error| explain(&error))?;
     let created = client
         .create(&body, None)
         .await

@@ -7,21 +7,14 @@
 //! like `askbridge serve` (file, `ASKBRIDGE_*`, `--data-dir`). Standard output carries the protocol and
 //! nothing else: logs go to standard error.
 
-use std::io;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use rmcp::ServiceExt;
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::sync::oneshot;
 
 use crate::bridge::{Bridge, BridgeOptions, Tuning};
 use crate::config::{self, Config, Elicitation, Flags};
 use crate::mcp::backend::Backend;
-use crate::mcp::daemon::DaemonClient;
 use crate::mcp::{DEFAULT_PROGRESS_INTERVAL, McpServer};
 
 /// The environment variable naming the daemon to forward to.
@@ -65,7 +58,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     });
     let (backend, elicitation) = match server_url {
         Some(url) => {
-            let client = DaemonClient::from_env(&url).with_context(|| format!("--server {url}"))?;
+            let client = super::daemon_client(&url).with_context(|| format!("--server {url}"))?;
             tracing::info!(server = client.url(), "forwarding asks to the daemon");
             (Backend::Remote(client), elicitation_from_env()?)
         }
@@ -82,59 +75,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         }
     };
     let server = McpServer::new(backend, progress_interval).with_elicitation(elicitation);
-    let (closed, on_close) = oneshot::channel();
-    let stdin = WatchedStdin {
-        inner: tokio::io::stdin(),
-        closed: Some(closed),
-    };
-    let running = server
-        .clone()
-        .serve((stdin, tokio::io::stdout()))
-        .await
-        .context("the MCP handshake on standard input failed")?;
-    // The host went away: cancel the asks it was waiting on now, rather
-    // than after rmcp's grace period for in-flight requests.
-    let cancel_on_close = {
-        let server = server.clone();
-        tokio::spawn(async move {
-            if on_close.await.is_ok() {
-                server.cancel_inflight().await;
-            }
-        })
-    };
-    let quit = running.waiting().await;
-    // Let a cancellation under way finish (the task ends once standard
-    // input is dropped), then cancel whatever is left.
-    let _ = tokio::time::timeout(Duration::from_secs(10), cancel_on_close).await;
-    server.cancel_inflight().await;
-    let reason = quit.context("the MCP service stopped abnormally")?;
-    tracing::info!(?reason, "MCP connection closed");
+    server.serve_stdio().await?;
     Ok(())
-}
-
-/// Standard input that says when it reaches its end (the host closed the
-/// connection).
-struct WatchedStdin {
-    inner: tokio::io::Stdin,
-    closed: Option<oneshot::Sender<()>>,
-}
-
-impl AsyncRead for WatchedStdin {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let at_end = matches!(poll, Poll::Ready(Ok(())))
-            && buf.filled().len() == before
-            && buf.remaining() > 0;
-        if at_end && let Some(closed) = self.closed.take() {
-            let _ = closed.send(());
-        }
-        poll
-    }
 }
 
 /// A forwarder reads no config file (that is the daemon's): whether it

@@ -18,6 +18,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError, Flags};
+use crate::mcp::daemon::{DaemonClient, DaemonError, TOKEN_ENV};
 
 /// The daemon's configuration as the command line gives it: `serve` runs
 /// it, `check` checks it. The flags override the config file and the
@@ -52,6 +53,14 @@ impl ConfigArgs {
         config.check_exposure()?;
         Ok(config)
     }
+}
+
+/// A client for the daemon at `url`, sending the token in
+/// `ASKBRIDGE_API_TOKEN` (the variable the daemon itself reads) when it is
+/// set.
+pub fn daemon_client(url: &str) -> Result<DaemonClient, DaemonError> {
+    let token = std::env::var(TOKEN_ENV).ok();
+    DaemonClient::new(url)?.with_token(token.as_deref())
 }
 
 /// Reads a file, or standard input for `-`.

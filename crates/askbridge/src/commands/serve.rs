@@ -118,12 +118,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         mcp: Some(crate::mcp::router_with(
             bridge.clone(),
             McpOptions {
-                // rmcp reads an empty list as "any host".
-                allowed_hosts: if config.mcp.any_host() {
-                    Vec::new()
-                } else {
-                    config.mcp.allowed_hosts.clone()
-                },
+                allowed_hosts: config.mcp.allowed_hosts.clone(),
                 elicitation: config.mcp.elicitation,
                 ..McpOptions::default()
             },

@@ -149,13 +149,6 @@ impl DaemonClient {
         })
     }
 
-    /// A client for `url` with the token in `ASKBRIDGE_API_TOKEN`, the
-    /// variable the daemon itself reads, when it is set.
-    pub fn from_env(url: &str) -> Result<DaemonClient, DaemonError> {
-        let token = std::env::var(TOKEN_ENV).ok();
-        DaemonClient::new(url)?.with_token(token.as_deref())
-    }
-
     /// The daemon's base URL.
     pub fn url(&self) -> &str {
         &self.base

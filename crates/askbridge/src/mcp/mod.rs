@@ -19,8 +19,11 @@
 //!   daemon through [`daemon`] (HTTP), so many agent processes can share
 //!   one daemon.
 //!
-//! Only this module knows MCP; it talks to the bridge through its public
-//! API and to the daemon through its HTTP API, never to storage or
+//! - [`stdio`] serves one client over standard input and output
+//!   (`askbridge mcp`); [`router`] serves `/mcp`.
+//!
+//! Only this module knows MCP (rmcp); it talks to the bridge through its
+//! public API and to the daemon through its HTTP API, never to storage or
 //! channels.
 
 pub mod backend;
@@ -29,6 +32,7 @@ pub mod daemon;
 pub mod host;
 mod replay;
 mod rounds;
+pub mod stdio;
 mod task;
 pub mod tools;
 
