@@ -326,7 +326,8 @@ async fn http_reply_from_someone_else_is_not_for_them() {
         &json!({"text": "Red"}),
     )
     .await;
-    check_error(refused, 403, "not_for_you", None);
+    let error = check_error(refused, 403, "not_for_you", None);
+    assert_eq!(error["message"], "This question is not for you.");
     let (status, reply) = post(
         &daemon,
         &format!("/v1/asks/{id}/reply"),
@@ -450,7 +451,9 @@ async fn http_cancel() {
         &json!({"text": "Red"}),
     )
     .await;
-    check_error(late, 409, "already_answered", None);
+    let error = check_error(late, 409, "already_answered", None);
+    // The words a person in a chat reads, from the core's locale table.
+    assert_eq!(error["message"], "This question was cancelled.");
 }
 
 /// Reads a server-sent event stream until an event named `name`; returns

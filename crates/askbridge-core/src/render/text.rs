@@ -6,7 +6,7 @@
 //! fixed phrase comes from [`super::locale`]; the output depends on nothing
 //! but the ask and the locale.
 
-use crate::lifecycle::Clarify;
+use crate::lifecycle::{Clarify, Rejection, State};
 use crate::model::{
     Ask, ChannelKind, Choice, Question, QuestionKind, has_recommended_marker,
     strip_recommended_marker,
@@ -273,6 +273,24 @@ pub fn clarify_prompt(ask: &Ask, clarify: &[Clarify], locale: Locale) -> String 
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What a person is told when their press, reply or form is refused: it
+/// is not theirs (naming who it is for, when the ask names a `@username`:
+/// `for_user`), the ask has ended (answered, expired, cancelled), or what
+/// was wrong with it.
+pub fn refusal(rejection: &Rejection, for_user: Option<&str>, locale: Locale) -> String {
+    let s = locale.strings();
+    match rejection {
+        Rejection::NotForYou => match for_user {
+            Some(user) if user.starts_with('@') => fill(s.not_for_you_named, &[("name", user)]),
+            _ => s.not_for_you.to_owned(),
+        },
+        Rejection::AlreadyEnded(State::TimedOut) => s.already_expired.to_owned(),
+        Rejection::AlreadyEnded(State::Cancelled { .. }) => s.already_cancelled.to_owned(),
+        Rejection::AlreadyEnded(_) => s.already_answered.to_owned(),
+        Rejection::Invalid(invalid) => invalid.to_string(),
+    }
 }
 
 /// Told when a reply matched no open question of a multi-question ask.

@@ -13,11 +13,11 @@
 //!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
 
-use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
+use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
-use askbridge_core::render::{self, Locale, fill};
+use askbridge_core::render::{self, Locale};
 use serde::{Deserialize, Serialize};
 
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
@@ -260,22 +260,13 @@ pub fn after_press(step: &Step, target: &Target, locale: Locale) -> String {
 }
 
 fn rejected(rejection: &Rejection, target: &Target, locale: Locale) -> String {
-    let s = locale.strings();
-    match rejection {
-        Rejection::NotForYou => match &target.user {
-            Some(user) if user.starts_with('@') => fill(s.not_for_you_named, &[("name", user)]),
-            _ => s.not_for_you.to_owned(),
-        },
-        Rejection::AlreadyEnded(State::TimedOut) => s.already_expired.to_owned(),
-        Rejection::AlreadyEnded(State::Cancelled { .. }) => s.already_cancelled.to_owned(),
-        Rejection::AlreadyEnded(_) => s.already_answered.to_owned(),
-        Rejection::Invalid(invalid) => invalid.to_string(),
-    }
+    render::refusal(rejection, target.user.as_deref(), locale)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use askbridge_core::lifecycle::State;
 
     fn person(id: &str, username: Option<&str>) -> Person {
         Person {

@@ -7,17 +7,15 @@
 
 use std::sync::Arc;
 
-use askbridge_core::lifecycle::{Invalid, Rejection, State};
+use askbridge_core::lifecycle::{Invalid, Rejection};
 use askbridge_core::model::Ask;
 use askbridge_core::normalize::Problem;
+use askbridge_core::render::{self, Locale};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::bridge::BridgeError;
 use crate::wire::api::{ErrorBody, ErrorResponse, ProblemJson};
-
-/// The words for a late answer.
-pub const ALREADY_ANSWERED: &str = "This question was already answered.";
 
 /// An error response of the API.
 #[derive(Debug, Clone)]
@@ -137,24 +135,17 @@ impl ApiError {
     }
 
     /// The error for a rejected reply: `409 already_answered`,
-    /// `403 not_for_you`, `422 invalid_answer`.
+    /// `403 not_for_you`, `422 invalid_answer`; the message is the one a
+    /// person in a chat is told (in English).
     pub fn rejection(rejection: &Rejection, ask: &Ask) -> ApiError {
+        let for_user = ask
+            .target
+            .as_ref()
+            .and_then(|target| target.user.as_deref());
+        let message = render::refusal(rejection, for_user, Locale::En);
         match rejection {
-            Rejection::NotForYou => ApiError::new(
-                StatusCode::FORBIDDEN,
-                "not_for_you",
-                "This question is not for you.",
-            ),
-            Rejection::AlreadyEnded(state) => {
-                let message = match state {
-                    State::Answered { .. } | State::Skipped { .. } | State::Pending => {
-                        ALREADY_ANSWERED.to_owned()
-                    }
-                    other => format!(
-                        "This question was already answered: it has ended ({}).",
-                        other.as_str().replace('_', " ")
-                    ),
-                };
+            Rejection::NotForYou => ApiError::new(StatusCode::FORBIDDEN, "not_for_you", message),
+            Rejection::AlreadyEnded(_) => {
                 ApiError::new(StatusCode::CONFLICT, "already_answered", message)
             }
             Rejection::Invalid(invalid) => {
