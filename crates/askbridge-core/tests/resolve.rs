@@ -809,22 +809,20 @@ fn skip_words() {
     );
 }
 
+/// Platform markup is undone by each platform's `parse`; the core sees
+/// plain text, in which a leading mention of the bot remains.
 #[test]
-fn platform_artefacts_are_removed() {
+fn a_leading_mention_and_a_quote_marker_are_removed() {
     check(
         false,
         false,
         &[
-            (DEPLOY, "<@U024BE7LH> 2", "choice Production"),
-            (
-                DEPLOY,
-                "<@U024BE7LH|alice> staging",
-                "choice Staging (Recommended)",
-            ),
-            (DEPLOY, "<@123456789012345678> prod", "choice Production"),
+            (DEPLOY, "@U024BE7LH 2", "choice Production"),
+            (DEPLOY, "@alice staging", "choice Staging (Recommended)"),
             (DEPLOY, "@askbridge_bot 1", "choice Staging (Recommended)"),
-            ("R&D, Sales", "r&amp;d", "choice R&D"),
-            ("<none>, Some", "&lt;none&gt;", "choice <none>"),
+            (DEPLOY, "@john.doe: prod", "choice Production"),
+            ("R&D, Sales", "r&d", "choice R&D"),
+            ("<none>, Some", "<none>", "choice <none>"),
             (DEPLOY, "> production", "choice Production"),
         ],
     );
@@ -834,7 +832,7 @@ fn platform_artefacts_are_removed() {
 fn free_text_keeps_the_words_as_typed() {
     let matcher = OptionMatcher::new(&["Staging", "Production"], false, false);
     assert_eq!(
-        matcher.resolve("  <@U1> Deploy to Canary first  "),
+        matcher.resolve("  @U1 Deploy to Canary first  "),
         Resolution::FreeText("Deploy to Canary first".to_owned())
     );
     let multi = OptionMatcher::new(&["Red", "Green"], true, false);
@@ -1204,11 +1202,7 @@ fn everyday_phrasings() {
             ("Fix now, Fix later, Won't fix", "don't fix", "free"),
             ("👍 Approve, 👎 Reject", "👎", "choice 👎 Reject"),
             ("👍 Approve, 👎 Reject", "yes", "choice 👍 Approve"),
-            (
-                "Q&A session, Demo, Workshop",
-                "q&amp;a",
-                "choice Q&A session",
-            ),
+            ("Q&A session, Demo, Workshop", "q&a", "choice Q&A session"),
         ],
     );
     check(
@@ -1263,7 +1257,7 @@ fn everyday_phrasings() {
             ),
             (
                 "Team channel, On-call, Nobody",
-                "1 &amp; 2",
+                "1 & 2",
                 "choices Team channel|On-call",
             ),
         ],

@@ -210,7 +210,8 @@ pub fn message(message: &Message, bot_id: UserId) -> Option<TextMessage> {
             .or_else(|| message.referenced_message.as_ref().map(|m| m.id)),
         _ => return None,
     };
-    let text = strip_bot_mention(&message.content, bot_id).trim();
+    let text = clean_text(&message.content, bot_id, &message.mentions);
+    let text = text.trim();
     if text.is_empty() {
         return None;
     }
@@ -300,18 +301,94 @@ fn indices(values: &[String]) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// `text` without a leading `<@bot>` / `<@!bot>` mention.
-fn strip_bot_mention(text: &str, bot_id: UserId) -> &str {
-    let text = text.trim_start();
-    let id = bot_id.get().to_string();
-    for prefix in ["<@", "<@!"] {
-        if let Some(rest) = text
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_prefix(id.as_str()))
-            .and_then(|rest| rest.strip_prefix('>'))
+/// A message's text without Discord's markup: the bot's mention (`<@id>`,
+/// `<@!id>`) is dropped, another person's becomes `@username` (from the
+/// message's `mentions`, else `@id`); role and channel mentions (`<@&id>`,
+/// `<#id>`) are dropped; custom emoji (`<:name:id>`, `<a:name:id>`) become
+/// `:name:`. Anything else between `<` and `>` stays as typed.
+pub fn clean_text(text: &str, bot_id: UserId, mentions: &[User]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('<') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        match after
+            .find('>')
+            .and_then(|end| Some((end, markup(&after[..end], bot_id, mentions)?)))
         {
-            return rest;
+            Some((end, plain)) => {
+                out.push_str(&plain);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('<');
+                rest = after;
+            }
         }
     }
-    text
+    out.push_str(rest);
+    out
+}
+
+/// One `<…>` of Discord's markup as plain text; `None` when it is not
+/// markup.
+fn markup(inner: &str, bot_id: UserId, mentions: &[User]) -> Option<String> {
+    let snowflake = |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
+    if let Some(role) = inner.strip_prefix("@&") {
+        return snowflake(role).then(String::new);
+    }
+    if let Some(user) = inner.strip_prefix("@!").or_else(|| inner.strip_prefix('@')) {
+        if !snowflake(user) {
+            return None;
+        }
+        if user == bot_id.get().to_string() {
+            return Some(String::new());
+        }
+        let named = mentions
+            .iter()
+            .find(|mentioned| mentioned.id.get().to_string() == user)
+            .map_or(user, |mentioned| mentioned.name.as_str());
+        return Some(format!("@{named}"));
+    }
+    if let Some(channel) = inner.strip_prefix('#') {
+        return snowflake(channel).then(String::new);
+    }
+    let emoji = inner
+        .strip_prefix("a:")
+        .or_else(|| inner.strip_prefix(':'))?;
+    let (name, id) = emoji.split_once(':')?;
+    (!name.is_empty() && snowflake(id)).then(|| format!(":{name}:"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(id: u64, name: &str) -> User {
+        let mut user = User::default();
+        user.id = UserId::new(id);
+        user.name = name.to_owned();
+        user
+    }
+
+    #[test]
+    fn markup_becomes_plain_text() {
+        let bot = UserId::new(42);
+        let mentioned = [user(7, "alice")];
+        for (content, plain) in [
+            ("<@42> 2", " 2"),
+            ("<@!42> yes", " yes"),
+            ("<@7> prod", "@alice prod"),
+            ("ask <@8> first", "ask @8 first"),
+            ("<@&9> <#10> 1", "  1"),
+            ("<:party:998877> yes", ":party: yes"),
+            ("<a:wave:1> hi", ":wave: hi"),
+            ("a <b> c", "a <b> c"),
+            ("1 < 2 > 0", "1 < 2 > 0"),
+            ("<@42", "<@42"),
+            ("R&amp;D", "R&amp;D"),
+        ] {
+            assert_eq!(clean_text(content, bot, &mentioned), plain, "{content}");
+        }
+    }
 }

@@ -503,7 +503,8 @@ fn parse_a_message_strips_the_bot_mention() {
     assert_eq!(got.from.display_name.as_deref(), Some("Mase"));
     assert_eq!(got.from.roles, [RoleId::new(290_926_798_626_357_999)]);
 
-    // The legacy nickname form, and a mention of someone else, which stays.
+    // The legacy nickname form, and a mention of someone else, which
+    // becomes plain text (`@username` when the message names them).
     let mut json: Value = serde_json::from_str(&fixture("message_create.json")).unwrap();
     json["content"] = json!("<@!1100000000000000001> yes");
     assert_eq!(
@@ -517,7 +518,7 @@ fn parse_a_message_strips_the_bot_mention() {
         parse::message(&serde_json::from_value(json).unwrap(), BOT)
             .unwrap()
             .text,
-        "<@42> yes"
+        "@42 yes"
     );
 }
 
