@@ -13,7 +13,6 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::bridge::AskView;
-use crate::store::Backend;
 use crate::wire::ask::CanonicalAsk;
 use crate::wire::names::PendingStatus;
 use crate::wire::outcome::OutcomeJson;
@@ -261,15 +260,6 @@ pub enum Database {
     Sqlite,
     /// PostgreSQL: several instances may share it.
     Postgres,
-}
-
-impl From<Backend> for Database {
-    fn from(backend: Backend) -> Database {
-        match backend {
-            Backend::Sqlite => Database::Sqlite,
-            Backend::Postgres => Database::Postgres,
-        }
-    }
 }
 
 /// One problem with an ask: where and what.
