@@ -4,6 +4,17 @@
 //!
 //! Core types never derive `Serialize`; everything that leaves the process
 //! goes through [`wire`]. This crate does the I/O; `askbridge-core` decides.
+//!
+//! The modules sit in layers, lowest first; each uses only those before it
+//! (and itself), never one after it (`tests/layers.rs` checks this):
+//! [`instance`] (this instance's name) → [`config`] → [`wire`] (pure data
+//! shapes) → [`store`] → [`bridge`] (the lifecycle driver) → [`chat`] (what
+//! the chat platforms share) → [`web`] → [`mcp`] → [`http`] (the server,
+//! which mounts the web page and MCP) → [`telegram`], [`discord`],
+//! [`slack`] (each platform's wiring, whose webhooks answer through
+//! `http`) → [`commands`] (the command-line tools, which put it all
+//! together). A conversion between two layers' types lives with the
+//! higher one.
 
 pub mod bridge;
 pub mod chat;

@@ -40,6 +40,7 @@ pub mod clock;
 mod cluster;
 mod outbox;
 mod record;
+mod response;
 mod timer;
 
 use std::collections::HashMap;

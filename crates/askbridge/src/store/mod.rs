@@ -34,6 +34,7 @@ use askbridge_core::model::ChannelKind;
 use futures_util::stream::BoxStream;
 use sqlx::migrate::Migrator;
 
+use crate::wire::api::Database;
 use crate::wire::stored::StoredChannel;
 
 pub use postgres::PostgresStore;
@@ -210,6 +211,16 @@ pub enum Backend {
     Sqlite,
     /// PostgreSQL: several instances may share it.
     Postgres,
+}
+
+/// The health check's name for a backend (`GET /healthz`'s `database`).
+impl From<Backend> for Database {
+    fn from(backend: Backend) -> Database {
+        match backend {
+            Backend::Sqlite => Database::Sqlite,
+            Backend::Postgres => Database::Postgres,
+        }
+    }
 }
 
 /// What [`Store::take_lease`] found.

@@ -12,6 +12,15 @@ pub mod request;
 pub mod resolution;
 pub mod stored;
 
+/// Panics unless `json` fits the schema `T` derives ([`fits_schema`]).
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_fits<T: utoipa::ToSchema>(json: &serde_json::Value) {
+    if let Err(error) = fits_schema::<T>(json) {
+        panic!("{error}");
+    }
+}
+
 /// Whether `value` fits the schema `T` derives for the OpenAPI document
 /// (with the schemas it refers to): how the tests check that each wire
 /// type's schema says what its JSON really is.

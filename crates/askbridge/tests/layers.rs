@@ -1,0 +1,14 @@
+//! The daemon's modules read in layers, lowest first: `instance` →
+//! `config` → `wire` → `store` → `bridge` → `chat` → `web` → `mcp` →
+//! `http` → `telegram` → `discord` → `slack` → `commands`.
+//! A module uses only modules before it (and itself), never one after it,
+//! so there is no import circle. Doc comments may point anywhere.
+
+/// The modules of the crate, lowest layer first.
+const ORDER: &[&str] = &[
+    "instance", "config", "wire", "store", "bridge", "chat", "web", "mcp", "http", "telegram",
+    "discord", "slack", "commands",
+];
+
+#[path = "../../askbridge-core/tests/layering/mod.rs"]
+mod layering;
