@@ -3,7 +3,8 @@
 //! The question model ([`model`]), reply resolution ([`resolve`]), dialect
 //! normalisation ([`normalize`]), the outcome handed back to the agent
 //! ([`outcome`]), the ask lifecycle as a state machine ([`lifecycle`]) and
-//! the render decision and neutral view ([`render`]). In that order each
+//! the render decision and neutral view ([`render`]), and the one failure
+//! a chat platform's call ends in ([`failure`]). In that order each
 //! module uses only the ones before it: `normalize` compares labels the way
 //! the resolver does, the lifecycle builds outcomes, and rendering shows
 //! asks, follow-ups and outcomes. `tests/layers.rs` keeps it so.
@@ -14,6 +15,7 @@
 //! enforces the dependency list. Core types do not derive `Serialize`: the
 //! wire formats live in the `askbridge` crate.
 
+pub mod failure;
 pub mod lifecycle;
 pub mod model;
 pub mod normalize;

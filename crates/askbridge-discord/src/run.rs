@@ -11,9 +11,9 @@
 //! send every request, and the token, past the proxy to Discord. Rate
 //! limiting is then the proxy's job (serenity pairs `proxy` with
 //! `ratelimiter_disabled` for that reason), and a 429 that reaches us is
-//! classified [`ApiFailure::RetryAfter`].
+//! classified [`PlatformFailure::RetryAfter`].
 //!
-//! What fails anyway is classified ([`ApiFailure`]) so the caller can retry
+//! What fails anyway is classified ([`PlatformFailure`]) so the caller can retry
 //! passing failures and give up on permanent ones. Every request has a
 //! timeout (serenity's own client has none).
 
@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use reqwest::StatusCode;
 use serenity::builder::CreateInteractionResponse;
 use serenity::client::{ClientBuilder, Context, EventHandler};
@@ -69,28 +70,13 @@ pub fn message_content_allowed(application: &CurrentApplicationInfo) -> Option<b
     })
 }
 
-/// Why a Discord call failed, classified for retries.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ApiFailure {
-    /// Discord (or the proxy) asked us to wait this many seconds.
-    #[error("rate limited by Discord, retry after {0} s")]
-    RetryAfter(u64),
-    /// A passing failure (network, timeout, a 5xx, a garbled answer): retry.
-    #[error("Discord is unreachable or failing: {0}")]
-    Transient(String),
-    /// It will not work if repeated (no access, unknown channel, DMs
-    /// closed, a bad request, a bad token); Discord's own words.
-    #[error("{0}")]
-    Permanent(String),
-}
-
 /// Classifies a serenity error.
 ///
-/// A 429 is [`ApiFailure::RetryAfter`] of 1 s: it only reaches us when
+/// A 429 is [`PlatformFailure::RetryAfter`] of 1 s: it only reaches us when
 /// serenity's ratelimiter is off (with an `api_url`) or the answer named no
 /// wait, and serenity drops the body's `retry_after` with the rest of an
 /// error answer it cannot read as a Discord error.
-pub fn classify(error: &serenity::Error) -> ApiFailure {
+pub fn classify(error: &serenity::Error) -> PlatformFailure {
     use serenity::Error as E;
     match error {
         E::Http(HttpError::UnsuccessfulRequest(answer)) => {
@@ -99,50 +85,56 @@ pub fn classify(error: &serenity::Error) -> ApiFailure {
             })
         }
         E::Http(HttpError::Request(error)) => classify_request(error),
-        E::Http(HttpError::InvalidHeader(_)) => ApiFailure::Permanent(
+        E::Http(HttpError::InvalidHeader(_)) => PlatformFailure::Permanent(
             "the Discord bot token is not a valid HTTP header value".to_owned(),
         ),
         E::Http(
             error @ (HttpError::Url(_) | HttpError::InvalidScheme | HttpError::InvalidPort),
-        ) => ApiFailure::Permanent(format!("bad Discord API URL: {error}")),
+        ) => PlatformFailure::Permanent(format!("bad Discord API URL: {error}")),
         E::Http(error @ (HttpError::RateLimitI64F64 | HttpError::RateLimitUtf8)) => {
-            ApiFailure::Transient(format!("garbled rate limit headers: {error}"))
+            PlatformFailure::Transient(format!("garbled rate limit headers: {error}"))
         }
-        E::Json(error) => ApiFailure::Transient(format!("unreadable answer from Discord: {error}")),
+        E::Json(error) => {
+            PlatformFailure::Transient(format!("unreadable answer from Discord: {error}"))
+        }
         E::Decode(what, _) => {
-            ApiFailure::Transient(format!("unreadable answer from Discord: {what}"))
+            PlatformFailure::Transient(format!("unreadable answer from Discord: {what}"))
         }
-        E::Io(error) => ApiFailure::Transient(error.to_string()),
-        E::Tungstenite(error) => ApiFailure::Transient(error.to_string()),
-        other => ApiFailure::Permanent(other.to_string()),
+        E::Io(error) => PlatformFailure::Transient(error.to_string()),
+        E::Tungstenite(error) => PlatformFailure::Transient(error.to_string()),
+        other => PlatformFailure::Permanent(other.to_string()),
     }
 }
 
 /// An answer with an error status. `code` is Discord's JSON error code
 /// (-1 when the body was not a Discord error); `reason` renders Discord's
 /// message with its field errors ("Invalid Form Body (content: …)").
-fn classify_status(status: StatusCode, code: isize, reason: impl FnOnce() -> String) -> ApiFailure {
+fn classify_status(
+    status: StatusCode,
+    code: isize,
+    reason: impl FnOnce() -> String,
+) -> PlatformFailure {
     let plain = || match status.canonical_reason() {
         Some(name) => format!("Discord answered {} {name}", status.as_u16()),
         None => format!("Discord answered {}", status.as_u16()),
     };
     let words = || if code == -1 { plain() } else { reason() };
     if status == StatusCode::TOO_MANY_REQUESTS {
-        ApiFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
+        PlatformFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
     } else if status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT {
-        ApiFailure::Transient(words())
+        PlatformFailure::Transient(words())
     } else {
         // 400 Invalid Form Body (50035), 401, 403 Missing Access (50001) /
         // Missing Permissions (50013) / Cannot send messages to this user
         // (50007), 404 Unknown Channel (10003) / Unknown interaction
         // (10062): repeating changes nothing.
-        ApiFailure::Permanent(words())
+        PlatformFailure::Permanent(words())
     }
 }
 
-fn classify_request(error: &reqwest::Error) -> ApiFailure {
+fn classify_request(error: &reqwest::Error) -> PlatformFailure {
     if error.is_builder() {
-        return ApiFailure::Permanent(format!("cannot build the Discord request: {error}"));
+        return PlatformFailure::Permanent(format!("cannot build the Discord request: {error}"));
     }
     if let Some(status) = error.status() {
         return classify_status(status, -1, String::new);
@@ -162,7 +154,7 @@ fn classify_request(error: &reqwest::Error) -> ApiFailure {
         detail.push_str(&cause.to_string());
         source = cause.source();
     }
-    ApiFailure::Transient(format!("{what}: {detail}"))
+    PlatformFailure::Transient(format!("{what}: {detail}"))
 }
 
 /// Discord's REST API: serenity's [`Http`] with timeouts. Cheap to clone.
@@ -200,14 +192,14 @@ impl DiscordApi {
     }
 
     /// The bot's own account (`GET /users/@me`; checks the token).
-    pub async fn me(&self) -> Result<CurrentUser, ApiFailure> {
+    pub async fn me(&self) -> Result<CurrentUser, PlatformFailure> {
         self.http.get_current_user().await.map_err(|e| classify(&e))
     }
 
     /// The bot's application (`GET /oauth2/applications/@me`): its
     /// `flags` say which privileged intents it may use, its `verify_key`
     /// is the key HTTP interactions are signed with.
-    pub async fn application(&self) -> Result<CurrentApplicationInfo, ApiFailure> {
+    pub async fn application(&self) -> Result<CurrentApplicationInfo, PlatformFailure> {
         self.http
             .get_current_application_info()
             .await
@@ -216,7 +208,7 @@ impl DiscordApi {
 
     /// The DM channel with `user` (`POST /users/@me/channels`), opened if
     /// needed; fails when they share no server with the bot.
-    pub async fn dm_channel(&self, user: UserId) -> Result<ChannelId, ApiFailure> {
+    pub async fn dm_channel(&self, user: UserId) -> Result<ChannelId, PlatformFailure> {
         user.create_dm_channel(&*self.http)
             .await
             .map(|channel| channel.id)
@@ -228,7 +220,7 @@ impl DiscordApi {
         &self,
         channel: ChannelId,
         message: &Message,
-    ) -> Result<MessageId, ApiFailure> {
+    ) -> Result<MessageId, PlatformFailure> {
         channel
             .send_message(&*self.http, message.to_create(channel))
             .await
@@ -242,7 +234,7 @@ impl DiscordApi {
         channel: ChannelId,
         message_id: MessageId,
         message: &Message,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         channel
             .edit_message(&*self.http, message_id, message.to_edit())
             .await
@@ -257,7 +249,7 @@ impl DiscordApi {
         &self,
         interaction: &InteractionRef,
         response: CreateInteractionResponse,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         self.http
             .create_interaction_response(interaction.id, &interaction.token, &response, Vec::new())
             .await
@@ -598,11 +590,11 @@ mod tests {
         let cases = [
             (
                 answer(403, r#"{"message": "Missing Access", "code": 50001}"#).await,
-                ApiFailure::Permanent("Missing Access".to_owned()),
+                PlatformFailure::Permanent("Missing Access".to_owned()),
             ),
             (
                 answer(404, r#"{"message": "Unknown Channel", "code": 10003}"#).await,
-                ApiFailure::Permanent("Unknown Channel".to_owned()),
+                PlatformFailure::Permanent("Unknown Channel".to_owned()),
             ),
             (
                 answer(
@@ -610,11 +602,11 @@ mod tests {
                     r#"{"message": "Cannot send messages to this user", "code": 50007}"#,
                 )
                 .await,
-                ApiFailure::Permanent("Cannot send messages to this user".to_owned()),
+                PlatformFailure::Permanent("Cannot send messages to this user".to_owned()),
             ),
             (
                 answer(403, r#"{"message": "Missing Permissions", "code": 50013}"#).await,
-                ApiFailure::Permanent("Missing Permissions".to_owned()),
+                PlatformFailure::Permanent("Missing Permissions".to_owned()),
             ),
             (
                 answer(
@@ -622,13 +614,13 @@ mod tests {
                     r#"{"message": "Invalid Form Body", "code": 50035, "errors": {"content": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}]}}}"#,
                 )
                 .await,
-                ApiFailure::Permanent(
+                PlatformFailure::Permanent(
                     "Invalid Form Body (content: Must be 2000 or fewer in length.)".to_owned(),
                 ),
             ),
             (
                 answer(401, r#"{"message": "401: Unauthorized", "code": 0}"#).await,
-                ApiFailure::Permanent("401: Unauthorized".to_owned()),
+                PlatformFailure::Permanent("401: Unauthorized".to_owned()),
             ),
             (
                 answer(
@@ -636,23 +628,23 @@ mod tests {
                     r#"{"message": "You are being rate limited.", "retry_after": 64.57, "global": false}"#,
                 )
                 .await,
-                ApiFailure::RetryAfter(1),
+                PlatformFailure::RetryAfter(1),
             ),
             (
                 answer(502, "<html>bad gateway</html>").await,
-                ApiFailure::Transient("Discord answered 502 Bad Gateway".to_owned()),
+                PlatformFailure::Transient("Discord answered 502 Bad Gateway".to_owned()),
             ),
             (
                 answer(500, r#"{"message": "500: Internal Server Error", "code": 0}"#).await,
-                ApiFailure::Transient("500: Internal Server Error".to_owned()),
+                PlatformFailure::Transient("500: Internal Server Error".to_owned()),
             ),
         ];
         for (error, expected) in cases {
             assert_eq!(classify(&error), expected, "{error:?}");
         }
         assert_eq!(
-            ApiFailure::RetryAfter(1).to_string(),
-            "rate limited by Discord, retry after 1 s"
+            PlatformFailure::RetryAfter(1).to_string(),
+            "rate limited, retry after 1 s"
         );
     }
 
@@ -669,7 +661,7 @@ mod tests {
             .unwrap_err();
         let failure = classify(&serenity::Error::Http(HttpError::Request(refused)));
         assert!(
-            matches!(&failure, ApiFailure::Transient(text) if text.starts_with("cannot connect")),
+            matches!(&failure, PlatformFailure::Transient(text) if text.starts_with("cannot connect")),
             "{failure:?}"
         );
 
@@ -686,13 +678,13 @@ mod tests {
             .unwrap_err();
         let failure = classify(&serenity::Error::Http(HttpError::Request(timed_out)));
         assert!(
-            matches!(&failure, ApiFailure::Transient(text) if text.starts_with("timed out")),
+            matches!(&failure, PlatformFailure::Transient(text) if text.starts_with("timed out")),
             "{failure:?}"
         );
         drop(silent);
 
         let too_long = serenity::Error::Model(serenity::model::ModelError::MessageTooLong(5));
-        assert!(matches!(classify(&too_long), ApiFailure::Permanent(_)));
+        assert!(matches!(classify(&too_long), PlatformFailure::Permanent(_)));
     }
 
     #[test]
@@ -783,7 +775,7 @@ mod tests {
         )
         .await;
         let api = DiscordApi::new("t", Some(&format!("http://127.0.0.1:{port}"))).unwrap();
-        assert_eq!(api.me().await.unwrap_err(), ApiFailure::RetryAfter(1));
+        assert_eq!(api.me().await.unwrap_err(), PlatformFailure::RetryAfter(1));
     }
 
     #[tokio::test]

@@ -12,7 +12,7 @@
 //! are spaced out), and on a 429 it waits the `Retry-After` Slack names and
 //! sends the request again, up to [`RATE_LIMIT_RETRIES`] times. With an
 //! `api_url` it is off, so a 429 from a fake or proxy reaches the caller at
-//! once. A 429 that escapes is [`ApiFailure::RetryAfter`]; every other
+//! once. A 429 that escapes is [`PlatformFailure::RetryAfter`]; every other
 //! failure is classified too ([`classify`]) so the caller can retry passing
 //! failures and give up on permanent ones.
 
@@ -22,6 +22,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper_rustls::HttpsConnector;
@@ -75,23 +76,6 @@ type PlainClient = hyper_util::client::legacy::Client<Connector, Empty<Bytes>>;
 /// The header Slack lists a token's scopes in.
 const SCOPES_HEADER: &str = "x-oauth-scopes";
 
-/// Why a Slack call failed, classified for retries.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ApiFailure {
-    /// Slack (or the fake) asked us to wait this many seconds.
-    #[error("rate limited by Slack, retry after {0} s")]
-    RetryAfter(u64),
-    /// A passing failure (network, timeout, a 5xx, Slack's own
-    /// `internal_error`, a garbled answer): retry.
-    #[error("slack is unreachable or failing: {0}")]
-    Transient(String),
-    /// It will not work if repeated (`channel_not_found`, `not_in_channel`,
-    /// `is_archived`, `invalid_auth`, `invalid_blocks`, `msg_too_long`, an
-    /// expired `response_url`…): Slack's error string, with its details.
-    #[error("{0}")]
-    Permanent(String),
-}
-
 /// Slack error codes that are worth retrying.
 const TRANSIENT_CODES: &[&str] = &[
     "internal_error",
@@ -104,17 +88,17 @@ const TRANSIENT_CODES: &[&str] = &[
 /// Classifies a slack-morphism error.
 ///
 /// - `ratelimited` (a 429, with or without `Retry-After`) is
-///   [`ApiFailure::RetryAfter`], 1 s when Slack names no wait;
+///   [`PlatformFailure::RetryAfter`], 1 s when Slack names no wait;
 /// - network failures, HTTP 5xx and 408, unreadable answers and Slack's
 ///   `internal_error`, `fatal_error`, `service_unavailable` and
-///   `request_timeout` are [`ApiFailure::Transient`];
+///   `request_timeout` are [`PlatformFailure::Transient`];
 /// - every other Slack error (`channel_not_found`, `not_in_channel`,
 ///   `is_archived`, `invalid_auth`, `invalid_blocks`, `msg_too_long`, …),
-///   other HTTP 4xx answers and invalid URLs are [`ApiFailure::Permanent`],
+///   other HTTP 4xx answers and invalid URLs are [`PlatformFailure::Permanent`],
 ///   with Slack's error string (and its details, if any).
-pub fn classify(error: &SlackClientError) -> ApiFailure {
+pub fn classify(error: &SlackClientError) -> PlatformFailure {
     match error {
-        SlackClientError::RateLimitError(limit) => ApiFailure::RetryAfter(
+        SlackClientError::RateLimitError(limit) => PlatformFailure::RetryAfter(
             limit
                 .retry_after
                 .map(|wait| wait.as_secs_f64().ceil() as u64)
@@ -129,11 +113,11 @@ pub fn classify(error: &SlackClientError) -> ApiFailure {
                 _ => api.code.clone(),
             };
             if api.code == "ratelimited" {
-                ApiFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
+                PlatformFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
             } else if TRANSIENT_CODES.contains(&api.code.as_str()) {
-                ApiFailure::Transient(words)
+                PlatformFailure::Transient(words)
             } else {
-                ApiFailure::Permanent(words)
+                PlatformFailure::Permanent(words)
             }
         }
         SlackClientError::HttpError(http) => {
@@ -152,29 +136,29 @@ pub fn classify(error: &SlackClientError) -> ApiFailure {
                 words.push_str(&askbridge_core::render::cut(body, MAX_QUOTED_BODY));
             }
             if status.as_u16() == 429 {
-                ApiFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
+                PlatformFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)
             } else if status.is_server_error() || status.as_u16() == 408 {
-                ApiFailure::Transient(words)
+                PlatformFailure::Transient(words)
             } else {
-                ApiFailure::Permanent(words)
+                PlatformFailure::Permanent(words)
             }
         }
         SlackClientError::HttpProtocolError(protocol) => {
             let cause = protocol.cause.as_deref();
             if cause.is_some_and(|cause| cause.is::<url::ParseError>()) {
-                ApiFailure::Permanent(format!("invalid Slack URL: {}", describe(cause)))
+                PlatformFailure::Permanent(format!("invalid Slack URL: {}", describe(cause)))
             } else {
-                ApiFailure::Transient(format!("request failed: {}", describe(cause)))
+                PlatformFailure::Transient(format!("request failed: {}", describe(cause)))
             }
         }
-        SlackClientError::ProtocolError(protocol) => ApiFailure::Transient(format!(
+        SlackClientError::ProtocolError(protocol) => PlatformFailure::Transient(format!(
             "unreadable answer from Slack: {}",
             protocol.json_error
         )),
         SlackClientError::EndOfStream(_) | SlackClientError::SocketModeProtocolError(_) => {
-            ApiFailure::Transient(error.to_string())
+            PlatformFailure::Transient(error.to_string())
         }
-        SlackClientError::SystemError(system) => ApiFailure::Permanent(
+        SlackClientError::SystemError(system) => PlatformFailure::Permanent(
             system
                 .message
                 .clone()
@@ -264,7 +248,7 @@ impl SlackApi {
     /// `None` when the answer has no such header (a proxy that drops it).
     /// Fails only when the request does; what Slack answered is
     /// [`auth_test`](Self::auth_test)'s to judge.
-    pub async fn granted_scopes(&self) -> Result<Option<Vec<String>>, ApiFailure> {
+    pub async fn granted_scopes(&self) -> Result<Option<Vec<String>>, PlatformFailure> {
         let url = format!(
             "{}/auth.test",
             self.api_url.as_deref().unwrap_or(SLACK_API_URL)
@@ -276,19 +260,19 @@ impl SlackApi {
             )
             .body(Empty::<Bytes>::new())
             .map_err(|error| {
-                ApiFailure::Permanent(format!("invalid Slack URL {url:?}: {error}"))
+                PlatformFailure::Permanent(format!("invalid Slack URL {url:?}: {error}"))
             })?;
         let response =
             match tokio::time::timeout(REQUEST_TIMEOUT, self.plain.request(request)).await {
                 Ok(Ok(response)) => response,
                 Ok(Err(error)) => {
-                    return Err(ApiFailure::Transient(format!(
+                    return Err(PlatformFailure::Transient(format!(
                         "request failed: {}",
                         describe(Some(&error))
                     )));
                 }
                 Err(_) => {
-                    return Err(ApiFailure::Transient(format!(
+                    return Err(PlatformFailure::Transient(format!(
                         "timed out after {} s",
                         REQUEST_TIMEOUT.as_secs()
                     )));
@@ -309,7 +293,7 @@ impl SlackApi {
     }
 
     /// Who the bot is (`auth.test`; checks the token).
-    pub async fn auth_test(&self) -> Result<BotIdentity, ApiFailure> {
+    pub async fn auth_test(&self) -> Result<BotIdentity, PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let params: Vec<(&str, Option<&String>)> = Vec::new();
         call(session.http_session_api.http_get(
@@ -321,7 +305,7 @@ impl SlackApi {
     }
 
     /// The IM with `user` (`conversations.open`), opened if needed.
-    pub async fn open_dm(&self, user: &SlackUserId) -> Result<SlackChannelId, ApiFailure> {
+    pub async fn open_dm(&self, user: &SlackUserId) -> Result<SlackChannelId, PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let request = SlackApiConversationsOpenRequest::new().with_users(vec![user.clone()]);
         call(session.conversations_open(&request))
@@ -335,7 +319,7 @@ impl SlackApi {
         &self,
         channel: &SlackChannelId,
         message: &Message,
-    ) -> Result<SlackTs, ApiFailure> {
+    ) -> Result<SlackTs, PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let request = message.to_post(channel);
         call(session.http_session_api.http_post::<_, Posted>(
@@ -354,7 +338,7 @@ impl SlackApi {
         channel: &SlackChannelId,
         ts: &SlackTs,
         message: &Message,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let request = message.to_update(channel, ts);
         call(
@@ -378,7 +362,7 @@ impl SlackApi {
         user: &SlackUserId,
         text: &str,
         thread_ts: Option<&SlackTs>,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let request = render::ephemeral(channel, user, text, thread_ts);
         call(session.chat_post_ephemeral(&request)).await.map(drop)
@@ -390,7 +374,7 @@ impl SlackApi {
         &self,
         trigger_id: &SlackTriggerId,
         view: SlackView,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let request = SlackApiViewsOpenRequest::new(trigger_id.clone(), view);
         call(
@@ -413,7 +397,7 @@ impl SlackApi {
         &self,
         response_url: &SlackResponseUrl,
         text: &str,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let span = tracing::debug_span!("Slack response_url");
         let context = SlackClientApiCallContext {
             rate_control_params: None,
@@ -434,7 +418,7 @@ impl SlackApi {
 
     /// What Slack shows for `user` (`users.info`): the display name, else
     /// the real name, else the handle; `None` if all are blank.
-    pub async fn user_name(&self, user: &SlackUserId) -> Result<Option<String>, ApiFailure> {
+    pub async fn user_name(&self, user: &SlackUserId) -> Result<Option<String>, PlatformFailure> {
         let session = self.client.open_session(&self.token);
         let info = call(session.users_info(&SlackApiUsersInfoRequest::new(user.clone())))
             .await?
@@ -456,10 +440,10 @@ impl SlackApi {
 /// Awaits one call within [`REQUEST_TIMEOUT`], classifying its failure.
 async fn call<T>(
     request: impl Future<Output = Result<T, SlackClientError>>,
-) -> Result<T, ApiFailure> {
+) -> Result<T, PlatformFailure> {
     match tokio::time::timeout(REQUEST_TIMEOUT, request).await {
         Ok(result) => result.map_err(|error| classify(&error)),
-        Err(_) => Err(ApiFailure::Transient(format!(
+        Err(_) => Err(PlatformFailure::Transient(format!(
             "timed out after {} s",
             REQUEST_TIMEOUT.as_secs()
         ))),
@@ -597,23 +581,23 @@ impl Drop for StopOnDrop {
 /// Runs a start-up check until it passes or fails for good.
 async fn retry_start<T, Fut>(what: &str, check: impl Fn() -> Fut) -> Result<T, String>
 where
-    Fut: Future<Output = Result<T, ApiFailure>>,
+    Fut: Future<Output = Result<T, PlatformFailure>>,
 {
     let mut backoff = START_BACKOFF.0;
     loop {
         match check().await {
             Ok(value) => return Ok(value),
-            Err(ApiFailure::Permanent(reason)) => {
+            Err(PlatformFailure::Permanent(reason)) => {
                 return Err(format!("cannot {what}: Slack refused it ({reason})"));
             }
-            Err(ApiFailure::RetryAfter(secs)) => {
+            Err(PlatformFailure::RetryAfter(secs)) => {
                 backoff = Duration::from_secs(secs).max(backoff);
                 tracing::warn!(
                     retry_in_ms = backoff.as_millis() as u64,
                     "cannot {what}: rate limited; retrying"
                 );
             }
-            Err(ApiFailure::Transient(reason)) => {
+            Err(PlatformFailure::Transient(reason)) => {
                 tracing::warn!(error = %reason, retry_in_ms = backoff.as_millis() as u64, "cannot {what}; retrying");
             }
         }
@@ -896,7 +880,10 @@ mod tests {
             "not_authed",
             "account_inactive",
         ] {
-            assert_eq!(classify(&api(code)), ApiFailure::Permanent(code.to_owned()));
+            assert_eq!(
+                classify(&api(code)),
+                PlatformFailure::Permanent(code.to_owned())
+            );
         }
         let blocks = SlackClientError::ApiError(
             SlackClientApiError::new("invalid_blocks".into()).with_errors(vec![
@@ -905,16 +892,19 @@ mod tests {
         );
         assert_eq!(
             classify(&blocks),
-            ApiFailure::Permanent(
+            PlatformFailure::Permanent(
                 "invalid_blocks (must be less than 3001 characters [json-pointer:/blocks/0/text/text])"
                     .to_owned()
             )
         );
         assert_eq!(
             classify(&api("internal_error")),
-            ApiFailure::Transient("internal_error".to_owned())
+            PlatformFailure::Transient("internal_error".to_owned())
         );
-        assert_eq!(classify(&api("ratelimited")), ApiFailure::RetryAfter(1));
+        assert_eq!(
+            classify(&api("ratelimited")),
+            PlatformFailure::RetryAfter(1)
+        );
 
         let limited = |after: Option<u64>| {
             SlackClientError::RateLimitError(
@@ -923,9 +913,12 @@ mod tests {
                     .with_code("ratelimited".into()),
             )
         };
-        assert_eq!(classify(&limited(Some(30))), ApiFailure::RetryAfter(30));
-        assert_eq!(classify(&limited(None)), ApiFailure::RetryAfter(1));
-        assert_eq!(classify(&limited(Some(0))), ApiFailure::RetryAfter(1));
+        assert_eq!(
+            classify(&limited(Some(30))),
+            PlatformFailure::RetryAfter(30)
+        );
+        assert_eq!(classify(&limited(None)), PlatformFailure::RetryAfter(1));
+        assert_eq!(classify(&limited(Some(0))), PlatformFailure::RetryAfter(1));
 
         let http = |status: u16, body: &str| {
             SlackClientError::HttpError(
@@ -934,17 +927,17 @@ mod tests {
         };
         assert_eq!(
             classify(&http(503, "")),
-            ApiFailure::Transient("slack answered 503 Service Unavailable".to_owned())
+            PlatformFailure::Transient("slack answered 503 Service Unavailable".to_owned())
         );
         assert_eq!(
             classify(&http(502, "<html>bad gateway</html>")),
-            ApiFailure::Transient(
+            PlatformFailure::Transient(
                 "slack answered 502 Bad Gateway: <html>bad gateway</html>".to_owned()
             )
         );
         assert_eq!(
             classify(&http(404, "expired_url")),
-            ApiFailure::Permanent("slack answered 404 Not Found: expired_url".to_owned())
+            PlatformFailure::Permanent("slack answered 404 Not Found: expired_url".to_owned())
         );
 
         let refused = SlackClientError::HttpProtocolError(
@@ -955,19 +948,19 @@ mod tests {
         );
         assert_eq!(
             classify(&refused),
-            ApiFailure::Transient("request failed: connection refused".to_owned())
+            PlatformFailure::Transient("request failed: connection refused".to_owned())
         );
         let bad_url = SlackClientError::from(url::Url::parse("not a url").unwrap_err());
-        assert!(matches!(classify(&bad_url), ApiFailure::Permanent(_)));
+        assert!(matches!(classify(&bad_url), PlatformFailure::Permanent(_)));
         let garbled =
             SlackClientError::ProtocolError(slack_morphism::errors::SlackClientProtocolError::new(
                 serde_json::from_str::<serde_json::Value>("{").unwrap_err(),
             ));
-        assert!(matches!(classify(&garbled), ApiFailure::Transient(_)));
+        assert!(matches!(classify(&garbled), PlatformFailure::Transient(_)));
 
         assert_eq!(
-            ApiFailure::RetryAfter(3).to_string(),
-            "rate limited by Slack, retry after 3 s"
+            PlatformFailure::RetryAfter(3).to_string(),
+            "rate limited, retry after 3 s"
         );
     }
 
@@ -1122,7 +1115,7 @@ mod tests {
         .await;
         let api = SlackApi::new("xoxb-1", Some(&format!("http://127.0.0.1:{port}/api"))).unwrap();
         let failure = api.auth_test().await.unwrap_err();
-        assert_eq!(failure, ApiFailure::RetryAfter(7));
+        assert_eq!(failure, PlatformFailure::RetryAfter(7));
     }
 
     #[tokio::test]
@@ -1144,7 +1137,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             failure,
-            ApiFailure::Permanent("channel_not_found".to_owned())
+            PlatformFailure::Permanent("channel_not_found".to_owned())
         );
         assert!(request.await.unwrap().starts_with("POST /api/chat.update "));
     }
@@ -1186,7 +1179,10 @@ mod tests {
         drop(closed);
         let api = SlackApi::new("xoxb-1", Some(&format!("http://127.0.0.1:{port}/api"))).unwrap();
         let failure = api.auth_test().await.unwrap_err();
-        assert!(matches!(failure, ApiFailure::Transient(_)), "{failure:?}");
+        assert!(
+            matches!(failure, PlatformFailure::Transient(_)),
+            "{failure:?}"
+        );
     }
 
     #[tokio::test]

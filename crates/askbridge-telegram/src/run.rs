@@ -4,11 +4,12 @@
 //! Telegram's published limits (one message a second per chat, twenty a
 //! minute per group, thirty a second overall) and, when Telegram still
 //! answers 429, waits the `retry_after` it names and sends again. What
-//! fails anyway is classified ([`ApiFailure`]) so the caller can retry
+//! fails anyway is classified ([`PlatformFailure`]) so the caller can retry
 //! passing failures and give up on permanent ones.
 
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use teloxide::adaptors::Throttle;
 use teloxide::adaptors::throttle::Limits;
 use teloxide::payloads::SendMessage;
@@ -25,38 +26,23 @@ const LONG_POLL_SECS: u32 = 10;
 /// The first and the longest wait after a failed `getUpdates`.
 const POLL_BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(30));
 
-/// Why a Bot API call failed, classified for retries.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ApiFailure {
-    /// Telegram asked us to wait this many seconds.
-    #[error("rate limited by Telegram, retry after {0} s")]
-    RetryAfter(u64),
-    /// A passing failure (network, a 5xx, a garbled answer): retry.
-    #[error("Telegram is unreachable or failing: {0}")]
-    Transient(String),
-    /// It will not work if repeated (chat not found, bot blocked or
-    /// kicked, a bad request).
-    #[error("{0}")]
-    Permanent(String),
-}
-
 /// Classifies a teloxide error.
-pub fn classify(error: &RequestError) -> ApiFailure {
+pub fn classify(error: &RequestError) -> PlatformFailure {
     match error {
-        RequestError::RetryAfter(after) => ApiFailure::RetryAfter(u64::from(after.seconds())),
-        RequestError::Network(error) => ApiFailure::Transient(error.to_string()),
-        RequestError::Io(error) => ApiFailure::Transient(error.to_string()),
+        RequestError::RetryAfter(after) => PlatformFailure::RetryAfter(u64::from(after.seconds())),
+        RequestError::Network(error) => PlatformFailure::Transient(error.to_string()),
+        RequestError::Io(error) => PlatformFailure::Transient(error.to_string()),
         RequestError::InvalidJson { raw, .. } => {
-            ApiFailure::Transient(format!("unreadable answer from the Bot API: {raw:.200}"))
+            PlatformFailure::Transient(format!("unreadable answer from the Bot API: {raw:.200}"))
         }
-        RequestError::MigrateToChatId(id) => ApiFailure::Permanent(format!(
+        RequestError::MigrateToChatId(id) => PlatformFailure::Permanent(format!(
             "the group became a supergroup; target telegram:{} instead",
             id.0
         )),
         RequestError::Api(ApiError::Unknown(text)) if is_server_failure(text) => {
-            ApiFailure::Transient(text.clone())
+            PlatformFailure::Transient(text.clone())
         }
-        RequestError::Api(error) => ApiFailure::Permanent(api_reason(error)),
+        RequestError::Api(error) => PlatformFailure::Permanent(api_reason(error)),
     }
 }
 
@@ -116,12 +102,12 @@ impl TelegramApi {
     }
 
     /// `getMe`: the bot's own account (checks the token).
-    pub async fn me(&self) -> Result<teloxide::types::Me, ApiFailure> {
+    pub async fn me(&self) -> Result<teloxide::types::Me, PlatformFailure> {
         self.bot.get_me().await.map_err(|e| classify(&e))
     }
 
     /// `sendMessage`; returns the new message's id.
-    pub async fn send(&self, payload: SendMessage) -> Result<i32, ApiFailure> {
+    pub async fn send(&self, payload: SendMessage) -> Result<i32, PlatformFailure> {
         let mut request = self.bot.send_message(payload.chat_id.clone(), "");
         *request.payload_mut() = payload;
         let message = request.await.map_err(|e| classify(&e))?;
@@ -136,7 +122,7 @@ impl TelegramApi {
         message_id: i32,
         text: &str,
         keyboard: Option<InlineKeyboardMarkup>,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let mut request =
             self.bot
                 .edit_message_text(ChatId(chat.chat_id), MessageId(message_id), text);
@@ -150,7 +136,7 @@ impl TelegramApi {
         chat: ChatRef,
         message_id: i32,
         keyboard: InlineKeyboardMarkup,
-    ) -> Result<(), ApiFailure> {
+    ) -> Result<(), PlatformFailure> {
         let mut request = self
             .bot
             .edit_message_reply_markup(ChatId(chat.chat_id), MessageId(message_id));
@@ -159,7 +145,11 @@ impl TelegramApi {
     }
 
     /// `answerCallbackQuery`, with a short notice (a toast) or none.
-    pub async fn answer(&self, query_id: &str, notice: Option<&str>) -> Result<(), ApiFailure> {
+    pub async fn answer(
+        &self,
+        query_id: &str,
+        notice: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
         let mut request = self
             .bot
             .answer_callback_query(teloxide::types::CallbackQueryId(query_id.to_owned()));
@@ -169,17 +159,17 @@ impl TelegramApi {
 
     /// `setWebhook`: Telegram posts updates to `url` with `secret` in the
     /// `X-Telegram-Bot-Api-Secret-Token` header.
-    pub async fn set_webhook(&self, url: &str, secret: &str) -> Result<(), ApiFailure> {
+    pub async fn set_webhook(&self, url: &str, secret: &str) -> Result<(), PlatformFailure> {
         let url = url
             .parse()
-            .map_err(|error| ApiFailure::Permanent(format!("webhook URL {url:?}: {error}")))?;
+            .map_err(|error| PlatformFailure::Permanent(format!("webhook URL {url:?}: {error}")))?;
         let mut request = self.bot.set_webhook(url);
         request.payload_mut().secret_token = Some(secret.to_owned());
         request.await.map(drop).map_err(|e| classify(&e))
     }
 
     /// `deleteWebhook`, keeping pending updates (they are fetched next).
-    pub async fn delete_webhook(&self) -> Result<(), ApiFailure> {
+    pub async fn delete_webhook(&self) -> Result<(), PlatformFailure> {
         self.bot
             .delete_webhook()
             .await
@@ -223,7 +213,7 @@ impl TelegramApi {
                 Err(error) => {
                     let failure = classify(&error);
                     let wait = match failure {
-                        ApiFailure::RetryAfter(secs) => Duration::from_secs(secs),
+                        PlatformFailure::RetryAfter(secs) => Duration::from_secs(secs),
                         _ => backoff,
                     };
                     tracing::warn!(error = %failure, retry_in_ms = wait.as_millis() as u64, "getUpdates failed");
@@ -235,7 +225,7 @@ impl TelegramApi {
     }
 }
 
-fn not_modified_is_fine(result: Result<(), RequestError>) -> Result<(), ApiFailure> {
+fn not_modified_is_fine(result: Result<(), RequestError>) -> Result<(), PlatformFailure> {
     match result {
         Ok(()) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
         Err(error) => Err(classify(&error)),
@@ -253,27 +243,27 @@ mod tests {
         let cases = [
             (
                 RequestError::RetryAfter(Seconds::from_seconds(7)),
-                ApiFailure::RetryAfter(7),
+                PlatformFailure::RetryAfter(7),
             ),
             (
                 RequestError::Api(ApiError::BotBlocked),
-                ApiFailure::Permanent("Forbidden: bot was blocked by the user".to_owned()),
+                PlatformFailure::Permanent("Forbidden: bot was blocked by the user".to_owned()),
             ),
             (
                 RequestError::Api(ApiError::ChatNotFound),
-                ApiFailure::Permanent("Bad Request: chat not found".to_owned()),
+                PlatformFailure::Permanent("Bad Request: chat not found".to_owned()),
             ),
             (
                 RequestError::Api(ApiError::Unknown("Bad Gateway".to_owned())),
-                ApiFailure::Transient("Bad Gateway".to_owned()),
+                PlatformFailure::Transient("Bad Gateway".to_owned()),
             ),
             (
                 RequestError::Api(ApiError::Unknown("Bad Request: something new".to_owned())),
-                ApiFailure::Permanent("Bad Request: something new".to_owned()),
+                PlatformFailure::Permanent("Bad Request: something new".to_owned()),
             ),
             (
                 RequestError::MigrateToChatId(ChatId(-100_777)),
-                ApiFailure::Permanent(
+                PlatformFailure::Permanent(
                     "the group became a supergroup; target telegram:-100777 instead".to_owned(),
                 ),
             ),

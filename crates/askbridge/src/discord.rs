@@ -21,7 +21,7 @@ use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef, Sender};
 use askbridge_discord::render::{self as draw, Destination, Message};
-use askbridge_discord::run::{ApiFailure, DiscordApi, Gateway, Verifier};
+use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -33,13 +33,13 @@ use serenity::model::id::{ChannelId, MessageId};
 use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
-use crate::bridge::channel::DeliveryError;
 use crate::chat::driver::{
     Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
 };
 use crate::chat::{AllowList, Person};
 use crate::config::DiscordConfig;
 use crate::http::ApiError;
+use askbridge_core::failure::PlatformFailure;
 
 /// Where Discord posts interactions when an endpoint URL is set.
 pub const INTERACTIONS_PATH: &str = "/discord/interactions";
@@ -255,11 +255,13 @@ impl ChatPlatform for DiscordPlatform {
         }
     }
 
-    async fn open(&self, place: &Place) -> Result<ChannelId, DeliveryError> {
+    async fn open(&self, place: &Place) -> Result<ChannelId, PlatformFailure> {
         match Destination::of(place) {
             Some(Destination::Channel(channel)) => Ok(channel),
-            Some(Destination::User(user)) => self.api.dm_channel(user).await.map_err(delivery),
-            None => Err(DeliveryError::Permanent("not a Discord target".to_owned())),
+            Some(Destination::User(user)) => self.api.dm_channel(user).await,
+            None => Err(PlatformFailure::Permanent(
+                "not a Discord target".to_owned(),
+            )),
         }
     }
 
@@ -271,8 +273,8 @@ impl ChatPlatform for DiscordPlatform {
         &message.content
     }
 
-    async fn send(&self, chat: &ChannelId, message: Message) -> Result<MessageId, DeliveryError> {
-        self.api.send(*chat, &message).await.map_err(delivery)
+    async fn send(&self, chat: &ChannelId, message: Message) -> Result<MessageId, PlatformFailure> {
+        self.api.send(*chat, &message).await
     }
 
     async fn show_step(
@@ -280,11 +282,10 @@ impl ChatPlatform for DiscordPlatform {
         chat: &ChannelId,
         message: MessageId,
         step: &render::Step,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .edit(*chat, message, &draw::step_message(step))
             .await
-            .map_err(delivery)
     }
 
     async fn close(
@@ -293,11 +294,10 @@ impl ChatPlatform for DiscordPlatform {
         message: MessageId,
         shown: &str,
         status: &str,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .edit(*chat, message, &draw::closed(shown, status))
             .await
-            .map_err(delivery)
     }
 
     fn reply(&self, chat: &ChannelId, to: MessageId, text: String) {
@@ -327,7 +327,7 @@ impl ChatPlatform for DiscordPlatform {
         reply: Reply,
         _chat: &ChannelId,
         prompt: OwnWords<'_>,
-    ) -> Result<Option<MessageId>, DeliveryError> {
+    ) -> Result<Option<MessageId>, PlatformFailure> {
         let question = prompt.question;
         let title = [question.header.trim(), question.text.trim()]
             .into_iter()
@@ -346,14 +346,6 @@ impl ChatPlatform for DiscordPlatform {
         );
         self.respond(reply, modal).await;
         Ok(None)
-    }
-}
-
-fn delivery(failure: ApiFailure) -> DeliveryError {
-    match failure {
-        ApiFailure::RetryAfter(secs) => DeliveryError::RetryAfter(secs),
-        ApiFailure::Transient(reason) => DeliveryError::Transient(reason),
-        ApiFailure::Permanent(reason) => DeliveryError::Permanent(reason),
     }
 }
 

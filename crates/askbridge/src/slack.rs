@@ -27,7 +27,7 @@ use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_slack::parse::{self, Event, EventsBody, Sender};
 use askbridge_slack::render::{self as draw, Destination, Message};
-use askbridge_slack::run::{ApiFailure, SignatureCheck, SlackApi, SocketMode};
+use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -39,13 +39,13 @@ use slack_morphism::prelude::{
 };
 
 use crate::bridge::Bridge;
-use crate::bridge::channel::DeliveryError;
 use crate::chat::driver::{
     Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
 };
 use crate::chat::{AllowList, Person};
 use crate::config::{SlackConfig, SlackMode};
 use crate::http::ApiError;
+use askbridge_core::failure::PlatformFailure;
 
 /// Where Slack posts events in HTTP mode.
 pub const EVENTS_PATH: &str = "/slack/events";
@@ -387,16 +387,16 @@ impl ChatPlatform for SlackPlatform {
         }
     }
 
-    async fn open(&self, place: &Place) -> Result<SlackChat, DeliveryError> {
+    async fn open(&self, place: &Place) -> Result<SlackChat, PlatformFailure> {
         match Destination::of(place) {
             Some(Destination::Channel { channel, thread_ts }) => {
                 Ok(SlackChat { channel, thread_ts })
             }
             Some(Destination::User(user)) => Ok(SlackChat {
-                channel: self.api.open_dm(&user).await.map_err(delivery)?,
+                channel: self.api.open_dm(&user).await?,
                 thread_ts: None,
             }),
-            None => Err(DeliveryError::Permanent("not a Slack target".to_owned())),
+            None => Err(PlatformFailure::Permanent("not a Slack target".to_owned())),
         }
     }
 
@@ -414,12 +414,8 @@ impl ChatPlatform for SlackPlatform {
         &message.text
     }
 
-    async fn send(&self, chat: &SlackChat, message: Message) -> Result<Ts, DeliveryError> {
-        self.api
-            .post(&chat.channel, &message)
-            .await
-            .map(Ts)
-            .map_err(delivery)
+    async fn send(&self, chat: &SlackChat, message: Message) -> Result<Ts, PlatformFailure> {
+        self.api.post(&chat.channel, &message).await.map(Ts)
     }
 
     async fn show_step(
@@ -427,11 +423,10 @@ impl ChatPlatform for SlackPlatform {
         chat: &SlackChat,
         message: Ts,
         step: &render::Step,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .update(&chat.channel, &message.0, &draw::step_message(step))
             .await
-            .map_err(delivery)
     }
 
     async fn close(
@@ -440,11 +435,10 @@ impl ChatPlatform for SlackPlatform {
         message: Ts,
         shown: &str,
         status: &str,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .update(&chat.channel, &message.0, &draw::closed(shown, status))
             .await
-            .map_err(delivery)
     }
 
     fn reply(&self, chat: &SlackChat, to: Ts, text: String) {
@@ -488,9 +482,9 @@ impl ChatPlatform for SlackPlatform {
         reply: Reply,
         chat: &SlackChat,
         prompt: OwnWords<'_>,
-    ) -> Result<Option<Ts>, DeliveryError> {
+    ) -> Result<Option<Ts>, PlatformFailure> {
         let Some(trigger) = &reply.trigger_id else {
-            return Err(DeliveryError::Permanent(
+            return Err(PlatformFailure::Permanent(
                 "the press carried no trigger id".to_owned(),
             ));
         };
@@ -511,19 +505,7 @@ impl ChatPlatform for SlackPlatform {
             prompt.multiline(),
             &chat.channel.0,
         );
-        self.api
-            .open_view(trigger, modal)
-            .await
-            .map(|()| None)
-            .map_err(delivery)
-    }
-}
-
-fn delivery(failure: ApiFailure) -> DeliveryError {
-    match failure {
-        ApiFailure::RetryAfter(secs) => DeliveryError::RetryAfter(secs),
-        ApiFailure::Transient(reason) => DeliveryError::Transient(reason),
-        ApiFailure::Permanent(reason) => DeliveryError::Permanent(reason),
+        self.api.open_view(trigger, modal).await.map(|()| None)
     }
 }
 

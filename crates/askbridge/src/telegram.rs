@@ -21,7 +21,7 @@ use askbridge_core::render::{self, Capabilities, View};
 use askbridge_telegram::ChatRef;
 use askbridge_telegram::parse::{self, Event};
 use askbridge_telegram::render as draw;
-use askbridge_telegram::run::{ApiFailure, TelegramApi};
+use askbridge_telegram::run::TelegramApi;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -33,11 +33,11 @@ use futures_util::future::join_all;
 use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
-use crate::bridge::channel::DeliveryError;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Typed};
 use crate::chat::{AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
+use askbridge_core::failure::PlatformFailure;
 
 /// Where Telegram posts updates in webhook mode.
 pub const WEBHOOK_PATH: &str = "/telegram/webhook";
@@ -160,7 +160,7 @@ pub fn client(config: &TelegramConfig) -> Result<TelegramApi, String> {
 async fn check_token(api: &TelegramApi) {
     match api.me().await {
         Ok(me) => tracing::info!(bot = %me.username(), "Telegram bot connected"),
-        Err(ApiFailure::Permanent(reason)) => tracing::error!(
+        Err(PlatformFailure::Permanent(reason)) => tracing::error!(
             reason = %reason,
             "Telegram refused the bot token; check TELEGRAM_BOT_TOKEN"
         ),
@@ -197,9 +197,9 @@ impl ChatPlatform for TelegramPlatform {
         ChatRef::of(place) == Some(*chat)
     }
 
-    async fn open(&self, place: &Place) -> Result<ChatRef, DeliveryError> {
+    async fn open(&self, place: &Place) -> Result<ChatRef, PlatformFailure> {
         ChatRef::of(place)
-            .ok_or_else(|| DeliveryError::Permanent("not a Telegram target".to_owned()))
+            .ok_or_else(|| PlatformFailure::Permanent("not a Telegram target".to_owned()))
     }
 
     fn ask_messages(&self, view: &View, chat: &ChatRef) -> Vec<SendMessage> {
@@ -210,8 +210,8 @@ impl ChatPlatform for TelegramPlatform {
         &message.text
     }
 
-    async fn send(&self, _chat: &ChatRef, message: SendMessage) -> Result<i32, DeliveryError> {
-        self.api.send(message).await.map_err(delivery)
+    async fn send(&self, _chat: &ChatRef, message: SendMessage) -> Result<i32, PlatformFailure> {
+        self.api.send(message).await
     }
 
     async fn show_step(
@@ -219,11 +219,10 @@ impl ChatPlatform for TelegramPlatform {
         chat: &ChatRef,
         message: i32,
         step: &render::Step,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .edit(*chat, message, &step.text, Some(draw::step_keyboard(step)))
             .await
-            .map_err(delivery)
     }
 
     async fn close(
@@ -232,11 +231,10 @@ impl ChatPlatform for TelegramPlatform {
         message: i32,
         shown: &str,
         status: &str,
-    ) -> Result<(), DeliveryError> {
+    ) -> Result<(), PlatformFailure> {
         self.api
             .edit(*chat, message, &draw::closed_text(shown, status), None)
             .await
-            .map_err(delivery)
     }
 
     /// Sending is throttled per chat, so the reply goes out on a task of
@@ -270,7 +268,7 @@ impl ChatPlatform for TelegramPlatform {
         query_id: String,
         chat: &ChatRef,
         prompt: OwnWords<'_>,
-    ) -> Result<Option<i32>, DeliveryError> {
+    ) -> Result<Option<i32>, PlatformFailure> {
         self.acknowledge(query_id, Ack::Quiet).await;
         let message = draw::own_words_prompt(
             *chat,
@@ -278,15 +276,7 @@ impl ChatPlatform for TelegramPlatform {
             prompt.placeholder(),
             prompt.locale,
         );
-        self.api.send(message).await.map(Some).map_err(delivery)
-    }
-}
-
-fn delivery(failure: ApiFailure) -> DeliveryError {
-    match failure {
-        ApiFailure::RetryAfter(secs) => DeliveryError::RetryAfter(secs),
-        ApiFailure::Transient(reason) => DeliveryError::Transient(reason),
-        ApiFailure::Permanent(reason) => DeliveryError::Permanent(reason),
+        self.api.send(message).await.map(Some)
     }
 }
 

@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use askbridge::bridge::channel::BoxFuture;
 use askbridge::bridge::{
-    AskView, Bridge, BridgeError, BridgeEvent, BridgeOptions, Channel, Clock, DeliveryError,
-    ListFilter, MessageRef, NewAsk, RetryPolicy, Tuning,
+    AskView, Bridge, BridgeError, BridgeEvent, BridgeOptions, Channel, Clock, ListFilter,
+    MessageRef, NewAsk, RetryPolicy, Tuning,
 };
 use askbridge::store::{LeaseTaken, Store};
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::Timestamp;
@@ -169,13 +170,13 @@ impl Channel for WebChannel {
     fn kind(&self) -> ChannelKind {
         ChannelKind::Web
     }
-    fn deliver<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn deliver<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
-    fn update<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn update<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
-    fn end<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn end<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -185,13 +186,13 @@ impl Channel for WebChannel {
 #[derive(Debug)]
 struct ScriptedChannel {
     kind: ChannelKind,
-    script: Mutex<Vec<Result<(), DeliveryError>>>,
+    script: Mutex<Vec<Result<(), PlatformFailure>>>,
     calls: watch::Sender<Vec<String>>,
 }
 
 impl ScriptedChannel {
     /// Delivery results in order; `Ok` once the script runs out.
-    fn new(kind: ChannelKind, script: Vec<Result<(), DeliveryError>>) -> Arc<ScriptedChannel> {
+    fn new(kind: ChannelKind, script: Vec<Result<(), PlatformFailure>>) -> Arc<ScriptedChannel> {
         Arc::new(ScriptedChannel {
             kind,
             script: Mutex::new(script.into_iter().rev().collect()),
@@ -222,16 +223,16 @@ impl Channel for ScriptedChannel {
     fn kind(&self) -> ChannelKind {
         self.kind
     }
-    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         let result = self.script.lock().expect("script").pop().unwrap_or(Ok(()));
         self.record(format!("deliver {}", ask.id));
         Box::pin(async move { result })
     }
-    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         self.record(format!("update {}", ask.id));
         Box::pin(async { Ok(()) })
     }
-    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         self.record(format!("end {} {}", ask.id, ask.state.as_str()));
         Box::pin(async { Ok(()) })
     }
@@ -808,7 +809,7 @@ async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
         ChannelKind::Telegram,
-        vec![Err(DeliveryError::Permanent("chat not found".to_owned()))],
+        vec![Err(PlatformFailure::Permanent("chat not found".to_owned()))],
     );
     bridge.add_channel(channel.clone());
 
@@ -850,8 +851,8 @@ async fn transient_delivery_errors_are_retried_until_delivered(db: Scratch) {
     let channel = ScriptedChannel::new(
         ChannelKind::Telegram,
         vec![
-            Err(DeliveryError::Transient("502".to_owned())),
-            Err(DeliveryError::Transient("timeout".to_owned())),
+            Err(PlatformFailure::Transient("502".to_owned())),
+            Err(PlatformFailure::Transient("timeout".to_owned())),
         ],
     );
     bridge.add_channel(channel.clone());
@@ -897,7 +898,7 @@ async fn a_rate_limit_is_waited_out_on_the_clock(db: Scratch) {
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
         ChannelKind::Telegram,
-        vec![Err(DeliveryError::RetryAfter(7))],
+        vec![Err(PlatformFailure::RetryAfter(7))],
     );
     bridge.add_channel(channel.clone());
 
@@ -917,9 +918,10 @@ async fn rate_limits_in_a_burst_do_not_use_up_the_attempts(db: Scratch) {
     // transient failure, still end in a delivery.
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
-    let mut script: Vec<Result<(), DeliveryError>> =
-        (0..10).map(|_| Err(DeliveryError::RetryAfter(0))).collect();
-    script.push(Err(DeliveryError::Transient("502".to_owned())));
+    let mut script: Vec<Result<(), PlatformFailure>> = (0..10)
+        .map(|_| Err(PlatformFailure::RetryAfter(0)))
+        .collect();
+    script.push(Err(PlatformFailure::Transient("502".to_owned())));
     let channel = ScriptedChannel::new(ChannelKind::Telegram, script);
     bridge.add_channel(channel.clone());
     let created = create(&bridge, telegram_ask()).await;
@@ -938,7 +940,7 @@ async fn delivery_stops_when_the_ask_ends_first(db: Scratch) {
     let bridge = open(&db, &clock).await;
     let channel = ScriptedChannel::new(
         ChannelKind::Telegram,
-        vec![Err(DeliveryError::RetryAfter(600))],
+        vec![Err(PlatformFailure::RetryAfter(600))],
     );
     bridge.add_channel(channel.clone());
     let created = create(&bridge, telegram_ask()).await;
@@ -965,7 +967,7 @@ async fn delivery_stops_when_the_ask_ends_first(db: Scratch) {
 async fn crash_before_delivery(bridge: Bridge) -> AskView {
     let stuck = ScriptedChannel::new(
         ChannelKind::Telegram,
-        vec![Err(DeliveryError::RetryAfter(3_600))],
+        vec![Err(PlatformFailure::RetryAfter(3_600))],
     );
     bridge.add_channel(stuck.clone());
     let created = create(&bridge, telegram_ask()).await;

@@ -60,7 +60,7 @@ use crate::store::{Backend, Inserted, ListQuery, StateChange, Store, StoreError}
 use crate::wire::stored::StoredChannel;
 
 pub use crate::store::MessageRef;
-pub use channel::{Channel, DeliveryError};
+pub use channel::Channel;
 pub use clock::Clock;
 pub use cluster::Owned;
 pub use outbox::RetryPolicy;

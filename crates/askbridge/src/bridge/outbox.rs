@@ -4,8 +4,8 @@
 //! that exists only while the outbox is not empty, so one slow platform
 //! never holds up another ask, and an ask's progress edit never overtakes
 //! its delivery or its closing edit. Delivery retries what the channel
-//! says can be retried ([`DeliveryError::RetryAfter`] after the time the
-//! platform asked for, [`DeliveryError::Transient`] with exponential
+//! says can be retried ([`PlatformFailure::RetryAfter`] after the time the
+//! platform asked for, [`PlatformFailure::Transient`] with exponential
 //! backoff), a bounded number of times, and stops as soon as the ask ends;
 //! what cannot be delivered ends the ask as `delivery_failed`.
 
@@ -14,10 +14,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::Input;
 use tokio::sync::Notify;
 
-use super::channel::{Channel, DeliveryError};
+use super::channel::Channel;
 use super::{AskView, Change, Entry, Inner, lock};
 
 /// Not delivered, and no delivery queued (reloaded before its channel
@@ -76,13 +77,13 @@ struct Tries {
 impl RetryPolicy {
     /// Counts `error` in `tries` and says how long to wait before the next
     /// try, or `None` when none is left.
-    fn wait(&self, tries: &mut Tries, error: &DeliveryError) -> Option<Duration> {
+    fn wait(&self, tries: &mut Tries, error: &PlatformFailure) -> Option<Duration> {
         match error {
-            DeliveryError::RetryAfter(secs) => {
+            PlatformFailure::RetryAfter(secs) => {
                 tries.rate_limited += 1;
                 (tries.rate_limited <= self.rate_limited_waits).then(|| Duration::from_secs(*secs))
             }
-            DeliveryError::Transient(_) => {
+            PlatformFailure::Transient(_) => {
                 tries.failures += 1;
                 if tries.failures >= self.attempts.max(1) {
                     return None;
@@ -94,7 +95,7 @@ impl RetryPolicy {
                         .min(self.max_backoff),
                 )
             }
-            DeliveryError::Permanent(_) => None,
+            PlatformFailure::Permanent(_) => None,
         }
     }
 }

@@ -31,6 +31,7 @@ use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Input, Rejection, Step};
 use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
 use askbridge_core::outcome::Via;
@@ -39,7 +40,7 @@ use askbridge_core::render::{
 };
 
 use super::{AllowList, Person, Posted};
-use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
+use crate::bridge::channel::{BoxFuture, Channel};
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef, WeakBridge};
 
 /// What a platform does for the driver: translation and I/O only.
@@ -73,8 +74,10 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
 
     /// The conversation an ask for `place` is posted in (a DM is opened
     /// where the platform needs that).
-    fn open(&self, place: &Place)
-    -> impl Future<Output = Result<Self::Chat, DeliveryError>> + Send;
+    fn open(
+        &self,
+        place: &Place,
+    ) -> impl Future<Output = Result<Self::Chat, PlatformFailure>> + Send;
 
     /// The messages that post `view` in `chat`, in order; the last one
     /// carries the controls.
@@ -88,7 +91,7 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         &self,
         chat: &Self::Chat,
         message: Self::Message,
-    ) -> impl Future<Output = Result<Self::MessageId, DeliveryError>> + Send;
+    ) -> impl Future<Output = Result<Self::MessageId, PlatformFailure>> + Send;
 
     /// Shows `step` in place of what the message shows now.
     fn show_step(
@@ -96,7 +99,7 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         chat: &Self::Chat,
         message: Self::MessageId,
         step: &render::Step,
-    ) -> impl Future<Output = Result<(), DeliveryError>> + Send;
+    ) -> impl Future<Output = Result<(), PlatformFailure>> + Send;
 
     /// Edits the message to `shown` plus the status line, controls removed.
     fn close(
@@ -105,7 +108,7 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         message: Self::MessageId,
         shown: &str,
         status: &str,
-    ) -> impl Future<Output = Result<(), DeliveryError>> + Send;
+    ) -> impl Future<Output = Result<(), PlatformFailure>> + Send;
 
     /// Answers one of the person's messages with `text`, in the background
     /// (the answer it follows is already stored; a failure is logged).
@@ -123,7 +126,7 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         reply: Self::Reply,
         chat: &Self::Chat,
         prompt: OwnWords<'_>,
-    ) -> impl Future<Output = Result<Option<Self::MessageId>, DeliveryError>> + Send;
+    ) -> impl Future<Output = Result<Option<Self::MessageId>, PlatformFailure>> + Send;
 }
 
 /// How a press or submission is answered.
@@ -295,10 +298,10 @@ impl<P: ChatPlatform> ChatDriver<P> {
         self.draw
     }
 
-    fn bridge(&self) -> Result<Bridge, DeliveryError> {
+    fn bridge(&self) -> Result<Bridge, PlatformFailure> {
         self.bridge
             .upgrade()
-            .ok_or_else(|| DeliveryError::Transient("the bridge is shutting down".to_owned()))
+            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))
     }
 
     fn record(
@@ -317,7 +320,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         }
     }
 
-    async fn deliver_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+    async fn deliver_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
         // Parts posted before a failure or a crash are not posted again.
         let refs = bridge.message_refs(&view.id).await.map_err(storage)?;
@@ -345,7 +348,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
     }
 
     /// A rich ask moves to its first open question.
-    async fn update_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+    async fn update_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
         let Some((message, mut posted)) = shown_message(&bridge, &view.id).await? else {
             return Ok(());
@@ -378,7 +381,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
     /// Every message with the ask's controls gets its status line and
     /// loses its controls (there are two when a crash made the ask post
     /// again and someone pressed the first copy).
-    async fn end_view(&self, view: &AskView) -> Result<(), DeliveryError> {
+    async fn end_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
         let Some(outcome) = &view.outcome else {
             return Ok(());
@@ -726,15 +729,15 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
         P::KIND
     }
 
-    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(self.deliver_view(ask))
     }
 
-    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(self.update_view(ask))
     }
 
-    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(self.end_view(ask))
     }
 }
@@ -752,7 +755,7 @@ fn first_step(drawn: &View) -> Option<usize> {
 async fn shown_message(
     bridge: &Bridge,
     ask_id: &str,
-) -> Result<Option<(MessageRef, Posted)>, DeliveryError> {
+) -> Result<Option<(MessageRef, Posted)>, PlatformFailure> {
     let refs = bridge.message_refs(ask_id).await.map_err(storage)?;
     Ok(refs.into_iter().rev().find_map(|message| {
         let posted = Posted::of(&message);
@@ -764,7 +767,7 @@ async fn save_posted(
     bridge: &Bridge,
     message: MessageRef,
     posted: &Posted,
-) -> Result<(), DeliveryError> {
+) -> Result<(), PlatformFailure> {
     bridge
         .save_message_ref(&MessageRef {
             extra: Some(posted.to_extra()),
@@ -774,9 +777,9 @@ async fn save_posted(
         .map_err(storage)
 }
 
-fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, DeliveryError> {
+fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, PlatformFailure> {
     P::parse_conversation(&message.conversation).ok_or_else(|| {
-        DeliveryError::Permanent(format!(
+        PlatformFailure::Permanent(format!(
             "unreadable {} conversation {:?}",
             P::KIND.as_str(),
             message.conversation
@@ -784,9 +787,9 @@ fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, DeliveryErr
     })
 }
 
-fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, DeliveryError> {
+fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, PlatformFailure> {
     message.message_id.parse().map_err(|_| {
-        DeliveryError::Permanent(format!(
+        PlatformFailure::Permanent(format!(
             "unreadable {} message id {:?}",
             P::KIND.as_str(),
             message.message_id
@@ -794,8 +797,8 @@ fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, 
     })
 }
 
-fn storage(error: BridgeError) -> DeliveryError {
-    DeliveryError::Transient(format!("storage: {error}"))
+fn storage(error: BridgeError) -> PlatformFailure {
+    PlatformFailure::Transient(format!("storage: {error}"))
 }
 
 fn warn_unhandled<P: ChatPlatform>(error: &BridgeError) {

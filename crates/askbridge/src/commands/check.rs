@@ -24,11 +24,11 @@
 //! reads, and `--json` the same as one JSON document. Exit code: 0 when no
 //! check failed (warnings allowed), 1 otherwise.
 
-use std::fmt::Display;
 use std::future::Future;
 use std::io::{self, Write};
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::ChannelKind;
 use askbridge_discord::run::message_content_allowed;
 use serde::Serialize;
@@ -306,42 +306,16 @@ fn api_name(what: &str, api_url: Option<&str>, default: &str) -> String {
     format!("{what} at {}", api_url.unwrap_or(default))
 }
 
-/// A platform client's failure, as far as a check tells failures apart.
-trait Failure: Display {
-    /// The platform's words when it refused for good (a bad token).
-    fn refusal(&self) -> Option<&str>;
-}
-
-macro_rules! failure {
-    ($($failure:ty),*) => {$(
-        impl Failure for $failure {
-            fn refusal(&self) -> Option<&str> {
-                match self {
-                    Self::Permanent(reason) => Some(reason),
-                    _ => None,
-                }
-            }
-        }
-    )*};
-}
-
-failure!(
-    askbridge_telegram::run::ApiFailure,
-    askbridge_discord::run::ApiFailure,
-    askbridge_slack::run::ApiFailure
-);
-
 /// Who the token belongs to: `ask` on the channel's own `client`. A
 /// failed check when the client cannot be built, when the platform refuses
 /// the token, or when it cannot be asked.
-async fn identify<C, A, T, E>(
+async fn identify<C, A, T>(
     config: &C,
     client: Result<A, String>,
-    ask: impl AsyncFnOnce(&A) -> Result<T, E>,
+    ask: impl AsyncFnOnce(&A) -> Result<T, PlatformFailure>,
 ) -> Result<(A, T), Check>
 where
     C: Platform,
-    E: Failure,
 {
     let api = client.map_err(|message| Check::new(C::NAME, Status::Failed, message))?;
     match ask(&api).await {

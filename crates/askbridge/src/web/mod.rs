@@ -35,6 +35,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::ChannelKind;
 use askbridge_core::render::Locale;
 use axum::Router;
@@ -54,7 +55,7 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::bridge::channel::{BoxFuture, Channel, DeliveryError};
+use crate::bridge::channel::{BoxFuture, Channel};
 use crate::bridge::{AskView, Bridge, BridgeEvent};
 use crate::wire::api::AskResponse;
 
@@ -114,15 +115,15 @@ impl Channel for WebChannel {
         ChannelKind::Web
     }
 
-    fn deliver<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn deliver<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 
-    fn update<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn update<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 
-    fn end<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), DeliveryError>> {
+    fn end<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 }
