@@ -566,85 +566,82 @@ pub struct Flags {
     pub data_dir: Option<PathBuf>,
 }
 
-/// The environment variables read, with the key each overrides.
-pub const ENV_KEYS: &[(&str, &str)] = &[
-    ("ASKBRIDGE_LISTEN", "listen"),
-    ("ASKBRIDGE_DATA_DIR", "data_dir"),
-    ("ASKBRIDGE_DATABASE_URL", "database_url"),
-    ("ASKBRIDGE_API_TOKEN", "api_token"),
-    ("ASKBRIDGE_DEFAULT_TARGET", "default_target"),
-    ("ASKBRIDGE_CANCEL_ON_DISCONNECT", "cancel_on_disconnect"),
-    ("ASKBRIDGE_WEB_ENABLED", "web.enabled"),
-    ("ASKBRIDGE_WEB_LOCALE", "web.locale"),
-    ("ASKBRIDGE_MCP_ALLOWED_HOSTS", "mcp.allowed_hosts"),
-    ("ASKBRIDGE_MCP_ELICITATION", "mcp.elicitation"),
-    ("ASKBRIDGE_HTTP_MAX_BODY_BYTES", "http.max_body_bytes"),
-    ("ASKBRIDGE_CLUSTER_INSTANCE", "cluster.instance"),
-    ("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "cluster.lease_seconds"),
-    ("ASKBRIDGE_TELEGRAM_ENABLED", "telegram.enabled"),
-    ("ASKBRIDGE_TELEGRAM_API_URL", "telegram.api_url"),
-    ("ASKBRIDGE_TELEGRAM_MODE", "telegram.mode"),
-    ("ASKBRIDGE_TELEGRAM_RENDER", "telegram.render"),
-    ("ASKBRIDGE_TELEGRAM_LOCALE", "telegram.locale"),
-    ("ASKBRIDGE_TELEGRAM_ALLOWED_USERS", "telegram.allowed_users"),
-    ("ASKBRIDGE_TELEGRAM_WEBHOOK_URL", "telegram.webhook_url"),
-    ("TELEGRAM_BOT_TOKEN", "telegram.token"),
-    ("TELEGRAM_WEBHOOK_SECRET", "telegram.webhook_secret"),
-    ("ASKBRIDGE_DISCORD_ENABLED", "discord.enabled"),
-    ("ASKBRIDGE_DISCORD_API_URL", "discord.api_url"),
-    ("ASKBRIDGE_DISCORD_RENDER", "discord.render"),
-    ("ASKBRIDGE_DISCORD_LOCALE", "discord.locale"),
-    ("ASKBRIDGE_DISCORD_ALLOWED_USERS", "discord.allowed_users"),
-    ("DISCORD_BOT_TOKEN", "discord.token"),
-    ("DISCORD_PUBLIC_KEY", "discord.public_key"),
-    ("ASKBRIDGE_SLACK_ENABLED", "slack.enabled"),
-    ("ASKBRIDGE_SLACK_API_URL", "slack.api_url"),
-    ("ASKBRIDGE_SLACK_MODE", "slack.mode"),
-    ("ASKBRIDGE_SLACK_RENDER", "slack.render"),
-    ("ASKBRIDGE_SLACK_LOCALE", "slack.locale"),
-    ("ASKBRIDGE_SLACK_ALLOWED_USERS", "slack.allowed_users"),
-    ("SLACK_BOT_TOKEN", "slack.token"),
-    ("SLACK_APP_TOKEN", "slack.app_token"),
-    ("SLACK_SIGNING_SECRET", "slack.signing_secret"),
-];
+/// Every setting, once: its key (as the file spells it under its section,
+/// and as `origins` records it), the environment variable that overrides
+/// it, how that variable's text is read, and the field of [`RawConfig`] it
+/// sets. `file` settings may also be in the file; `env` ones (secrets) are
+/// read from the environment only.
+macro_rules! settings {
+    ($($place:ident $key:literal $var:literal $read:ident => $($field:ident).+;)*) => {
+        const SETTINGS: &[Setting] = &[$(Setting {
+            key: $key,
+            var: $var,
+            in_file: settings!(@in_file $place, $($field).+),
+            set: |raw, text| {
+                raw.$($field).+ = Some($read(text)?);
+                Ok(())
+            },
+        }),*];
+    };
+    (@in_file file, $($field:ident).+) => { Some(|raw: &RawConfig| raw.$($field).+.is_some()) };
+    (@in_file env, $($field:ident).+) => { None };
+}
+
+/// One setting of [`SETTINGS`].
+struct Setting {
+    /// `telegram.mode`.
+    key: &'static str,
+    /// `ASKBRIDGE_TELEGRAM_MODE`.
+    var: &'static str,
+    /// Whether the file set it (`None`: the file cannot).
+    in_file: Option<fn(&RawConfig) -> bool>,
+    /// Sets it from a variable's text, or says what is wrong with it.
+    set: fn(&mut RawConfig, &str) -> Result<(), String>,
+}
+
+settings! {
+    file "listen" "ASKBRIDGE_LISTEN" text => listen;
+    file "data_dir" "ASKBRIDGE_DATA_DIR" text => data_dir;
+    file "database_url" "ASKBRIDGE_DATABASE_URL" text => database_url;
+    file "api_token" "ASKBRIDGE_API_TOKEN" text => api_token;
+    file "default_target" "ASKBRIDGE_DEFAULT_TARGET" text => default_target;
+    file "cancel_on_disconnect" "ASKBRIDGE_CANCEL_ON_DISCONNECT" flag => cancel_on_disconnect;
+    file "web.enabled" "ASKBRIDGE_WEB_ENABLED" flag => web.enabled;
+    file "web.locale" "ASKBRIDGE_WEB_LOCALE" text => web.locale;
+    file "mcp.allowed_hosts" "ASKBRIDGE_MCP_ALLOWED_HOSTS" list => mcp.allowed_hosts;
+    file "mcp.elicitation" "ASKBRIDGE_MCP_ELICITATION" text => mcp.elicitation;
+    file "http.max_body_bytes" "ASKBRIDGE_HTTP_MAX_BODY_BYTES" bytes => http.max_body_bytes;
+    file "cluster.instance" "ASKBRIDGE_CLUSTER_INSTANCE" text => cluster.instance;
+    file "cluster.lease_seconds" "ASKBRIDGE_CLUSTER_LEASE_SECONDS" seconds => cluster.lease_seconds;
+    file "telegram.enabled" "ASKBRIDGE_TELEGRAM_ENABLED" flag => telegram.enabled;
+    file "telegram.api_url" "ASKBRIDGE_TELEGRAM_API_URL" text => telegram.api_url;
+    file "telegram.mode" "ASKBRIDGE_TELEGRAM_MODE" text => telegram.mode;
+    file "telegram.render" "ASKBRIDGE_TELEGRAM_RENDER" text => telegram.render;
+    file "telegram.locale" "ASKBRIDGE_TELEGRAM_LOCALE" text => telegram.locale;
+    file "telegram.allowed_users" "ASKBRIDGE_TELEGRAM_ALLOWED_USERS" list => telegram.allowed_users;
+    file "telegram.webhook_url" "ASKBRIDGE_TELEGRAM_WEBHOOK_URL" text => telegram.webhook_url;
+    env "telegram.token" "TELEGRAM_BOT_TOKEN" text => telegram_token;
+    env "telegram.webhook_secret" "TELEGRAM_WEBHOOK_SECRET" text => telegram_webhook_secret;
+    file "discord.enabled" "ASKBRIDGE_DISCORD_ENABLED" flag => discord.enabled;
+    file "discord.api_url" "ASKBRIDGE_DISCORD_API_URL" text => discord.api_url;
+    file "discord.render" "ASKBRIDGE_DISCORD_RENDER" text => discord.render;
+    file "discord.locale" "ASKBRIDGE_DISCORD_LOCALE" text => discord.locale;
+    file "discord.allowed_users" "ASKBRIDGE_DISCORD_ALLOWED_USERS" list => discord.allowed_users;
+    env "discord.token" "DISCORD_BOT_TOKEN" text => discord_token;
+    env "discord.public_key" "DISCORD_PUBLIC_KEY" text => discord_public_key;
+    file "slack.enabled" "ASKBRIDGE_SLACK_ENABLED" flag => slack.enabled;
+    file "slack.api_url" "ASKBRIDGE_SLACK_API_URL" text => slack.api_url;
+    file "slack.mode" "ASKBRIDGE_SLACK_MODE" text => slack.mode;
+    file "slack.render" "ASKBRIDGE_SLACK_RENDER" text => slack.render;
+    file "slack.locale" "ASKBRIDGE_SLACK_LOCALE" text => slack.locale;
+    file "slack.allowed_users" "ASKBRIDGE_SLACK_ALLOWED_USERS" list => slack.allowed_users;
+    env "slack.token" "SLACK_BOT_TOKEN" text => slack_token;
+    env "slack.app_token" "SLACK_APP_TOKEN" text => slack_app_token;
+    env "slack.signing_secret" "SLACK_SIGNING_SECRET" text => slack_signing_secret;
+}
 
 /// The environment variable naming the config file.
 pub const ENV_CONFIG: &str = "ASKBRIDGE_CONFIG";
-
-/// The config keys, as `origins` stores them.
-const KEYS: &[&str] = &[
-    "listen",
-    "data_dir",
-    "database_url",
-    "api_token",
-    "default_target",
-    "cancel_on_disconnect",
-    "web.enabled",
-    "web.locale",
-    "mcp.allowed_hosts",
-    "mcp.elicitation",
-    "http.max_body_bytes",
-    "cluster.instance",
-    "cluster.lease_seconds",
-    "telegram.enabled",
-    "telegram.api_url",
-    "telegram.mode",
-    "telegram.render",
-    "telegram.locale",
-    "telegram.allowed_users",
-    "telegram.webhook_url",
-    "discord.enabled",
-    "discord.api_url",
-    "discord.render",
-    "discord.locale",
-    "discord.allowed_users",
-    "slack.enabled",
-    "slack.api_url",
-    "slack.mode",
-    "slack.render",
-    "slack.locale",
-    "slack.allowed_users",
-];
 
 impl RawConfig {
     /// Reads a config file's text; `file` is only used in messages.
@@ -658,49 +655,13 @@ impl RawConfig {
                 location: span.map(|s| line_column(text, s.start)),
             }
         })?;
-        for &key in KEYS {
-            if raw.is_set(key) {
-                raw.origins.insert(key, Origin::File(file.to_path_buf()));
+        for setting in SETTINGS {
+            if setting.in_file.is_some_and(|is_set| is_set(&raw)) {
+                raw.origins
+                    .insert(setting.key, Origin::File(file.to_path_buf()));
             }
         }
         Ok(raw)
-    }
-
-    fn is_set(&self, key: &str) -> bool {
-        match key {
-            "listen" => self.listen.is_some(),
-            "data_dir" => self.data_dir.is_some(),
-            "database_url" => self.database_url.is_some(),
-            "api_token" => self.api_token.is_some(),
-            "default_target" => self.default_target.is_some(),
-            "cancel_on_disconnect" => self.cancel_on_disconnect.is_some(),
-            "web.enabled" => self.web.enabled.is_some(),
-            "web.locale" => self.web.locale.is_some(),
-            "mcp.allowed_hosts" => self.mcp.allowed_hosts.is_some(),
-            "mcp.elicitation" => self.mcp.elicitation.is_some(),
-            "http.max_body_bytes" => self.http.max_body_bytes.is_some(),
-            "cluster.instance" => self.cluster.instance.is_some(),
-            "cluster.lease_seconds" => self.cluster.lease_seconds.is_some(),
-            "telegram.enabled" => self.telegram.enabled.is_some(),
-            "telegram.api_url" => self.telegram.api_url.is_some(),
-            "telegram.mode" => self.telegram.mode.is_some(),
-            "telegram.render" => self.telegram.render.is_some(),
-            "telegram.locale" => self.telegram.locale.is_some(),
-            "telegram.allowed_users" => self.telegram.allowed_users.is_some(),
-            "telegram.webhook_url" => self.telegram.webhook_url.is_some(),
-            "discord.enabled" => self.discord.enabled.is_some(),
-            "discord.api_url" => self.discord.api_url.is_some(),
-            "discord.render" => self.discord.render.is_some(),
-            "discord.locale" => self.discord.locale.is_some(),
-            "discord.allowed_users" => self.discord.allowed_users.is_some(),
-            "slack.enabled" => self.slack.enabled.is_some(),
-            "slack.api_url" => self.slack.api_url.is_some(),
-            "slack.mode" => self.slack.mode.is_some(),
-            "slack.render" => self.slack.render.is_some(),
-            "slack.locale" => self.slack.locale.is_some(),
-            "slack.allowed_users" => self.slack.allowed_users.is_some(),
-            _ => false,
-        }
     }
 
     /// Lays `ASKBRIDGE_*` variables over the file; `lookup` returns a
@@ -710,77 +671,16 @@ impl RawConfig {
         mut self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<RawConfig, ConfigError> {
-        for &(var, key) in ENV_KEYS {
-            let Some(value) = lookup(var).filter(|v| !v.trim().is_empty()) else {
+        for setting in SETTINGS {
+            let Some(value) = lookup(setting.var).filter(|v| !v.trim().is_empty()) else {
                 continue;
             };
-            let invalid = |message: String| ConfigError::Invalid {
-                origin: Origin::Env(var),
-                key,
+            (setting.set)(&mut self, &value).map_err(|message| ConfigError::Invalid {
+                origin: Origin::Env(setting.var),
+                key: setting.key,
                 message,
-            };
-            match key {
-                "listen" => self.listen = Some(value),
-                "data_dir" => self.data_dir = Some(value),
-                "database_url" => self.database_url = Some(value),
-                "api_token" => self.api_token = Some(value),
-                "default_target" => self.default_target = Some(value),
-                "cancel_on_disconnect" => {
-                    self.cancel_on_disconnect = Some(parse_bool(&value).map_err(invalid)?);
-                }
-                "web.enabled" => self.web.enabled = Some(parse_bool(&value).map_err(invalid)?),
-                "web.locale" => self.web.locale = Some(value),
-                "mcp.allowed_hosts" => self.mcp.allowed_hosts = Some(comma_list(&value)),
-                "mcp.elicitation" => self.mcp.elicitation = Some(value),
-                "telegram.enabled" => {
-                    self.telegram.enabled = Some(parse_bool(&value).map_err(invalid)?);
-                }
-                "telegram.api_url" => self.telegram.api_url = Some(value),
-                "telegram.mode" => self.telegram.mode = Some(value),
-                "telegram.render" => self.telegram.render = Some(value),
-                "telegram.locale" => self.telegram.locale = Some(value),
-                "telegram.allowed_users" => {
-                    self.telegram.allowed_users = Some(comma_list(&value));
-                }
-                "telegram.webhook_url" => self.telegram.webhook_url = Some(value),
-                "telegram.token" => self.telegram_token = Some(value),
-                "telegram.webhook_secret" => self.telegram_webhook_secret = Some(value),
-                "discord.enabled" => {
-                    self.discord.enabled = Some(parse_bool(&value).map_err(invalid)?);
-                }
-                "discord.api_url" => self.discord.api_url = Some(value),
-                "discord.render" => self.discord.render = Some(value),
-                "discord.locale" => self.discord.locale = Some(value),
-                "discord.allowed_users" => self.discord.allowed_users = Some(comma_list(&value)),
-                "discord.token" => self.discord_token = Some(value),
-                "discord.public_key" => self.discord_public_key = Some(value),
-                "slack.enabled" => {
-                    self.slack.enabled = Some(parse_bool(&value).map_err(invalid)?);
-                }
-                "slack.api_url" => self.slack.api_url = Some(value),
-                "slack.mode" => self.slack.mode = Some(value),
-                "slack.render" => self.slack.render = Some(value),
-                "slack.locale" => self.slack.locale = Some(value),
-                "slack.allowed_users" => self.slack.allowed_users = Some(comma_list(&value)),
-                "slack.token" => self.slack_token = Some(value),
-                "slack.app_token" => self.slack_app_token = Some(value),
-                "slack.signing_secret" => self.slack_signing_secret = Some(value),
-                "http.max_body_bytes" => {
-                    let bytes = value.trim().parse::<u64>().map_err(|_| {
-                        invalid(format!("expected a number of bytes, got {value:?}"))
-                    })?;
-                    self.http.max_body_bytes = Some(bytes);
-                }
-                "cluster.instance" => self.cluster.instance = Some(value),
-                "cluster.lease_seconds" => {
-                    let seconds = value.trim().parse::<u64>().map_err(|_| {
-                        invalid(format!("expected a number of seconds, got {value:?}"))
-                    })?;
-                    self.cluster.lease_seconds = Some(seconds);
-                }
-                _ => continue,
-            }
-            self.origins.insert(key, Origin::Env(var));
+            })?;
+            self.origins.insert(setting.key, Origin::Env(setting.var));
         }
         Ok(self)
     }
@@ -1309,6 +1209,39 @@ fn default_allowed_hosts(listen: SocketAddr) -> Vec<String> {
     hosts
 }
 
+/// A variable's text as it is.
+#[allow(clippy::unnecessary_wraps)] // one signature for every reader
+fn text(value: &str) -> Result<String, String> {
+    Ok(value.to_owned())
+}
+
+/// `true` / `false` (and `1`, `yes`, `on`, …).
+fn flag(value: &str) -> Result<bool, String> {
+    parse_bool(value)
+}
+
+/// A comma-separated list.
+#[allow(clippy::unnecessary_wraps)] // one signature for every reader
+fn list(value: &str) -> Result<Vec<String>, String> {
+    Ok(comma_list(value))
+}
+
+/// A number of bytes.
+fn bytes(value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of bytes, got {value:?}"))
+}
+
+/// A number of seconds.
+fn seconds(value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, got {value:?}"))
+}
+
 fn parse_bool(value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
@@ -1724,11 +1657,19 @@ max_body_bytes = 4096
         let file = Path::new("config/askbridge.example.toml");
         let raw =
             RawConfig::from_toml(&uncommented, file).expect("example parses when uncommented");
-        for &key in KEYS {
-            assert!(raw.is_set(key), "the example does not document {key}");
-        }
-        for (var, _) in ENV_KEYS {
-            assert!(text.contains(var), "the example does not mention {var}");
+        for setting in SETTINGS {
+            if let Some(is_set) = setting.in_file {
+                assert!(
+                    is_set(&raw),
+                    "the example does not document {}",
+                    setting.key
+                );
+            }
+            assert!(
+                text.contains(setting.var),
+                "the example does not mention {}",
+                setting.var
+            );
         }
         raw.apply_env(|var| match var {
             "TELEGRAM_BOT_TOKEN" => Some(BOT_TOKEN.to_owned()),
