@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef, Sender};
@@ -39,7 +40,6 @@ use crate::chat::driver::{
 use crate::chat::{AllowList, Person};
 use crate::config::DiscordConfig;
 use crate::http::ApiError;
-use askbridge_core::failure::PlatformFailure;
 
 /// Where Discord posts interactions when an endpoint URL is set.
 pub const INTERACTIONS_PATH: &str = "/discord/interactions";

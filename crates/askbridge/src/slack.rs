@@ -23,6 +23,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_slack::parse::{self, Event, EventsBody, Sender};
@@ -45,7 +46,6 @@ use crate::chat::driver::{
 use crate::chat::{AllowList, Person};
 use crate::config::{SlackConfig, SlackMode};
 use crate::http::ApiError;
-use askbridge_core::failure::PlatformFailure;
 
 /// Where Slack posts events in HTTP mode.
 pub const EVENTS_PATH: &str = "/slack/events";

@@ -16,6 +16,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View};
 use askbridge_telegram::ChatRef;
@@ -37,7 +38,6 @@ use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Pres
 use crate::chat::{AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
-use askbridge_core::failure::PlatformFailure;
 
 /// Where Telegram posts updates in webhook mode.
 pub const WEBHOOK_PATH: &str = "/telegram/webhook";
