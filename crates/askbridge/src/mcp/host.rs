@@ -369,6 +369,16 @@ pub fn form_request(ask: &Ask) -> Option<ElicitRequest> {
     ))
 }
 
+/// What the client of a request can be asked in the host (a task's
+/// `input_required`, a round trip's `inputRequests`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct ClientDialog {
+    /// It shows forms.
+    pub forms: bool,
+    /// Where it reaches the web page, when it opens links and there is one.
+    pub page: Option<String>,
+}
+
 /// The MCP client of one tool call, when it can show forms or open links.
 #[derive(Debug, Clone)]
 pub struct HostDialog {

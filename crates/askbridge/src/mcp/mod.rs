@@ -59,10 +59,10 @@ pub use call::{Hangup, PeerProgress, ProgressSink, ProgressUpdate};
 
 use self::backend::Backend;
 use self::call::Inflight;
-use self::host::{HostDialog, opens_links, shows_forms};
+use self::host::{ClientDialog, HostDialog, opens_links, shows_forms};
 use self::replay::ReplayingSessions;
 use self::rounds::{Round, StateSeal};
-use self::task::{FormChoices, TaskDialog, client_name};
+use self::task::{FormChoices, client_name};
 use crate::bridge::Bridge;
 use crate::config::Elicitation;
 
@@ -218,9 +218,9 @@ impl McpServer {
     }
 
     /// What the client of `context` can be asked in its host during a task.
-    fn task_dialog(&self, context: &RequestContext<RoleServer>) -> TaskDialog {
+    fn client_dialog(&self, context: &RequestContext<RoleServer>) -> ClientDialog {
         let capabilities = context.client_capabilities().unwrap_or_default();
-        TaskDialog {
+        ClientDialog {
             forms: shows_forms(&capabilities),
             page: self.page(context).filter(|_| opens_links(&capabilities)),
         }
@@ -277,7 +277,7 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let dialog = self.task_dialog(&context);
+        let dialog = self.client_dialog(&context);
         self.task_of(&request.task_id, &dialog).await
     }
 
@@ -326,14 +326,14 @@ impl ServerHandler for McpServer {
             Hangup::CancelsTheAsk
         };
         if request.name == tools::ASK_USER && tasks {
-            let dialog = self.task_dialog(&context);
+            let dialog = self.client_dialog(&context);
             let can = dialog.forms || dialog.page.is_some();
             let arguments = request.arguments.unwrap_or_default();
             return Ok(self.ask_user_task(arguments, can).await);
         }
         if request.name == tools::ASK_USER && rounds {
             let round = Round {
-                dialog: self.task_dialog(&context),
+                dialog: self.client_dialog(&context),
                 name: client_name(&context),
                 hangup,
             };

@@ -34,8 +34,7 @@ use super::backend::{BackendError, Snapshot};
 use super::call::{
     Hangup, Opened, ProgressSink, Waiting, backend_error, invalid_ask, outcome_result,
 };
-use super::host::{input_requests, reply_in};
-use super::task::TaskDialog;
+use super::host::{ClientDialog, input_requests, reply_in};
 use crate::error_chain as chain;
 
 /// The name of the database secret that seals the state.
@@ -61,7 +60,7 @@ pub(super) struct StateSeal(std::sync::Arc<tokio::sync::OnceCell<RequestStateCod
 #[derive(Debug, Clone)]
 pub(super) struct Round {
     /// What the client shows: forms, links.
-    pub dialog: TaskDialog,
+    pub dialog: ClientDialog,
     /// The client's name (`claude-code`), reported as who answered.
     pub name: Option<String>,
     /// What a closed call does to the ask.
@@ -202,7 +201,7 @@ impl McpServer {
         ask: &askbridge_core::model::Ask,
         id: &str,
         pending: &Value,
-        dialog: &TaskDialog,
+        dialog: &ClientDialog,
     ) -> Result<Option<InputRequiredResult>, ErrorData> {
         let Some(requests) = input_requests(ask, id, pending, dialog.forms, dialog.page.as_deref())
         else {

@@ -30,22 +30,12 @@ use serde_json::Value;
 use super::McpServer;
 use super::backend::{BackendError, Snapshot, Status};
 use super::call::{backend_error, invalid_ask, outcome_result};
-use super::host::{HostReply, input_requests, reply_in};
+use super::host::{ClientDialog, HostReply, input_requests, reply_in};
 use crate::config::Elicitation;
 use crate::error_chain as chain;
 
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
-
-/// What the client of a request can be asked in the host (a task's
-/// `input_required`, a round trip's `inputRequests`).
-#[derive(Debug, Clone, Default)]
-pub(super) struct TaskDialog {
-    /// It shows forms.
-    pub forms: bool,
-    /// Where it reaches the web page, when it opens links and there is one.
-    pub page: Option<String>,
-}
 
 /// Tasks that ask for the host's form (or link) otherwise than
 /// `[mcp] elicitation` says: the ask chose its own `elicitation`, or the
@@ -119,7 +109,7 @@ impl McpServer {
     pub(super) async fn task_of(
         &self,
         id: &str,
-        dialog: &TaskDialog,
+        dialog: &ClientDialog,
     ) -> Result<GetTaskResult, ErrorData> {
         let status = self
             .backend
@@ -178,7 +168,7 @@ impl McpServer {
 
 /// The task of ask `id` as it is now, asking for what `dialog` can show in
 /// the host while the ask is open (`None`: nothing).
-fn detailed(id: &str, status: Status, dialog: Option<&TaskDialog>) -> DetailedTask {
+fn detailed(id: &str, status: Status, dialog: Option<&ClientDialog>) -> DetailedTask {
     let Status {
         snapshot,
         ask,
@@ -313,7 +303,7 @@ mod tests {
         );
         assert!(working.get("inputRequests").is_none(), "{working}");
 
-        let forms = TaskDialog {
+        let forms = ClientDialog {
             forms: true,
             page: Some("http://127.0.0.1:8790".to_owned()),
         };
@@ -332,7 +322,7 @@ mod tests {
             "{input}"
         );
 
-        let links = TaskDialog {
+        let links = ClientDialog {
             forms: false,
             page: Some("http://127.0.0.1:8790".to_owned()),
         };
@@ -354,7 +344,7 @@ mod tests {
         let mut for_one = pending.clone();
         for_one["to"] = json!("telegram:1@42");
         for (pending, dialog) in [
-            (pending.clone(), TaskDialog::default()),
+            (pending.clone(), ClientDialog::default()),
             (for_one, links.clone()),
         ] {
             let task = wire(detailed(
@@ -375,7 +365,7 @@ mod tests {
         let task = wire(detailed(
             "ask_1",
             status(Snapshot::Ended(outcome.clone())),
-            Some(&TaskDialog {
+            Some(&ClientDialog {
                 forms: true,
                 page: None,
             }),
