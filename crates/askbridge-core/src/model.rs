@@ -225,6 +225,16 @@ pub enum Place {
         /// User id (`U…`, `W…`).
         user_id: String,
     },
+    /// A Feishu / Lark group chat.
+    Feishu {
+        /// Chat id (`oc_…`).
+        chat_id: String,
+    },
+    /// A Feishu / Lark private chat between the bot and a user.
+    FeishuUser {
+        /// The user's `open_id` (`ou_…`) for the bot's app.
+        open_id: String,
+    },
     /// askbridge's own web page, optionally one session of it.
     Web {
         /// Session name; `None` is the default page.
@@ -239,6 +249,7 @@ impl Place {
             Place::Telegram { .. } => ChannelKind::Telegram,
             Place::DiscordChannel { .. } | Place::DiscordUser { .. } => ChannelKind::Discord,
             Place::Slack { .. } | Place::SlackUser { .. } => ChannelKind::Slack,
+            Place::Feishu { .. } | Place::FeishuUser { .. } => ChannelKind::Feishu,
             Place::Web { .. } => ChannelKind::Web,
         }
     }
@@ -253,6 +264,8 @@ pub enum ChannelKind {
     Discord,
     /// Slack.
     Slack,
+    /// Feishu, and Lark (its name outside China).
+    Feishu,
     /// The built-in web page.
     Web,
     /// The agent host's own dialog (MCP elicitation). Nothing is posted
@@ -262,10 +275,11 @@ pub enum ChannelKind {
 
 impl ChannelKind {
     /// Every channel, in the order the docs list them.
-    pub const ALL: [ChannelKind; 5] = [
+    pub const ALL: [ChannelKind; 6] = [
         ChannelKind::Telegram,
         ChannelKind::Discord,
         ChannelKind::Slack,
+        ChannelKind::Feishu,
         ChannelKind::Web,
         ChannelKind::Host,
     ];
@@ -276,6 +290,7 @@ impl ChannelKind {
             ChannelKind::Telegram => "telegram",
             ChannelKind::Discord => "discord",
             ChannelKind::Slack => "slack",
+            ChannelKind::Feishu => "feishu",
             ChannelKind::Web => "web",
             ChannelKind::Host => "host",
         }
@@ -304,6 +319,8 @@ impl fmt::Display for Target {
                 }
             }
             Place::SlackUser { user_id } => write!(f, "slack:user/{user_id}")?,
+            Place::Feishu { chat_id } => write!(f, "feishu:{chat_id}")?,
+            Place::FeishuUser { open_id } => write!(f, "feishu:user/{open_id}")?,
             Place::Web { session } => {
                 f.write_str("web")?;
                 if let Some(session) = session {
@@ -395,7 +412,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     /// The part before `:` is not a channel askbridge knows.
-    #[error("unknown channel {0:?}; expected telegram, discord, slack or web")]
+    #[error("unknown channel {0:?}; expected telegram, discord, slack, feishu or web")]
     UnknownChannel(String),
     /// The channel is known but the rest is not of its form.
     #[error("{channel} target {given:?} is not of the form {expected}")]
@@ -427,6 +444,7 @@ impl Target {
 
     /// Parses `telegram:<chat_id>[/<thread_id>]`, `discord:<channel_id>`,
     /// `discord:user/<user_id>`, `slack:<channel_id>[/<thread_ts>]`,
+    /// `feishu:<chat_id>`, `feishu:user/<open_id>` (`lark:` alike),
     /// `web[:<session>]`, each with an optional `@<user>` suffix.
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let input = input.trim();
@@ -453,6 +471,7 @@ impl Target {
             "telegram" | "tg" => parse_telegram(rest.unwrap_or(""))?,
             "discord" => parse_discord(rest.unwrap_or(""))?,
             "slack" => parse_slack(rest.unwrap_or(""))?,
+            "feishu" | "lark" => parse_feishu(rest.unwrap_or(""))?,
             "web" => Place::Web {
                 session: rest.filter(|s| !s.is_empty()).map(str::to_owned),
             },
@@ -550,6 +569,29 @@ fn parse_slack(rest: &str) -> Result<Place, TargetError> {
     })
 }
 
+fn parse_feishu(rest: &str) -> Result<Place, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "feishu",
+        given: rest.to_owned(),
+        expected: "feishu:<chat_id>[@<open_id>] or feishu:user/<open_id>",
+    };
+    let id_ok = |id: &str| {
+        !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    match rest.strip_prefix("user/") {
+        Some(open_id) if id_ok(open_id) => Ok(Place::FeishuUser {
+            open_id: open_id.to_owned(),
+        }),
+        None if id_ok(rest) => Ok(Place::Feishu {
+            chat_id: rest.to_owned(),
+        }),
+        _ => Err(malformed()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,6 +622,12 @@ mod tests {
         );
         check_target("slack:C123@U42", Ok("slack:C123@U42"));
         check_target("slack:user/U42", Ok("slack:user/U42"));
+        check_target("feishu:oc_a1b2", Ok("feishu:oc_a1b2"));
+        check_target("lark:oc_a1b2@ou_9", Ok("feishu:oc_a1b2@ou_9"));
+        check_target("feishu:user/ou_9", Ok("feishu:user/ou_9"));
+        check_target("feishu:", Err("feishu:<chat_id>"));
+        check_target("feishu:oc 1", Err("feishu:<chat_id>"));
+        check_target("feishu:user/", Err("feishu:<chat_id>"));
         check_target("slack:user/", Err("slack:user/<user_id>"));
         check_target("web", Ok("web"));
         check_target("web:review", Ok("web:review"));

@@ -856,7 +856,9 @@ fn targets() {
         (r#"{"channel": "web"}"#, Ok("web")),
         (
             r#""email:me""#,
-            Err(r#"error to: unknown channel "email"; expected telegram, discord, slack or web"#),
+            Err(
+                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu or web"#,
+            ),
         ),
         (
             r#""telegram:abc""#,
@@ -866,7 +868,7 @@ fn targets() {
         ),
         (
             r#"{"chat": 5}"#,
-            Err("error to.channel: missing; expected telegram, discord, slack or web"),
+            Err("error to.channel: missing; expected telegram, discord, slack, feishu or web"),
         ),
         (
             r#"{"channel": "telegram", "chat": [1]}"#,

@@ -105,6 +105,20 @@ impl Capabilities {
         rich: false,
     };
 
+    /// Feishu / Lark: a card (JSON 2.0) of up to 200 elements, a button
+    /// per line (30 used, so the card stays within its 30 KB), 60-character
+    /// button texts; 4,000-character texts.
+    pub const FEISHU: Capabilities = Capabilities {
+        buttons: true,
+        max_buttons: 30,
+        max_buttons_per_row: 5,
+        max_rows: 30,
+        options_per_row: 1,
+        max_button_label_chars: 60,
+        max_text_chars: 4_000,
+        rich: false,
+    };
+
     /// askbridge's web page: generous limits, one option per row.
     pub const WEB: Capabilities = Capabilities {
         buttons: true,
@@ -135,6 +149,7 @@ impl Capabilities {
             ChannelKind::Telegram => Capabilities::TELEGRAM,
             ChannelKind::Discord => Capabilities::DISCORD,
             ChannelKind::Slack => Capabilities::SLACK,
+            ChannelKind::Feishu => Capabilities::FEISHU,
             ChannelKind::Web | ChannelKind::Host => Capabilities::WEB,
         }
     }
