@@ -97,6 +97,8 @@ pub struct Config {
     pub discord: Option<DiscordConfig>,
     /// The Slack channel, when it is on.
     pub slack: Option<SlackConfig>,
+    /// The Feishu / Lark channel, when it is on.
+    pub feishu: Option<FeishuConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -185,6 +187,44 @@ pub struct SlackConfig {
     pub allowed_users: Vec<String>,
 }
 
+/// `[feishu]`: the Feishu / Lark channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeishuConfig {
+    /// The app's id (`cli_…`).
+    pub app_id: String,
+    /// The app's secret (`FEISHU_APP_SECRET`).
+    pub app_secret: Secret,
+    /// The Open API host: `https://open.feishu.cn` (default),
+    /// `https://open.larksuite.com` for Lark, or a local fake; askbridge
+    /// appends `/open-apis/…`.
+    pub api_url: Option<String>,
+    /// How events and card callbacks arrive.
+    pub mode: FeishuMode,
+    /// The verification token (`FEISHU_VERIFICATION_TOKEN`): pushes that
+    /// carry another are refused.
+    pub verification_token: Option<Secret>,
+    /// `buttons` (default), `text` or `rich`.
+    pub render: Mode,
+    /// The language of askbridge's own words (default `zh-CN`).
+    pub locale: Locale,
+    /// Who may answer asks that name no user (`ou_…` open ids); empty:
+    /// everyone in the chat.
+    pub allowed_users: Vec<String>,
+}
+
+/// How Feishu events and card callbacks arrive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeishuMode {
+    /// The long connection (default): a WebSocket askbridge opens, no
+    /// public URL.
+    LongConnection,
+    /// Feishu posts to `/feishu/events`, encrypted and signed.
+    Webhook {
+        /// The encrypt key (`FEISHU_ENCRYPT_KEY`).
+        encrypt_key: Secret,
+    },
+}
+
 /// How Slack events arrive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlackMode {
@@ -270,6 +310,7 @@ impl Config {
             (ChannelKind::Telegram, self.telegram.is_some()),
             (ChannelKind::Discord, self.discord.is_some()),
             (ChannelKind::Slack, self.slack.is_some()),
+            (ChannelKind::Feishu, self.feishu.is_some()),
         ]
         .into_iter()
         .filter_map(|(kind, on)| on.then_some(kind))
@@ -460,6 +501,18 @@ pub struct RawConfig {
     /// `SLACK_SIGNING_SECRET` (never from the file).
     #[serde(skip)]
     pub slack_signing_secret: Option<String>,
+    /// `[feishu]`.
+    #[serde(default)]
+    pub feishu: RawFeishu,
+    /// `FEISHU_APP_SECRET` (never from the file).
+    #[serde(skip)]
+    pub feishu_app_secret: Option<String>,
+    /// `FEISHU_ENCRYPT_KEY` (never from the file).
+    #[serde(skip)]
+    pub feishu_encrypt_key: Option<String>,
+    /// `FEISHU_VERIFICATION_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub feishu_verification_token: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -557,6 +610,26 @@ pub struct RawSlack {
     pub allowed_users: Option<Vec<String>>,
 }
 
+/// `[feishu]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFeishu {
+    /// `enabled = true` (default: when `FEISHU_APP_SECRET` is set).
+    pub enabled: Option<bool>,
+    /// `app_id = "cli_a1b2c3"`.
+    pub app_id: Option<String>,
+    /// `api_url = "https://open.larksuite.com"`.
+    pub api_url: Option<String>,
+    /// `mode = "websocket"` or `"webhook"`.
+    pub mode: Option<String>,
+    /// `render = "buttons"`, `"text"` or `"rich"`.
+    pub render: Option<String>,
+    /// `locale = "zh-CN"`.
+    pub locale: Option<String>,
+    /// `allowed_users = ["ou_…"]`.
+    pub allowed_users: Option<Vec<String>>,
+}
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
@@ -638,6 +711,16 @@ settings! {
     env "slack.token" "SLACK_BOT_TOKEN" text => slack_token;
     env "slack.app_token" "SLACK_APP_TOKEN" text => slack_app_token;
     env "slack.signing_secret" "SLACK_SIGNING_SECRET" text => slack_signing_secret;
+    file "feishu.enabled" "ASKBRIDGE_FEISHU_ENABLED" flag => feishu.enabled;
+    file "feishu.app_id" "FEISHU_APP_ID" text => feishu.app_id;
+    file "feishu.api_url" "ASKBRIDGE_FEISHU_API_URL" text => feishu.api_url;
+    file "feishu.mode" "ASKBRIDGE_FEISHU_MODE" text => feishu.mode;
+    file "feishu.render" "ASKBRIDGE_FEISHU_RENDER" text => feishu.render;
+    file "feishu.locale" "ASKBRIDGE_FEISHU_LOCALE" text => feishu.locale;
+    file "feishu.allowed_users" "ASKBRIDGE_FEISHU_ALLOWED_USERS" list => feishu.allowed_users;
+    env "feishu.app_secret" "FEISHU_APP_SECRET" text => feishu_app_secret;
+    env "feishu.encrypt_key" "FEISHU_ENCRYPT_KEY" text => feishu_encrypt_key;
+    env "feishu.verification_token" "FEISHU_VERIFICATION_TOKEN" text => feishu_verification_token;
 }
 
 /// The environment variable naming the config file.
@@ -815,6 +898,7 @@ impl RawConfig {
         let telegram = self.telegram_config(&invalid)?;
         let discord = self.discord_config(&invalid)?;
         let slack = self.slack_config(&invalid)?;
+        let feishu = self.feishu_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -837,6 +921,7 @@ impl RawConfig {
             telegram,
             discord,
             slack,
+            feishu,
             file: file.map(Path::to_path_buf),
         })
     }
@@ -1116,6 +1201,93 @@ impl RawConfig {
 /// A secret from the environment, trimmed; `None` when unset or blank.
 fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+impl RawConfig {
+    /// `[feishu]`, when it is on: explicitly, or by `FEISHU_APP_SECRET`.
+    fn feishu_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<FeishuConfig>, ConfigError> {
+        let raw = &self.feishu;
+        let on = ("feishu.enabled", "Feishu", "FEISHU_APP_SECRET");
+        let Some(secret) = bot_token(raw.enabled, &self.feishu_app_secret, on, invalid)? else {
+            return Ok(None);
+        };
+        let app_id = match set(&raw.app_id) {
+            Some(id) if id.starts_with("cli_") && !id.contains(char::is_whitespace) => id,
+            Some(id) => {
+                return Err(invalid(
+                    "feishu.app_id",
+                    format!(
+                        "{id:?} is not an app id (expected cli_…, from Credentials & Basic Info)"
+                    ),
+                ));
+            }
+            None => {
+                return Err(invalid(
+                    "feishu.app_id",
+                    "Feishu is on but its app id is not set (app_id = \"cli_…\" under [feishu], or FEISHU_APP_ID)".to_owned(),
+                ));
+            }
+        };
+        let api_url = raw
+            .api_url
+            .as_deref()
+            .map(|url| http_url(url).map_err(|message| invalid("feishu.api_url", message)))
+            .transpose()?;
+        let mode = match raw
+            .mode
+            .as_deref()
+            .map(|m| m.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("websocket") => FeishuMode::LongConnection,
+            Some("webhook") => match set(&self.feishu_encrypt_key) {
+                Some(key) => FeishuMode::Webhook {
+                    encrypt_key: Secret::new(key),
+                },
+                None => {
+                    return Err(invalid(
+                        "feishu.mode",
+                        "webhook mode needs FEISHU_ENCRYPT_KEY (Events & Callbacks → Encryption Strategy)".to_owned(),
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(invalid(
+                    "feishu.mode",
+                    format!("unknown mode {other:?}; expected \"websocket\" or \"webhook\""),
+                ));
+            }
+        };
+        let render = render_mode(raw.render.as_deref(), "feishu.render", invalid)?;
+        let locale = match raw.locale.as_deref() {
+            None => Locale::ZhCn,
+            text => locale(text, "feishu.locale", invalid)?,
+        };
+        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
+        if let Some(bad) = allowed_users.iter().find(|user| {
+            let user = user.trim();
+            !(user.starts_with("ou_")
+                && user.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        }) {
+            return Err(invalid(
+                "feishu.allowed_users",
+                format!("{bad:?} is not a Feishu open_id (ou_…)"),
+            ));
+        }
+        Ok(Some(FeishuConfig {
+            app_id: app_id.to_owned(),
+            app_secret: Secret::new(secret),
+            api_url,
+            mode,
+            verification_token: set(&self.feishu_verification_token).map(Secret::new),
+            render,
+            locale,
+            allowed_users,
+        }))
+    }
 }
 
 /// A chat channel's bot token, when the channel is on: by its `enabled`
@@ -1480,7 +1652,7 @@ max_body_bytes = 4096
         check_error(
             "default_target = \"irc:#x\"",
             &[],
-            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack or web",
+            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu or web",
         );
         check_error(
             "[http]\nmax_body_bytes = 10\n",
@@ -1676,6 +1848,7 @@ max_body_bytes = 4096
             "DISCORD_BOT_TOKEN" => Some(DISCORD_TOKEN.to_owned()),
             "SLACK_BOT_TOKEN" => Some(SLACK_TOKEN.to_owned()),
             "SLACK_APP_TOKEN" => Some(SLACK_APP_TOKEN.to_owned()),
+            "FEISHU_APP_SECRET" => Some("s3cret".to_owned()),
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))
@@ -1925,6 +2098,66 @@ max_body_bytes = 4096
             "[slack]\nallowed_users = [\"alice\"]\n",
             &[token, ("SLACK_APP_TOKEN", SLACK_APP_TOKEN)],
             "config/askbridge.toml: slack.allowed_users: \"alice\" is not a Slack user id (U… or W…)",
+        );
+    }
+    #[test]
+    fn config_feishu_is_on_with_a_secret_and_reads_its_section() {
+        assert_eq!(from("", &[]).expect("valid").feishu, None);
+        let env = [("FEISHU_APP_SECRET", "s3cret"), ("FEISHU_APP_ID", "cli_a1")];
+        let feishu = from("", &env).expect("valid").feishu.expect("on");
+        assert_eq!(feishu.app_id, "cli_a1");
+        assert_eq!(feishu.mode, FeishuMode::LongConnection);
+        assert_eq!(feishu.locale, Locale::ZhCn, "Chinese unless told otherwise");
+        assert!(!format!("{feishu:?}").contains("s3cret"), "a secret leaked");
+        let text = "[feishu]\napp_id = \"cli_b2\"\napi_url = \"https://open.larksuite.com\"\nmode = \"webhook\"\nrender = \"rich\"\nlocale = \"en\"\nallowed_users = [\"ou_1\"]\n";
+        let env = [
+            ("FEISHU_APP_SECRET", "s3cret"),
+            ("FEISHU_ENCRYPT_KEY", "k"),
+            ("FEISHU_VERIFICATION_TOKEN", "vt"),
+        ];
+        let feishu = from(text, &env).expect("valid").feishu.expect("on");
+        assert_eq!(
+            feishu.api_url.as_deref(),
+            Some("https://open.larksuite.com")
+        );
+        assert_eq!(
+            feishu.mode,
+            FeishuMode::Webhook {
+                encrypt_key: Secret::new("k")
+            }
+        );
+        assert_eq!((feishu.render, feishu.locale), (Mode::Rich, Locale::En));
+        assert_eq!(feishu.allowed_users, ["ou_1"]);
+        assert_eq!(feishu.verification_token, Some(Secret::new("vt")));
+    }
+
+    #[test]
+    fn config_feishu_errors_name_the_key_and_where_it_came_from() {
+        let secret = ("FEISHU_APP_SECRET", "s3cret");
+        check_error(
+            "[feishu]\nenabled = true\n",
+            &[],
+            "config/askbridge.toml: feishu.enabled: Feishu is on but FEISHU_APP_SECRET is not set",
+        );
+        check_error(
+            "",
+            &[secret],
+            "config/askbridge.toml: feishu.app_id: Feishu is on but its app id is not set (app_id = \"cli_…\" under [feishu], or FEISHU_APP_ID)",
+        );
+        check_error(
+            "",
+            &[secret, ("FEISHU_APP_ID", "a1")],
+            "FEISHU_APP_ID: \"a1\" is not an app id (expected cli_…, from Credentials & Basic Info)",
+        );
+        check_error(
+            "[feishu]\napp_id = \"cli_1\"\nmode = \"webhook\"\n",
+            &[secret],
+            "config/askbridge.toml: feishu.mode: webhook mode needs FEISHU_ENCRYPT_KEY (Events & Callbacks → Encryption Strategy)",
+        );
+        check_error(
+            "[feishu]\napp_id = \"cli_1\"\nallowed_users = [\"alice\"]\n",
+            &[secret],
+            "config/askbridge.toml: feishu.allowed_users: \"alice\" is not a Feishu open_id (ou_…)",
         );
     }
 }

@@ -11,7 +11,7 @@
 //! shapes) → [`store`] → [`bridge`] (the lifecycle driver) → [`chat`] (what
 //! the chat platforms share) → [`web`] → [`mcp`] → [`http`] (the server,
 //! which mounts the web page and MCP) → [`telegram`], [`discord`],
-//! [`slack`] (each platform's wiring, whose webhooks answer through
+//! [`slack`], [`feishu`] (each platform's wiring, whose webhooks answer through
 //! `http`) → [`commands`] (the command-line tools, which put it all
 //! together). A conversion between two layers' types lives with the
 //! higher one.
@@ -21,6 +21,7 @@ pub mod chat;
 pub mod commands;
 pub mod config;
 pub mod discord;
+pub mod feishu;
 pub mod http;
 pub mod instance;
 pub mod mcp;

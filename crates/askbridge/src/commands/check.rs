@@ -9,11 +9,12 @@
 //!   unknown; pending ones are a warning, since `serve` applies them). Read
 //!   only: a SQLite file that is not there yet passes, since the first
 //!   start creates it.
-//! - **telegram**, **discord**, **slack** — each configured platform,
+//! - **telegram**, **discord**, **slack**, **feishu** — each configured platform,
 //!   through the client its channel uses: Telegram's `getMe` (the bot's
 //!   name, its privacy mode), Discord's current user and application (the
 //!   Message Content intent, the interactions public key), Slack's
-//!   `auth.test` (bot and workspace) and the scopes the token was granted.
+//!   `auth.test` (bot and workspace) and the scopes the token was granted,
+//!   Feishu's bot info (the app's name; what webhook mode still needs).
 //!   A platform that is not configured is listed as such.
 //!
 //! A config error is a failed check, not a crash; the checks that need the
@@ -35,7 +36,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::ConfigArgs;
-use crate::config::{Config, ConfigError, DiscordConfig, SlackConfig, TelegramConfig};
+use crate::config::{
+    Config, ConfigError, DiscordConfig, FeishuConfig, FeishuMode, SlackConfig, TelegramConfig,
+};
 use crate::error_chain as chain;
 use crate::store::{self, Inspection, Migrations, StoreError};
 
@@ -43,7 +46,7 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 4] = ["database", "telegram", "discord", "slack"];
+const AFTER_CONFIG: [&str; 5] = ["database", "telegram", "discord", "slack", "feishu"];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
 /// and how to report.
@@ -168,7 +171,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             return Report::new(checks);
         }
     };
-    let (database, telegram, discord, slack) = tokio::join!(
+    let (database, telegram, discord, slack, feishu) = tokio::join!(
         within(
             limit,
             "database",
@@ -178,6 +181,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         configured(limit, config.telegram.as_ref(), telegram),
         configured(limit, config.discord.as_ref(), discord),
         configured(limit, config.slack.as_ref(), slack),
+        configured(limit, config.feishu.as_ref(), feishu),
     );
     Report::new(vec![
         config_loaded(&config),
@@ -185,6 +189,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         telegram,
         discord,
         slack,
+        feishu,
     ])
 }
 
@@ -299,6 +304,17 @@ impl Platform for SlackConfig {
         "copy the Bot User OAuth Token (xoxb-…) from OAuth & Permissions";
     fn counterpart(&self) -> String {
         api_name("Slack", self.api_url.as_deref(), "slack.com")
+    }
+}
+
+impl Platform for FeishuConfig {
+    const NAME: &'static str = "feishu";
+    const PLATFORM: &'static str = "Feishu";
+    const TOKEN_VAR: &'static str = "FEISHU_APP_SECRET";
+    const TOKEN_HINT: &'static str =
+        "copy the App ID and App Secret from Credentials & Basic Info in the developer console";
+    fn counterpart(&self) -> String {
+        api_name("Feishu", self.api_url.as_deref(), "open.feishu.cn")
     }
 }
 
@@ -682,6 +698,42 @@ async fn slack(config: &SlackConfig) -> Check {
         )
 }
 
+// ---------------------------------------------------------------- feishu
+
+/// The bot's info: the app's name, and (webhook mode) whether pushes can
+/// be told from forgeries beyond the encrypt key.
+async fn feishu(config: &FeishuConfig) -> Check {
+    let client = crate::feishu::client(config);
+    let (_, bot) = match identify(config, client, async |api| api.bot_info().await).await {
+        Ok(found) => found,
+        Err(failed) => return failed,
+    };
+    let mode = match config.mode {
+        FeishuMode::LongConnection => "long connection",
+        FeishuMode::Webhook { .. } => "webhook",
+    };
+    let (status, message) = match (&config.mode, &config.verification_token) {
+        (FeishuMode::Webhook { .. }, None) => (
+            Status::Warning,
+            format!(
+                "bot {} ({mode}): FEISHU_VERIFICATION_TOKEN is not set, so pushes are not matched to the app's token; copy it from Events & Callbacks → Encryption Strategy",
+                bot.name
+            ),
+        ),
+        _ => (
+            Status::Ok,
+            format!(
+                "bot {} ({mode}); the app needs im:message and im:message:send_as_bot, and the im.message.receive_v1 event and card callbacks subscribed",
+                bot.name
+            ),
+        ),
+    };
+    Check::new("feishu", status, message)
+        .with("bot", bot.name.clone())
+        .with("open_id", bot.open_id.clone())
+        .with("mode", mode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,7 +796,9 @@ mod tests {
         let names: Vec<&str> = report.checks.iter().map(|check| check.name).collect();
         assert_eq!(
             names,
-            ["config", "database", "telegram", "discord", "slack"]
+            [
+                "config", "database", "telegram", "discord", "slack", "feishu"
+            ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);
         assert_eq!(report.checks[0].details["key"], "listen");

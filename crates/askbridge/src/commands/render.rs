@@ -36,6 +36,9 @@ pub enum RenderChannel {
     /// Slack's `chat.postMessage` payloads, as a JSON array (one per
     /// message; the last carries the buttons).
     Slack,
+    /// Feishu / Lark interactive cards (JSON 2.0, each message's
+    /// `content`), as a JSON array; the last carries the buttons.
+    Feishu,
 }
 
 /// Renders the ask in `input` (any dialect) for `channel` in render `mode`
@@ -93,6 +96,15 @@ pub fn run(
                 .map(|message| message.to_post(&SlackChannelId(channel.clone())))
                 .collect();
             Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+        }
+        RenderChannel::Feishu => {
+            let caps = Capabilities::FEISHU.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let cards: Vec<_> = askbridge_feishu::render::ask_messages(&view, locale)
+                .into_iter()
+                .map(|message| message.card)
+                .collect();
+            Ok(serde_json::to_string_pretty(&cards).unwrap_or_default())
         }
     }
 }

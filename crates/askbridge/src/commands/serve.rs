@@ -110,6 +110,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|slack| crate::slack::Slack::new(&bridge, slack))
         .transpose()
         .map_err(|message| anyhow::anyhow!("slack: {message}"))?;
+    let feishu = config
+        .feishu
+        .as_ref()
+        .map(|feishu| crate::feishu::Feishu::new(&bridge, feishu))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("feishu: {message}"))?;
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -132,6 +138,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                     .filter_map(crate::discord::Discord::interactions_router),
             )
             .chain(slack.iter().filter_map(crate::slack::Slack::http_router))
+            .chain(
+                feishu
+                    .iter()
+                    .filter_map(crate::feishu::Feishu::webhook_router),
+            )
             .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();
@@ -162,6 +173,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         telegram = config.telegram.is_some(),
         discord = config.discord.is_some(),
         slack = config.slack.is_some(),
+        feishu = config.feishu.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
@@ -188,6 +200,15 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     receiving.extend(slack.iter().map(crate::slack::Slack::start));
+    if let Some(feishu) = &feishu {
+        match feishu.receiving_lease() {
+            Some(lease) => {
+                let feishu = feishu.clone();
+                owned.push(bridge.run_owned(lease, move || feishu.start()));
+            }
+            None => receiving.push(feishu.start()),
+        }
+    }
     let mut server = tokio::spawn(http::serve(listener, app, shutdown.clone()));
     tokio::select! {
         result = &mut server => {

@@ -205,7 +205,7 @@ pub async fn list(
         Some(name) => Some(channel_kind(&name).ok_or_else(|| {
             ApiError::invalid_query(
                 "channel",
-                format!("expected telegram, discord, slack or web, got {name:?}"),
+                format!("expected telegram, discord, slack, feishu or web, got {name:?}"),
             )
         })?),
     };

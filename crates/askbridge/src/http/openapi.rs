@@ -36,7 +36,7 @@ const BEARER: &str = "bearer";
         token configured, `/v1` and `/metrics` need `Authorization: Bearer <token>`. \
         Every query parameter a route does not know is refused (`400 invalid_query`). \
         MCP (streamable HTTP) is served at `/mcp`, the web page at `/` and the \
-        platforms' webhooks under `/telegram`, `/discord` and `/slack`; they are not \
+        platforms' webhooks under `/telegram`, `/discord`, `/slack` and `/feishu`; they are not \
         described here."
 ))]
 struct Frame;

@@ -73,6 +73,8 @@ pub enum StoredChannel {
     Discord,
     /// Slack.
     Slack,
+    /// Feishu / Lark.
+    Feishu,
     /// The web page.
     Web,
     /// The agent host's own dialog.
@@ -87,6 +89,7 @@ impl StoredChannel {
             "telegram" => Some(StoredChannel::Telegram),
             "discord" => Some(StoredChannel::Discord),
             "slack" => Some(StoredChannel::Slack),
+            "feishu" => Some(StoredChannel::Feishu),
             "web" => Some(StoredChannel::Web),
             "host" => Some(StoredChannel::Host),
             _ => None,
@@ -216,6 +219,7 @@ impl From<ChannelKind> for StoredChannel {
             ChannelKind::Telegram => StoredChannel::Telegram,
             ChannelKind::Discord => StoredChannel::Discord,
             ChannelKind::Slack => StoredChannel::Slack,
+            ChannelKind::Feishu => StoredChannel::Feishu,
             ChannelKind::Web => StoredChannel::Web,
             ChannelKind::Host => StoredChannel::Host,
         }
@@ -228,6 +232,7 @@ impl From<StoredChannel> for ChannelKind {
             StoredChannel::Telegram => ChannelKind::Telegram,
             StoredChannel::Discord => ChannelKind::Discord,
             StoredChannel::Slack => ChannelKind::Slack,
+            StoredChannel::Feishu => ChannelKind::Feishu,
             StoredChannel::Web => ChannelKind::Web,
             StoredChannel::Host => ChannelKind::Host,
         }

@@ -1,0 +1,490 @@
+//! The Feishu / Lark channel wired to the bridge.
+//!
+//! [`askbridge_feishu`] draws and reads cards, events and card callbacks
+//! and talks to Feishu; this module only translates for the shared
+//! [`ChatDriver`]:
+//!
+//! - [`FeishuPlatform`] is Feishu as a [`ChatPlatform`]: it sends cards (a
+//!   `feishu:user/…` target by `open_id`, so Feishu opens the private
+//!   chat), updates them in place, replies to a person's message, and
+//!   answers a card callback with a toast for the presser alone. Own words
+//!   need no second round: the card carries their form, so a press of an
+//!   empty form only gets a toast saying to type in it.
+//! - [`Feishu`] builds it from `[feishu]` and receives over the long
+//!   connection (one instance at a time, under a lease), or serves
+//!   `POST /feishu/events` in webhook mode: decrypted with the encrypt
+//!   key, the signature and its age checked, the verification token
+//!   compared. Both hand the same pushes to [`Inbound::receive`], and a
+//!   push Feishu sends again (same `event_id`) is acted on once.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use askbridge_core::failure::PlatformFailure;
+use askbridge_core::model::{ChannelKind, Place};
+use askbridge_core::render::{self, Capabilities, OptionRef, View, fill};
+use askbridge_feishu::parse::{self, Event, Inbound as Pushed, Sender};
+use askbridge_feishu::render::{self as draw, Destination, Message, Toast};
+use askbridge_feishu::run::{CallbackCheck, FeishuApi, LongConnection, Signed};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::bridge::Bridge;
+use crate::chat::driver::{
+    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
+};
+use crate::chat::{AllowList, Person};
+use crate::config::{FeishuConfig, FeishuMode};
+use crate::http::ApiError;
+
+/// Where Feishu posts events and card callbacks in webhook mode.
+pub const EVENTS_PATH: &str = "/feishu/events";
+/// How long a card callback waits for the driver's answer: Feishu shows
+/// its own error after 3 seconds.
+const ANSWER_WITHIN: Duration = Duration::from_millis(2_500);
+/// How many push ids are remembered to act on a push once.
+const REMEMBERED_PUSHES: usize = 4_096;
+
+/// The Feishu channel and its inbound side, built from the config.
+#[derive(Debug, Clone)]
+pub struct Feishu {
+    inbound: Arc<Inbound>,
+    mode: FeishuMode,
+}
+
+impl Feishu {
+    /// Builds the Open API client and registers the channel with the
+    /// bridge. Call inside the runtime.
+    pub fn new(bridge: &Bridge, config: &FeishuConfig) -> Result<Feishu, String> {
+        let api = client(config)?;
+        let driver = ChatDriver::register(
+            bridge,
+            FeishuPlatform {
+                api: api.clone(),
+                locale: config.locale,
+            },
+            Drawing {
+                caps: Capabilities::FEISHU.with_mode(config.render),
+                locale: config.locale,
+            },
+            AllowList::new(config.allowed_users.iter().cloned()),
+        );
+        let encrypt_key = match &config.mode {
+            FeishuMode::Webhook { encrypt_key } => Some(encrypt_key.expose()),
+            FeishuMode::LongConnection => None,
+        };
+        let check = CallbackCheck::new(
+            encrypt_key,
+            config
+                .verification_token
+                .as_ref()
+                .map(|token| token.expose()),
+        );
+        Ok(Feishu {
+            inbound: Arc::new(Inbound {
+                driver,
+                api,
+                check,
+                bot: OnceLock::new(),
+                seen: Mutex::new(Seen::default()),
+            }),
+            mode: config.mode.clone(),
+        })
+    }
+
+    /// The lease under which the long connection runs: Feishu pushes each
+    /// event to one of an app's connections, so one instance holds it.
+    /// `None` in webhook mode, where every instance serves the route.
+    pub fn receiving_lease(&self) -> Option<&'static str> {
+        match self.mode {
+            FeishuMode::LongConnection => Some("feishu/long-connection"),
+            FeishuMode::Webhook { .. } => None,
+        }
+    }
+
+    /// `POST /feishu/events` (webhook mode only).
+    pub fn webhook_router(&self) -> Option<Router> {
+        match self.mode {
+            FeishuMode::Webhook { .. } => Some(
+                Router::new()
+                    .route(EVENTS_PATH, post(events))
+                    .with_state(Arc::clone(&self.inbound)),
+            ),
+            FeishuMode::LongConnection => None,
+        }
+    }
+
+    /// Says which bot the app is, then (long connection) receives until
+    /// the task is stopped.
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let inbound = Arc::clone(&self.inbound);
+        let mode = self.mode.clone();
+        tokio::spawn(async move {
+            match inbound.api.bot_info().await {
+                Ok(bot) => {
+                    tracing::info!(bot = %bot.name, open_id = %bot.open_id, "Feishu bot connected");
+                    let _ = inbound.bot.set(bot.open_id);
+                }
+                Err(error) => tracing::error!(
+                    error = %error,
+                    "Feishu refused the app; check FEISHU_APP_ID and FEISHU_APP_SECRET"
+                ),
+            }
+            if let FeishuMode::LongConnection = mode {
+                let connection = LongConnection::new(inbound.api.clone());
+                let handler = Arc::clone(&inbound);
+                let receiving = connection
+                    .run(move |_, payload| {
+                        let inbound = Arc::clone(&handler);
+                        async move {
+                            inbound
+                                .receive(&payload)
+                                .await
+                                .unwrap_or_else(|_| json!({}))
+                        }
+                    })
+                    .await;
+                if let Err(reason) = receiving {
+                    tracing::error!(reason = %reason, "Feishu refused the long connection");
+                }
+            }
+        })
+    }
+}
+
+/// The Open API client for `[feishu]`.
+pub fn client(config: &FeishuConfig) -> Result<FeishuApi, String> {
+    FeishuApi::new(
+        &config.app_id,
+        config.app_secret.expose(),
+        config.api_url.as_deref(),
+    )
+}
+
+/// What Feishu pushes, translated for the driver.
+#[derive(Debug)]
+struct Inbound {
+    driver: Arc<ChatDriver<FeishuPlatform>>,
+    api: FeishuApi,
+    check: CallbackCheck,
+    /// The bot's own `open_id`, once Feishu said it.
+    bot: OnceLock<String>,
+    seen: Mutex<Seen>,
+}
+
+/// Push ids acted on lately.
+#[derive(Debug, Default)]
+struct Seen {
+    ids: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl Seen {
+    /// Remembers `id`; false when it was already there.
+    fn first(&mut self, id: &str) -> bool {
+        if !self.ids.insert(id.to_owned()) {
+            return false;
+        }
+        self.order.push_back(id.to_owned());
+        if self.order.len() > REMEMBERED_PUSHES
+            && let Some(old) = self.order.pop_front()
+        {
+            self.ids.remove(&old);
+        }
+        true
+    }
+}
+
+/// Why a push was not taken.
+#[derive(Debug)]
+enum Refusal {
+    /// Unreadable.
+    Invalid(String),
+    /// Not from this app's Feishu.
+    Forged(String),
+}
+
+impl Inbound {
+    /// Acts on one plain push and returns the answer: the challenge, a
+    /// card callback's toast, or `{}`.
+    async fn receive(&self, plain: &[u8]) -> Result<Value, Refusal> {
+        let pushed =
+            parse::inbound(plain, self.bot.get().map(String::as_str)).map_err(Refusal::Invalid)?;
+        let (event_id, token, event) = match pushed {
+            Pushed::UrlVerification { challenge, token } => {
+                return match self.check.token_ok(&token) {
+                    true => Ok(json!({ "challenge": challenge })),
+                    false => Err(Refusal::Forged("wrong verification token".to_owned())),
+                };
+            }
+            Pushed::Pushed {
+                event_id,
+                token,
+                event,
+            } => (event_id, token, event),
+        };
+        if !self.check.token_ok(&token) {
+            return Err(Refusal::Forged("wrong verification token".to_owned()));
+        }
+        let first = self
+            .seen
+            .lock()
+            .map(|mut seen| seen.first(&event_id))
+            .unwrap_or(true);
+        let Some(event) = event.filter(|_| first) else {
+            return Ok(json!({}));
+        };
+        Ok(self.handle(event).await)
+    }
+
+    /// Hands one event to the driver; a press's answer is what it says
+    /// within [`ANSWER_WITHIN`] (after that the driver goes on alone).
+    async fn handle(&self, event: Event) -> Value {
+        match event {
+            Event::Press(press) => {
+                let (reply, answer) = oneshot::channel();
+                let driver = Arc::clone(&self.driver);
+                tokio::spawn(async move { pressed(&driver, press, reply).await });
+                match tokio::time::timeout(ANSWER_WITHIN, answer).await {
+                    Ok(Ok(answer)) => answer,
+                    Ok(Err(_)) | Err(_) => json!({}),
+                }
+            }
+            Event::Text(message) => {
+                // A private chat's id is Feishu's to choose: asks for it
+                // are filed under the user.
+                let place = match message.private {
+                    true => Place::FeishuUser {
+                        open_id: message.from.open_id.clone(),
+                    },
+                    false => Place::Feishu {
+                        chat_id: message.chat_id.clone(),
+                    },
+                };
+                self.driver
+                    .typed(Typed {
+                        chat: Destination::Chat(message.chat_id),
+                        place,
+                        message: message.message_id,
+                        reply_to: message.reply_to,
+                        text: message.text,
+                        from: person(&message.from),
+                    })
+                    .await;
+                json!({})
+            }
+        }
+    }
+}
+
+/// A card callback for the driver: a filled-in own-words form is a
+/// submission, anything else a press.
+async fn pressed(
+    driver: &ChatDriver<FeishuPlatform>,
+    press: parse::Press,
+    reply: oneshot::Sender<Value>,
+) {
+    let chat = press.chat_id.map(Destination::Chat);
+    match (press.text, &press.button) {
+        (Some(text), Some(key)) if key.option == OptionRef::Other => {
+            driver
+                .submitted(Submission {
+                    reply,
+                    key: press.button,
+                    chat: chat.unwrap_or(Destination::Chat(String::new())),
+                    text,
+                    from: person(&press.from),
+                })
+                .await
+        }
+        _ => {
+            driver
+                .press(Press {
+                    reply,
+                    button: press.button,
+                    chosen: press.values,
+                    chat,
+                    message: press.message_id,
+                    from: person(&press.from),
+                })
+                .await
+        }
+    }
+}
+
+fn person(sender: &Sender) -> Person {
+    Person {
+        responder: sender.responder(),
+        username: None,
+        roles: Vec::new(),
+    }
+}
+
+/// Feishu as a [`ChatPlatform`]: the Open API.
+#[derive(Debug)]
+pub struct FeishuPlatform {
+    api: FeishuApi,
+    locale: render::Locale,
+}
+
+impl ChatPlatform for FeishuPlatform {
+    type Chat = Destination;
+    type MessageId = String;
+    type Message = Message;
+    type Reply = oneshot::Sender<Value>;
+
+    const KIND: ChannelKind = ChannelKind::Feishu;
+
+    fn conversation(chat: &Destination) -> String {
+        match chat {
+            Destination::Chat(chat_id) => chat_id.clone(),
+            Destination::User(open_id) => format!("user/{open_id}"),
+        }
+    }
+
+    fn parse_conversation(text: &str) -> Option<Destination> {
+        match text.strip_prefix("user/") {
+            Some(open_id) if !open_id.is_empty() => Some(Destination::User(open_id.to_owned())),
+            Some(_) => None,
+            None => (!text.is_empty()).then(|| Destination::Chat(text.to_owned())),
+        }
+    }
+
+    /// A group ask's press comes from that chat; a private chat's id is
+    /// Feishu's to choose and only its user can press there, so a DM ask's
+    /// press must come from the DM's user.
+    fn is_at(place: &Place, chat: &Destination, from: &Person) -> bool {
+        match (place, chat) {
+            (Place::Feishu { chat_id }, Destination::Chat(pressed_in)) => pressed_in == chat_id,
+            (Place::FeishuUser { open_id }, _) => from.responder.user_id == *open_id,
+            _ => false,
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<Destination, PlatformFailure> {
+        Destination::of(place)
+            .ok_or_else(|| PlatformFailure::Permanent("not a Feishu target".to_owned()))
+    }
+
+    fn ask_messages(&self, view: &View, _chat: &Destination) -> Vec<Message> {
+        draw::ask_messages(view, self.locale)
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.text
+    }
+
+    async fn send(&self, chat: &Destination, message: Message) -> Result<String, PlatformFailure> {
+        Ok(self.api.send(chat, &message).await?.message_id)
+    }
+
+    async fn show_step(
+        &self,
+        _chat: &Destination,
+        message: String,
+        step: &render::Step,
+    ) -> Result<(), PlatformFailure> {
+        self.api
+            .update(&message, &draw::step_message(step, self.locale))
+            .await
+    }
+
+    async fn close(
+        &self,
+        _chat: &Destination,
+        message: String,
+        shown: &str,
+        status: &str,
+    ) -> Result<(), PlatformFailure> {
+        self.api
+            .update(&message, &draw::closed(shown, status))
+            .await
+    }
+
+    fn reply(&self, _chat: &Destination, to: String, text: String) {
+        let api = self.api.clone();
+        tokio::spawn(async move {
+            if let Err(error) = api.reply(&to, &Message::text(&text)).await {
+                tracing::warn!(error = %error, "cannot reply on Feishu");
+            }
+        });
+    }
+
+    /// A toast, seen by the presser alone: taken, refused, or nothing.
+    async fn acknowledge(&self, reply: oneshot::Sender<Value>, ack: Ack) {
+        let answer = match &ack {
+            Ack::Taken(text) => draw::callback_answer(Some((Toast::Success, text))),
+            Ack::Refused(text) => draw::callback_answer(Some((Toast::Error, text))),
+            Ack::Quiet => draw::callback_answer(None),
+        };
+        if reply.send(answer).is_err() {
+            tracing::warn!("a Feishu card callback was answered too late");
+        }
+    }
+
+    /// The card carries the own-words form: a press of it with nothing
+    /// typed is told to type in it.
+    async fn ask_own_words(
+        &self,
+        reply: oneshot::Sender<Value>,
+        _chat: &Destination,
+        prompt: OwnWords<'_>,
+    ) -> Result<Option<String>, PlatformFailure> {
+        let question = prompt.question.text.trim();
+        let text = fill(prompt.locale.strings().own_words, &[("q", question)]);
+        let _ = reply.send(draw::callback_answer(Some((Toast::Info, &text))));
+        Ok(None)
+    }
+}
+
+/// `POST /feishu/events`: an event or card callback, encrypted with the
+/// encrypt key and signed (the console's URL check carries no signature,
+/// only the verification token).
+async fn events(State(inbound): State<Arc<Inbound>>, headers: HeaderMap, body: Bytes) -> Response {
+    let refused = |status: StatusCode, code: &'static str, message: String| {
+        ApiError::new(status, code, message).into_response()
+    };
+    let plain = match inbound.check.decrypt(&body) {
+        Ok(plain) => plain,
+        Err(message) => return refused(StatusCode::BAD_REQUEST, "invalid_event", message),
+    };
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+    };
+    let is_check = serde_json::from_slice::<Value>(&plain)
+        .is_ok_and(|value| value["type"] == "url_verification");
+    if !is_check {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs());
+        let signed = Signed {
+            timestamp: header("x-lark-request-timestamp"),
+            nonce: header("x-lark-request-nonce"),
+            signature: header("x-lark-signature"),
+        };
+        if let Err(message) = inbound.check.signed(signed, &body, now) {
+            return refused(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                format!("not a fresh request signed by Feishu: {message}"),
+            );
+        }
+    }
+    match inbound.receive(&plain).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(Refusal::Invalid(message)) => {
+            refused(StatusCode::BAD_REQUEST, "invalid_event", message)
+        }
+        Err(Refusal::Forged(message)) => refused(StatusCode::UNAUTHORIZED, "unauthorized", message),
+    }
+}
