@@ -143,14 +143,35 @@ impl FeishuApi {
         })
     }
 
-    /// Sends `message` as a new message.
-    pub async fn send(&self, to: &Destination, message: &Message) -> Result<Sent, PlatformFailure> {
+    /// A person's name (`GET /contact/v3/users/{open_id}`, which needs the
+    /// `contact:user.base:readonly` scope); `None` when Feishu gives none.
+    pub async fn user_name(&self, open_id: &str) -> Result<Option<String>, PlatformFailure> {
+        let path = format!("open-apis/contact/v3/users/{}", path_segment(open_id)?);
+        let body = self
+            .call(Method::GET, &path, &[("user_id_type", "open_id")], None)
+            .await?;
+        Ok(body["data"]["user"]["name"]
+            .as_str()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned))
+    }
+
+    /// Sends `message` as a new message. `uuid` (at most 50 characters)
+    /// makes it once: the same `uuid` within an hour is the message
+    /// already sent.
+    pub async fn send(
+        &self,
+        to: &Destination,
+        message: &Message,
+        uuid: &str,
+    ) -> Result<Sent, PlatformFailure> {
         let (kind, id) = to.receive_id();
         let body = json!({
             "receive_id": id,
             "msg_type": "interactive",
             "content": message.content(),
-            "uuid": uuid::Uuid::new_v4().to_string(),
+            "uuid": uuid,
         });
         let answer = self
             .call(
@@ -172,7 +193,6 @@ impl FeishuApi {
         let body = json!({
             "msg_type": "interactive",
             "content": message.content(),
-            "uuid": uuid::Uuid::new_v4().to_string(),
         });
         let path = format!(
             "open-apis/im/v1/messages/{}/reply",

@@ -273,7 +273,12 @@ impl ChatPlatform for DiscordPlatform {
         &message.content
     }
 
-    async fn send(&self, chat: &ChannelId, message: Message) -> Result<MessageId, PlatformFailure> {
+    async fn send(
+        &self,
+        chat: &ChannelId,
+        message: Message,
+        _once: &str,
+    ) -> Result<MessageId, PlatformFailure> {
         self.api.send(*chat, &message).await
     }
 

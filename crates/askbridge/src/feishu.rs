@@ -17,7 +17,7 @@
 //!   compared. Both hand the same pushes to [`Inbound::receive`], and a
 //!   push Feishu sends again (same `event_id`) is acted on once.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -49,6 +49,9 @@ pub const EVENTS_PATH: &str = "/feishu/events";
 /// How long a card callback waits for the driver's answer: Feishu shows
 /// its own error after 3 seconds.
 const ANSWER_WITHIN: Duration = Duration::from_millis(2_500);
+/// How long a name lookup may hold up a press (its answer is due within
+/// 3 seconds).
+const NAME_WITHIN: Duration = Duration::from_millis(800);
 /// How many push ids are remembered to act on a push once.
 const REMEMBERED_PUSHES: usize = 4_096;
 
@@ -94,6 +97,7 @@ impl Feishu {
                 check,
                 bot: OnceLock::new(),
                 seen: Mutex::new(Seen::default()),
+                names: Mutex::new(HashMap::new()),
             }),
             mode: config.mode.clone(),
         })
@@ -177,6 +181,8 @@ struct Inbound {
     /// The bot's own `open_id`, once Feishu said it.
     bot: OnceLock<String>,
     seen: Mutex<Seen>,
+    /// Display names from the contact API, by `open_id`.
+    names: Mutex<HashMap<String, Option<String>>>,
 }
 
 /// Push ids acted on lately.
@@ -248,7 +254,8 @@ impl Inbound {
     /// within [`ANSWER_WITHIN`] (after that the driver goes on alone).
     async fn handle(&self, event: Event) -> Value {
         match event {
-            Event::Press(press) => {
+            Event::Press(mut press) => {
+                press.from.name = self.name(&press.from.open_id).await;
                 let (reply, answer) = oneshot::channel();
                 let driver = Arc::clone(&self.driver);
                 tokio::spawn(async move { pressed(&driver, press, reply).await });
@@ -257,7 +264,8 @@ impl Inbound {
                     Ok(Err(_)) | Err(_) => json!({}),
                 }
             }
-            Event::Text(message) => {
+            Event::Text(mut message) => {
+                message.from.name = self.name(&message.from.open_id).await;
                 // A private chat's id is Feishu's to choose: asks for it
                 // are filed under the user.
                 let place = match message.private {
@@ -281,6 +289,33 @@ impl Inbound {
                 json!({})
             }
         }
+    }
+}
+
+impl Inbound {
+    /// A person's display name, looked up once (pushes carry only ids); a
+    /// failed lookup is not repeated, the answer is then shown by id.
+    async fn name(&self, open_id: &str) -> Option<String> {
+        let known = self
+            .names
+            .lock()
+            .ok()
+            .and_then(|names| names.get(open_id).cloned());
+        if let Some(name) = known {
+            return name;
+        }
+        let name = match tokio::time::timeout(NAME_WITHIN, self.api.user_name(open_id)).await {
+            Ok(Ok(name)) => name,
+            Ok(Err(error)) => {
+                tracing::debug!(error = %error, "cannot look up a Feishu user's name");
+                None
+            }
+            Err(_) => None,
+        };
+        if let Ok(mut names) = self.names.lock() {
+            names.insert(open_id.to_owned(), name.clone());
+        }
+        name
     }
 }
 
@@ -381,8 +416,16 @@ impl ChatPlatform for FeishuPlatform {
         &message.text
     }
 
-    async fn send(&self, chat: &Destination, message: Message) -> Result<String, PlatformFailure> {
-        Ok(self.api.send(chat, &message).await?.message_id)
+    /// `once` is Feishu's `uuid`: a part sent again within the hour (after
+    /// a crash, or by the instance that took the ask over) is the message
+    /// already posted, not a second one.
+    async fn send(
+        &self,
+        chat: &Destination,
+        message: Message,
+        once: &str,
+    ) -> Result<String, PlatformFailure> {
+        Ok(self.api.send(chat, &message, once).await?.message_id)
     }
 
     async fn show_step(

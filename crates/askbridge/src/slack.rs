@@ -414,7 +414,12 @@ impl ChatPlatform for SlackPlatform {
         &message.text
     }
 
-    async fn send(&self, chat: &SlackChat, message: Message) -> Result<Ts, PlatformFailure> {
+    async fn send(
+        &self,
+        chat: &SlackChat,
+        message: Message,
+        _once: &str,
+    ) -> Result<Ts, PlatformFailure> {
         self.api.post(&chat.channel, &message).await.map(Ts)
     }
 

@@ -210,7 +210,12 @@ impl ChatPlatform for TelegramPlatform {
         &message.text
     }
 
-    async fn send(&self, _chat: &ChatRef, message: SendMessage) -> Result<i32, PlatformFailure> {
+    async fn send(
+        &self,
+        _chat: &ChatRef,
+        message: SendMessage,
+        _once: &str,
+    ) -> Result<i32, PlatformFailure> {
         self.api.send(message).await
     }
 

@@ -86,11 +86,14 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// The text a drawn message shows.
     fn text_of(message: &Self::Message) -> &str;
 
-    /// Sends one message.
+    /// Sends one message. `once` names it — the ask and the part, the
+    /// same when the part is sent again after a failure or a crash — for
+    /// platforms that take an idempotency key and then post it once.
     fn send(
         &self,
         chat: &Self::Chat,
         message: Self::Message,
+        once: &str,
     ) -> impl Future<Output = Result<Self::MessageId, PlatformFailure>> + Send;
 
     /// Shows `step` in place of what the message shows now.
@@ -333,7 +336,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let last = messages.len().saturating_sub(1);
         for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
             let text = P::text_of(&message).to_owned();
-            let id = self.platform.send(&chat, message).await?;
+            let once = format!("{}/{index}", view.id);
+            let id = self.platform.send(&chat, message, &once).await?;
             let extra = (index == last).then(|| Posted {
                 shown: Some(text),
                 step: first_step(&drawn),
