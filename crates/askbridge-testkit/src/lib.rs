@@ -12,7 +12,10 @@
 //!   ([`discord::FakeDiscord`]).
 //! - [`slack`]: a fake of Slack's Web API, Socket Mode and response URLs
 //!   ([`slack::FakeSlack`]).
+//! - [`feishu`]: a fake of Feishu / Lark's Open API, long connection and
+//!   HTTP callbacks ([`feishu::FakeFeishu`]).
 
 pub mod discord;
+pub mod feishu;
 pub mod slack;
 pub mod telegram;
