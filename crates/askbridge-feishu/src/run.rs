@@ -9,6 +9,8 @@
 //! - [`FeishuApi`]: the app's tenant access token, fetched on first use
 //!   and again before it expires (or when Feishu says it is no longer
 //!   valid); messages sent, replied to and updated; the bot's own info.
+//!   Feishu's limits are kept on this side too (governor): 50 requests a
+//!   second to each message endpoint, 5 messages a second to one chat.
 //!   Failures are classified ([`classify`]): Feishu's app-wide limit
 //!   (HTTP 429, code 99991400) waits what `x-ogw-ratelimit-reset` says,
 //!   the per-chat limit (230020) a second, 5xx and network failures are
@@ -24,6 +26,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,6 +35,7 @@ use askbridge_core::failure::PlatformFailure;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::{SinkExt, StreamExt};
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
 use prost::Message as _;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -66,6 +70,14 @@ const RECONNECT_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duratio
 const DEFAULT_PING: Duration = Duration::from_secs(120);
 /// The longest Feishu error body quoted in a failure.
 const MAX_QUOTED_BODY: usize = 200;
+/// The spacing of requests to one message endpoint: Feishu allows 50 a
+/// second per app, counted over any second, so they go out evenly and a
+/// little slower.
+const ENDPOINT_SPACING: Duration = Duration::from_millis(21);
+/// The spacing of messages to one chat (Feishu: 5 a second).
+const CHAT_SPACING: Duration = Duration::from_millis(201);
+/// Chats whose send rate is remembered before the idle ones are dropped.
+const REMEMBERED_CHATS: usize = 10_000;
 
 /// The Open API client of one app.
 #[derive(Debug, Clone)]
@@ -80,6 +92,40 @@ struct Inner {
     app_id: String,
     app_secret: String,
     token: Mutex<Option<Token>>,
+    limits: Limits,
+}
+
+/// Feishu's send limits, waited for before each request.
+#[derive(Debug)]
+struct Limits {
+    sends: DefaultDirectRateLimiter,
+    replies: DefaultDirectRateLimiter,
+    updates: DefaultDirectRateLimiter,
+    chats: DefaultKeyedRateLimiter<String>,
+}
+
+impl Limits {
+    fn new() -> Limits {
+        let spaced = |spacing| {
+            Quota::with_period(spacing).unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+        };
+        let endpoint = || RateLimiter::direct(spaced(ENDPOINT_SPACING));
+        Limits {
+            sends: endpoint(),
+            replies: endpoint(),
+            updates: endpoint(),
+            chats: RateLimiter::keyed(spaced(CHAT_SPACING)),
+        }
+    }
+
+    /// Waits until a message may go to `chat`.
+    async fn send_to(&self, chat: &str) {
+        self.sends.until_ready().await;
+        if self.chats.len() > REMEMBERED_CHATS {
+            self.chats.retain_recent();
+        }
+        self.chats.until_key_ready(&chat.to_owned()).await;
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +173,7 @@ impl FeishuApi {
                 app_id: app_id.to_owned(),
                 app_secret: app_secret.to_owned(),
                 token: Mutex::new(None),
+                limits: Limits::new(),
             }),
         })
     }
@@ -167,6 +214,7 @@ impl FeishuApi {
         uuid: &str,
     ) -> Result<Sent, PlatformFailure> {
         let (kind, id) = to.receive_id();
+        self.inner.limits.send_to(id).await;
         let body = json!({
             "receive_id": id,
             "msg_type": "interactive",
@@ -198,6 +246,7 @@ impl FeishuApi {
             "open-apis/im/v1/messages/{}/reply",
             path_segment(message_id)?
         );
+        self.inner.limits.replies.until_ready().await;
         let answer = self.call(Method::POST, &path, &[], Some(body)).await?;
         sent(&answer)
     }
@@ -206,6 +255,7 @@ impl FeishuApi {
     pub async fn update(&self, message_id: &str, message: &Message) -> Result<(), PlatformFailure> {
         let path = format!("open-apis/im/v1/messages/{}", path_segment(message_id)?);
         let body = json!({"content": message.content()});
+        self.inner.limits.updates.until_ready().await;
         self.call(Method::PATCH, &path, &[], Some(body)).await?;
         Ok(())
     }

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use askbridge_testkit::discord::FakeDiscord;
+use askbridge_testkit::feishu::FakeFeishu;
 use askbridge_testkit::slack::FakeSlack;
 use askbridge_testkit::telegram::FakeTelegram;
 use daemon::{TempDir, askbridge_command};
@@ -120,6 +121,7 @@ async fn check_passes_with_telegram_and_names_the_bot() {
     );
     assert_eq!(checked.line("discord"), "- discord: not configured");
     assert_eq!(checked.line("slack"), "- slack: not configured");
+    assert_eq!(checked.line("feishu"), "- feishu: not configured");
     assert!(checked.stdout.ends_with("\nAll checks passed.\n"));
     assert_eq!(fake.calls_to("getMe").len(), 1);
     // Read only: no data directory, no database.
@@ -158,7 +160,7 @@ async fn check_names_a_bad_config_key_and_its_file() {
             file.display()
         )
     );
-    for name in ["database", "telegram", "discord", "slack"] {
+    for name in ["database", "telegram", "discord", "slack", "feishu"] {
         assert_eq!(
             checked.line(name),
             format!("- {name}: not checked: the config has an error")
@@ -233,13 +235,18 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["config", "database", "telegram", "discord", "slack"]
+        [
+            "config", "database", "telegram", "discord", "slack", "feishu"
+        ]
     );
     let statuses: Vec<&str> = checks
         .iter()
         .map(|c| c["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["ok", "ok", "ok", "skipped", "skipped"]);
+    assert_eq!(
+        statuses,
+        ["ok", "ok", "ok", "skipped", "skipped", "skipped"]
+    );
     for check in checks {
         assert!(check["message"].is_string(), "{check}");
         assert!(check["details"].is_object(), "{check}");
@@ -389,6 +396,57 @@ async fn check_reads_the_slack_bot_and_its_scopes() {
         checked
             .line("slack")
             .starts_with("✗ slack: Slack refused SLACK_BOT_TOKEN: invalid_auth"),
+        "{}",
+        checked.stdout
+    );
+}
+
+fn feishu_env(fake: &FakeFeishu) -> Vec<(&'static str, String)> {
+    vec![
+        ("FEISHU_APP_ID", fake.app_id()),
+        ("FEISHU_APP_SECRET", fake.app_secret()),
+        ("ASKBRIDGE_FEISHU_API_URL", fake.api_url()),
+    ]
+}
+
+#[tokio::test]
+async fn check_reads_the_feishu_bot_and_what_webhook_mode_lacks() {
+    let fake = FakeFeishu::start().await;
+    let checked = check(&[], &feishu_env(&fake)).await;
+    assert_eq!(checked.code, Some(0));
+    assert!(
+        checked
+            .line("feishu")
+            .starts_with("✓ feishu: bot askbridge (long connection); the app needs im:message"),
+        "{}",
+        checked.stdout
+    );
+
+    let mut webhook = feishu_env(&fake);
+    webhook.push(("ASKBRIDGE_FEISHU_MODE", "webhook".to_owned()));
+    webhook.push(("FEISHU_ENCRYPT_KEY", fake.encrypt_key().unwrap()));
+    let checked = check(&[], &webhook).await;
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "a missing verification token only warns"
+    );
+    assert!(
+        checked
+            .line("feishu")
+            .starts_with("! feishu: bot askbridge (webhook): FEISHU_VERIFICATION_TOKEN is not set"),
+        "{}",
+        checked.stdout
+    );
+
+    let mut wrong = feishu_env(&fake);
+    wrong[1].1 = "not-the-secret".to_owned();
+    let checked = check(&[], &wrong).await;
+    assert_eq!(checked.code, Some(1));
+    assert!(
+        checked
+            .line("feishu")
+            .starts_with("✗ feishu: Feishu refused FEISHU_APP_SECRET: Feishu error 10014"),
         "{}",
         checked.stdout
     );

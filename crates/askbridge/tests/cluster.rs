@@ -170,3 +170,75 @@ async fn when_the_telegram_poller_is_killed_another_instance_takes_over_and_old_
     );
     assert!(polls_telegram(&b).await);
 }
+
+/// Whether `daemon` says it holds the Feishu long connection.
+async fn holds_feishu(daemon: &Daemon) -> bool {
+    let health = Api::of(daemon)
+        .send(daemon::client().get(daemon.url("/healthz")))
+        .await;
+    let owns = health["owns"].as_array().expect("owns is a list");
+    owns.iter().any(|lease| lease == "feishu/long-connection")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over() {
+    const CHAT: &str = "oc_releases0000000000000000000001";
+    const ALICE: &str = "ou_alice000000000000000000000000001";
+    let db = Scratch::postgres().await;
+    let fake = askbridge_testkit::feishu::FakeFeishu::start().await;
+    fake.add_chat(CHAT, "releases");
+    fake.add_user(ALICE, "Alice");
+    let feishu_instance = |name: &str| {
+        instance_builder(&db, name)
+            .env("FEISHU_APP_ID", fake.app_id())
+            .env("FEISHU_APP_SECRET", fake.app_secret())
+            .env("ASKBRIDGE_FEISHU_API_URL", fake.api_url())
+            .start()
+    };
+
+    // a starts alone and connects; b, started after, does not.
+    let mut a = feishu_instance("a");
+    fake.wait_for_open_connections(1).await;
+    assert!(holds_feishu(&a).await);
+    let b = feishu_instance("b");
+    assert!(!holds_feishu(&b).await);
+    assert_eq!(fake.connection_stats().opened, 1, "one connection per app");
+
+    let ask = json!({
+        "to": format!("feishu:{CHAT}@{ALICE}"),
+        "questions": [{"id": "deploy", "question": "Where should I deploy?",
+                       "options": ["Staging", "Production"]}]
+    });
+    let id = daemon::create(&a, &ask).await;
+    let card = fake.wait_for_bot_messages(1).await.swap_remove(0);
+    a.kill();
+    let killed = Instant::now();
+
+    // b takes the connection over; a press on the old card reaches it.
+    fake.wait_for_connections(2).await;
+    fake.wait_for_open_connections(1).await;
+    eprintln!(
+        "b held the Feishu connection {:.2} s after a was killed",
+        killed.elapsed().as_secs_f64()
+    );
+    let name = card.card().and_then(|card| {
+        card["body"]["elements"]
+            .as_array()?
+            .iter()
+            .find(|element| element["text"]["content"] == "Production")?["name"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    let pressed = fake
+        .press(&card.message_id, ALICE, &name.expect("a Production button"))
+        .await;
+    assert!(pressed.failure.is_none(), "{:?}", pressed.failure);
+    let outcome = daemon::outcome(&b, &id).await;
+    assert_eq!(
+        outcome["answers"]["deploy"],
+        json!(["Production"]),
+        "{outcome}"
+    );
+    assert!(holds_feishu(&b).await);
+    assert_eq!(fake.connection_stats().open, 1);
+}

@@ -324,8 +324,24 @@ async fn feishu_a_chat_without_the_bot_ends_the_ask_as_delivery_failed() {
     );
 }
 
+/// Sends `count` asks to the chat at once; every one is posted once and
+/// stays pending.
+async fn burst(fake: &FakeFeishu, count: usize) {
+    let daemon = started(daemon_for(fake), fake).await;
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        ids.push(create(&daemon, &deploy_ask()).await);
+    }
+    fake.wait_for_bot_messages(count).await;
+    for id in &ids {
+        assert_eq!(status(&daemon, id).await["status"], "pending");
+    }
+    assert_eq!(fake.bot_messages().len(), count, "every ask posted once");
+}
+
 #[tokio::test]
-async fn feishu_rate_limits_delay_but_lose_nothing() {
+async fn feishu_rate_limits_are_kept_and_a_stricter_feishu_loses_nothing() {
+    // Feishu's documented limits: the client keeps them, nothing refused.
     let fake = fake_with(
         FakeFeishu::builder()
             .rate_limits(RateLimits::feishu())
@@ -333,17 +349,19 @@ async fn feishu_rate_limits_delay_but_lose_nothing() {
             .await,
     )
     .await;
-    let daemon = started(daemon_for(&fake), &fake).await;
-    let mut ids = Vec::new();
-    for _ in 0..12 {
-        ids.push(create(&daemon, &deploy_ask()).await);
-    }
-    let sent = fake.wait_for_bot_messages(12).await;
-    assert_eq!(sent.len(), 12, "every ask posted once");
+    burst(&fake, 8).await;
+    assert_eq!(fake.rate_limited_count(), 0, "no request over the limits");
+
+    // Stricter than documented: refused sends wait and go again.
+    let fake = fake_with(
+        FakeFeishu::builder()
+            .rate_limits(RateLimits::off().chat_per_second(3))
+            .start()
+            .await,
+    )
+    .await;
+    burst(&fake, 8).await;
     assert!(fake.rate_limited_count() > 0, "the limit was hit");
-    for id in &ids {
-        assert_eq!(status(&daemon, id).await["status"], "pending");
-    }
 }
 
 #[tokio::test]
@@ -422,4 +440,26 @@ async fn feishu_button_still_works_after_kill_and_restart() {
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["answers"], json!({"env": ["Canary"]}));
     assert_eq!(fake.bot_messages().len(), 1, "not posted again");
+}
+
+#[tokio::test]
+async fn feishu_an_expired_token_is_fetched_again_and_nothing_is_lost() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    create(&daemon, &deploy_ask()).await;
+    posted(&fake, 1).await;
+    let fetched = fake.calls_to("/tenant_access_token/internal").len();
+    fake.expire_tokens();
+    let id = create(&daemon, &deploy_ask()).await;
+    let second = posted(&fake, 2).await;
+    assert!(
+        fake.calls_to("/tenant_access_token/internal").len() > fetched,
+        "a new token was fetched"
+    );
+    fake.press(&second.message_id, ALICE, &button(&second, "Canary"))
+        .await;
+    assert_eq!(
+        outcome(&daemon, &id).await["answers"],
+        json!({"env": ["Canary"]})
+    );
 }
