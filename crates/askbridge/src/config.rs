@@ -556,79 +556,207 @@ pub struct RawCluster {
     pub lease_seconds: Option<u64>,
 }
 
-/// `[telegram]` as written.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawTelegram {
-    /// `enabled = true` (default: when `TELEGRAM_BOT_TOKEN` is set).
-    pub enabled: Option<bool>,
-    /// `api_url = "http://127.0.0.1:8081"`.
-    pub api_url: Option<String>,
-    /// `mode = "polling"` or `"webhook"`.
-    pub mode: Option<String>,
-    /// `render = "buttons"`, `"text"` or `"rich"`.
-    pub render: Option<String>,
-    /// `locale = "en"`.
-    pub locale: Option<String>,
-    /// `allowed_users = ["42", "@alice"]`.
-    pub allowed_users: Option<Vec<String>>,
-    /// `webhook_url = "https://bridge.example.com/telegram/webhook"`.
-    pub webhook_url: Option<String>,
+/// Declares a chat platform's section as written: the keys every chat
+/// platform has (`enabled`, `api_url`, `render`, `locale`,
+/// `allowed_users`), then the platform's own, and [`ChatSection::common`]
+/// to check the shared ones by one rule.
+macro_rules! chat_section {
+    ($(#[$doc:meta])* $name:ident { $($(#[$field_doc:meta])* $field:ident,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Default, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// `enabled = true` (default: on when the platform's secret is
+            /// set).
+            pub enabled: Option<bool>,
+            /// `api_url`: the platform's API somewhere else (a proxy, a
+            /// regional host, a local fake).
+            pub api_url: Option<String>,
+            /// `render = "buttons"`, `"text"` or `"rich"`.
+            pub render: Option<String>,
+            /// `locale = "en"`, `"zh-CN"` or `"th"`.
+            pub locale: Option<String>,
+            /// `allowed_users = [...]`: who may answer asks that name no
+            /// user.
+            pub allowed_users: Option<Vec<String>>,
+            $($(#[$field_doc])* pub $field: Option<String>,)*
+        }
+
+        impl ChatSection for $name {
+            fn shared(&self) -> SharedKeys<'_> {
+                SharedKeys {
+                    api_url: self.api_url.as_deref(),
+                    render: self.render.as_deref(),
+                    locale: self.locale.as_deref(),
+                    allowed_users: self.allowed_users.as_deref().unwrap_or_default(),
+                }
+            }
+        }
+    };
 }
 
-/// `[discord]` as written.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawDiscord {
-    /// `enabled = true` (default: when `DISCORD_BOT_TOKEN` is set).
-    pub enabled: Option<bool>,
-    /// `api_url = "http://127.0.0.1:8082"`.
-    pub api_url: Option<String>,
-    /// `render = "buttons"`, `"text"` or `"rich"`.
-    pub render: Option<String>,
-    /// `locale = "en"`.
-    pub locale: Option<String>,
-    /// `allowed_users = ["80351110224678912", "<role id>"]`.
-    pub allowed_users: Option<Vec<String>>,
+chat_section! {
+    /// `[telegram]` as written.
+    RawTelegram {
+        /// `mode = "polling"` or `"webhook"`.
+        mode,
+        /// `webhook_url = "https://bridge.example.com/telegram/webhook"`.
+        webhook_url,
+    }
 }
 
-/// `[slack]` as written.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSlack {
-    /// `enabled = true` (default: when `SLACK_BOT_TOKEN` is set).
-    pub enabled: Option<bool>,
-    /// `api_url = "https://slack-gov.com/api"`.
-    pub api_url: Option<String>,
-    /// `mode = "socket"` or `"http"`.
-    pub mode: Option<String>,
-    /// `render = "buttons"`, `"text"` or `"rich"`.
-    pub render: Option<String>,
-    /// `locale = "en"`.
-    pub locale: Option<String>,
-    /// `allowed_users = ["U012AB3CD"]`.
-    pub allowed_users: Option<Vec<String>>,
+chat_section! {
+    /// `[discord]` as written.
+    RawDiscord {}
 }
 
-/// `[feishu]` as written.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawFeishu {
-    /// `enabled = true` (default: when `FEISHU_APP_SECRET` is set).
-    pub enabled: Option<bool>,
-    /// `app_id = "cli_a1b2c3"`.
-    pub app_id: Option<String>,
-    /// `api_url = "https://open.larksuite.com"`.
-    pub api_url: Option<String>,
-    /// `mode = "websocket"` or `"webhook"`.
-    pub mode: Option<String>,
-    /// `render = "buttons"`, `"text"` or `"rich"`.
-    pub render: Option<String>,
-    /// `locale = "zh-CN"`.
-    pub locale: Option<String>,
-    /// `allowed_users = ["ou_…"]`.
-    pub allowed_users: Option<Vec<String>>,
+chat_section! {
+    /// `[slack]` as written.
+    RawSlack {
+        /// `mode = "socket"` or `"http"`.
+        mode,
+    }
 }
+
+chat_section! {
+    /// `[feishu]` as written.
+    RawFeishu {
+        /// `app_id = "cli_a1b2c3"`.
+        app_id,
+        /// `mode = "websocket"` or `"webhook"`.
+        mode,
+    }
+}
+
+/// The keys every chat section has, as written.
+struct SharedKeys<'a> {
+    api_url: Option<&'a str>,
+    render: Option<&'a str>,
+    locale: Option<&'a str>,
+    allowed_users: &'a [String],
+}
+
+/// The keys every chat section has, checked.
+struct Shared {
+    api_url: Option<String>,
+    render: Mode,
+    locale: Locale,
+    allowed_users: Vec<String>,
+}
+
+/// How one platform's shared keys are checked.
+struct ChatRules {
+    /// The keys errors name: `api_url`, `render`, `locale`,
+    /// `allowed_users` under the platform's section.
+    keys: [&'static str; 4],
+    /// The locale when none is set.
+    locale: Locale,
+    /// Whether an `allowed_users` entry is one the platform can match.
+    user: fn(&str) -> bool,
+    /// What is wrong with an entry that is not (after its quoted text).
+    not_a_user: &'static str,
+}
+
+/// A chat platform's section as written.
+trait ChatSection {
+    /// Its shared keys.
+    fn shared(&self) -> SharedKeys<'_>;
+
+    /// Its shared keys checked by `rules`: the API URL is an http(s) URL,
+    /// the render mode and locale are known, every allowed user is one.
+    fn common(
+        &self,
+        rules: &ChatRules,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Shared, ConfigError> {
+        let raw = self.shared();
+        let [api_url_key, render_key, locale_key, users_key] = rules.keys;
+        let api_url = raw
+            .api_url
+            .map(|url| http_url(url).map_err(|message| invalid(api_url_key, message)))
+            .transpose()?;
+        let render = render_mode(raw.render, render_key, invalid)?;
+        let locale = match raw.locale {
+            None => rules.locale,
+            text => locale(text, locale_key, invalid)?,
+        };
+        if let Some(bad) = raw
+            .allowed_users
+            .iter()
+            .find(|user| !(rules.user)(user.trim()))
+        {
+            return Err(invalid(users_key, format!("{bad:?} {}", rules.not_a_user)));
+        }
+        Ok(Shared {
+            api_url,
+            render,
+            locale,
+            allowed_users: raw.allowed_users.to_vec(),
+        })
+    }
+}
+
+const TELEGRAM_RULES: ChatRules = ChatRules {
+    keys: [
+        "telegram.api_url",
+        "telegram.render",
+        "telegram.locale",
+        "telegram.allowed_users",
+    ],
+    locale: Locale::En,
+    user: |user| {
+        let id = !user.is_empty() && user.bytes().all(|b| b.is_ascii_digit());
+        let name = user.strip_prefix('@').is_some_and(|name| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+        id || name
+    },
+    not_a_user: "is neither a user id (digits) nor an @username",
+};
+
+const DISCORD_RULES: ChatRules = ChatRules {
+    keys: [
+        "discord.api_url",
+        "discord.render",
+        "discord.locale",
+        "discord.allowed_users",
+    ],
+    locale: Locale::En,
+    user: |user| !user.is_empty() && user.bytes().all(|b| b.is_ascii_digit()),
+    not_a_user: "is neither a user id nor a role id (digits)",
+};
+
+const SLACK_RULES: ChatRules = ChatRules {
+    keys: [
+        "slack.api_url",
+        "slack.render",
+        "slack.locale",
+        "slack.allowed_users",
+    ],
+    locale: Locale::En,
+    user: |user| {
+        user.len() > 1
+            && matches!(user.as_bytes()[0], b'U' | b'W')
+            && user.bytes().all(|b| b.is_ascii_alphanumeric())
+    },
+    not_a_user: "is not a Slack user id (U… or W…)",
+};
+
+const FEISHU_RULES: ChatRules = ChatRules {
+    keys: [
+        "feishu.api_url",
+        "feishu.render",
+        "feishu.locale",
+        "feishu.allowed_users",
+    ],
+    locale: Locale::ZhCn,
+    user: |user| {
+        user.len() > 3
+            && user.starts_with("ou_")
+            && user.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    },
+    not_a_user: "is not a Feishu open_id (ou_…)",
+};
 
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
@@ -987,11 +1115,6 @@ impl RawConfig {
                 ));
             }
         };
-        let api_url = raw
-            .api_url
-            .as_deref()
-            .map(|url| http_url(url).map_err(|message| invalid("telegram.api_url", message)))
-            .transpose()?;
         let mode = match raw.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
             None => TelegramMode::Polling,
             Some(mode) if mode == "polling" => TelegramMode::Polling,
@@ -1026,22 +1149,12 @@ impl RawConfig {
                 ));
             }
         };
-        let render = render_mode(raw.render.as_deref(), "telegram.render", invalid)?;
-        let locale = locale(raw.locale.as_deref(), "telegram.locale", invalid)?;
-        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
-        if let Some(bad) = allowed_users.iter().find(|user| {
-            let user = user.trim();
-            let id = !user.is_empty() && user.bytes().all(|b| b.is_ascii_digit());
-            let name = user.strip_prefix('@').is_some_and(|name| {
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-            !(id || name)
-        }) {
-            return Err(invalid(
-                "telegram.allowed_users",
-                format!("{bad:?} is neither a user id (digits) nor an @username"),
-            ));
-        }
+        let Shared {
+            api_url,
+            render,
+            locale,
+            allowed_users,
+        } = raw.common(&TELEGRAM_RULES, invalid)?;
         Ok(Some(TelegramConfig {
             token,
             api_url,
@@ -1069,11 +1182,6 @@ impl RawConfig {
             ));
         }
         let token = Secret::new(token);
-        let api_url = raw
-            .api_url
-            .as_deref()
-            .map(|url| http_url(url).map_err(|message| invalid("discord.api_url", message)))
-            .transpose()?;
         let public_key = match self.discord_public_key.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(key) if key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit()) => {
@@ -1086,18 +1194,12 @@ impl RawConfig {
                 ));
             }
         };
-        let render = render_mode(raw.render.as_deref(), "discord.render", invalid)?;
-        let locale = locale(raw.locale.as_deref(), "discord.locale", invalid)?;
-        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
-        if let Some(bad) = allowed_users.iter().find(|user| {
-            let user = user.trim();
-            user.is_empty() || !user.bytes().all(|b| b.is_ascii_digit())
-        }) {
-            return Err(invalid(
-                "discord.allowed_users",
-                format!("{bad:?} is neither a user id nor a role id (digits)"),
-            ));
-        }
+        let Shared {
+            api_url,
+            render,
+            locale,
+            allowed_users,
+        } = raw.common(&DISCORD_RULES, invalid)?;
         Ok(Some(DiscordConfig {
             token,
             api_url,
@@ -1125,11 +1227,6 @@ impl RawConfig {
             ));
         }
         let token = Secret::new(token);
-        let api_url = raw
-            .api_url
-            .as_deref()
-            .map(|url| http_url(url).map_err(|message| invalid("slack.api_url", message)))
-            .transpose()?;
         let mode = match raw.mode.as_deref().map(|m| m.trim().to_ascii_lowercase()) {
             None => "socket".to_owned(),
             Some(mode) => mode,
@@ -1173,20 +1270,12 @@ impl RawConfig {
                 ));
             }
         };
-        let render = render_mode(raw.render.as_deref(), "slack.render", invalid)?;
-        let locale = locale(raw.locale.as_deref(), "slack.locale", invalid)?;
-        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
-        if let Some(bad) = allowed_users.iter().find(|user| {
-            let user = user.trim();
-            !(user.len() > 1
-                && matches!(user.as_bytes()[0], b'U' | b'W')
-                && user.bytes().all(|b| b.is_ascii_alphanumeric()))
-        }) {
-            return Err(invalid(
-                "slack.allowed_users",
-                format!("{bad:?} is not a Slack user id (U… or W…)"),
-            ));
-        }
+        let Shared {
+            api_url,
+            render,
+            locale,
+            allowed_users,
+        } = raw.common(&SLACK_RULES, invalid)?;
         Ok(Some(SlackConfig {
             token,
             api_url,
@@ -1231,11 +1320,6 @@ impl RawConfig {
                 ));
             }
         };
-        let api_url = raw
-            .api_url
-            .as_deref()
-            .map(|url| http_url(url).map_err(|message| invalid("feishu.api_url", message)))
-            .transpose()?;
         let mode = match raw
             .mode
             .as_deref()
@@ -1261,22 +1345,12 @@ impl RawConfig {
                 ));
             }
         };
-        let render = render_mode(raw.render.as_deref(), "feishu.render", invalid)?;
-        let locale = match raw.locale.as_deref() {
-            None => Locale::ZhCn,
-            text => locale(text, "feishu.locale", invalid)?,
-        };
-        let allowed_users = raw.allowed_users.clone().unwrap_or_default();
-        if let Some(bad) = allowed_users.iter().find(|user| {
-            let user = user.trim();
-            !(user.starts_with("ou_")
-                && user.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        }) {
-            return Err(invalid(
-                "feishu.allowed_users",
-                format!("{bad:?} is not a Feishu open_id (ou_…)"),
-            ));
-        }
+        let Shared {
+            api_url,
+            render,
+            locale,
+            allowed_users,
+        } = raw.common(&FEISHU_RULES, invalid)?;
         Ok(Some(FeishuConfig {
             app_id: app_id.to_owned(),
             app_secret: Secret::new(secret),
