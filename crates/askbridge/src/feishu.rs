@@ -34,7 +34,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{OnceCell, oneshot};
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{
@@ -181,8 +181,9 @@ struct Inbound {
     /// The bot's own `open_id`, once Feishu said it.
     bot: OnceLock<String>,
     seen: Mutex<Seen>,
-    /// Display names from the contact API, by `open_id`.
-    names: Mutex<HashMap<String, Option<String>>>,
+    /// Display names from the contact API, by `open_id`: one lookup per
+    /// person, however many of their presses arrive at once.
+    names: Mutex<HashMap<String, Arc<OnceCell<Option<String>>>>>,
 }
 
 /// Push ids acted on lately.
@@ -296,26 +297,22 @@ impl Inbound {
     /// A person's display name, looked up once (pushes carry only ids); a
     /// failed lookup is not repeated, the answer is then shown by id.
     async fn name(&self, open_id: &str) -> Option<String> {
-        let known = self
-            .names
-            .lock()
-            .ok()
-            .and_then(|names| names.get(open_id).cloned());
-        if let Some(name) = known {
-            return name;
-        }
-        let name = match tokio::time::timeout(NAME_WITHIN, self.api.user_name(open_id)).await {
-            Ok(Ok(name)) => name,
-            Ok(Err(error)) => {
-                tracing::debug!(error = %error, "cannot look up a Feishu user's name");
-                None
-            }
-            Err(_) => None,
+        let cell = match self.names.lock() {
+            Ok(mut names) => Arc::clone(names.entry(open_id.to_owned()).or_default()),
+            Err(_) => return None,
         };
-        if let Ok(mut names) = self.names.lock() {
-            names.insert(open_id.to_owned(), name.clone());
-        }
-        name
+        cell.get_or_init(|| async {
+            match tokio::time::timeout(NAME_WITHIN, self.api.user_name(open_id)).await {
+                Ok(Ok(name)) => name,
+                Ok(Err(error)) => {
+                    tracing::debug!(error = %error, "cannot look up a Feishu user's name");
+                    None
+                }
+                Err(_) => None,
+            }
+        })
+        .await
+        .clone()
     }
 }
 

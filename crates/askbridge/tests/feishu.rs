@@ -167,8 +167,9 @@ async fn feishu_button_press_from_the_addressed_user_answers_the_agent() {
     assert_eq!(done["answers"], json!({"env": ["Production"]}));
     assert_eq!(done["details"][0]["via"], "button");
     assert_eq!(done["answeredBy"]["userId"], ALICE);
+    assert_eq!(done["answeredBy"]["name"], "Alice");
     let card = closed(&fake, &question).await;
-    assert!(card.contains("✅ Production"), "{card}");
+    assert!(card.contains("✅ Production — answered by Alice"), "{card}");
 }
 
 #[tokio::test]

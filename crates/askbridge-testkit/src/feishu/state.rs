@@ -453,6 +453,9 @@ impl State {
             ("GET", ["open-apis", "bot", "v3", "info"]) => self
                 .authorize(request.authorization.as_deref(), now)
                 .map_or_else(|error| error, |()| self.bot_info()),
+            ("GET", ["open-apis", "contact", "v3", "users", open_id]) => self
+                .authorize(request.authorization.as_deref(), now)
+                .map_or_else(|error| error, |()| self.contact_user(open_id, query)),
             ("POST", ["open-apis", "im", "v1", "messages"]) => {
                 self.im(request, not_json, now, |state| {
                     state.create_message(query, body_or_empty, now)
@@ -566,6 +569,30 @@ impl State {
                 },
             }),
             headers: Vec::new(),
+        }
+    }
+
+    /// `GET /open-apis/contact/v3/users/{id}?user_id_type=open_id`: the
+    /// user's basic info (the app holds `contact:user.base:readonly`).
+    fn contact_user(&self, open_id: &str, query: Option<&str>) -> Reply {
+        let by_open_id = query.is_some_and(|q| q.split('&').any(|p| p == "user_id_type=open_id"));
+        match self.users.get(open_id).filter(|_| by_open_id) {
+            Some(user) => Reply {
+                status: 200,
+                body: json!({
+                    "code": 0,
+                    "msg": "success",
+                    "data": {"user": {
+                        "open_id": user.open_id,
+                        "union_id": user.union_id,
+                        "user_id": user.user_id,
+                        "name": user.name,
+                        "en_name": user.name,
+                    }},
+                }),
+                headers: Vec::new(),
+            },
+            None => Reply::error(400, 41_050, "no user authority error"),
         }
     }
 

@@ -723,7 +723,7 @@ async fn feishu(config: &FeishuConfig) -> Check {
         _ => (
             Status::Ok,
             format!(
-                "bot {} ({mode}); the app needs im:message and im:message:send_as_bot, and the im.message.receive_v1 event and card callbacks subscribed",
+                "bot {} ({mode}); the app needs im:message and im:message:send_as_bot (contact:user.base:readonly for names), and the im.message.receive_v1 event and card callbacks subscribed",
                 bot.name
             ),
         ),
