@@ -3,7 +3,8 @@
 //! The question model ([`model`]), reply resolution ([`resolve`]), dialect
 //! normalisation ([`normalize`]), the outcome handed back to the agent
 //! ([`outcome`]), the ask lifecycle as a state machine ([`lifecycle`]) and
-//! the render decision and neutral view ([`render`]), and the one failure
+//! the render decision and neutral view ([`render`]), what people do in a
+//! chat as every platform reports it ([`inbound`]), and the one failure
 //! a chat platform's call ends in ([`failure`]). In that order each
 //! module uses only the ones before it: `normalize` compares labels the way
 //! the resolver does, the lifecycle builds outcomes, and rendering shows
@@ -16,6 +17,7 @@
 //! wire formats live in the `askbridge` crate.
 
 pub mod failure;
+pub mod inbound;
 pub mod lifecycle;
 pub mod model;
 pub mod normalize;

@@ -11,6 +11,7 @@ const ORDER: &[&str] = &[
     "outcome",
     "lifecycle",
     "render",
+    "inbound",
     "failure",
 ];
 

@@ -8,8 +8,8 @@
 //! bots, webhooks or system messages) that are ordinary messages or
 //! replies. Anything else is `None`.
 
-use askbridge_core::model::ChannelKind;
-use askbridge_core::model::Responder;
+use askbridge_core::inbound::{self, Inbound, Person};
+use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, parse_callback_key};
 use serenity::model::application::{
     ActionRowComponent, ComponentInteraction, ComponentInteractionDataKind, Interaction,
@@ -54,6 +54,20 @@ impl Sender {
 
     fn of_member(member: &Member) -> Sender {
         Sender::of(&member.user, member.nick.as_deref(), &member.roles)
+    }
+
+    /// The sender as the core's person: the responder, the username and
+    /// the role ids.
+    pub fn person(&self) -> Person {
+        Person {
+            responder: self.responder(),
+            username: Some(self.username.clone()),
+            roles: self
+                .roles
+                .iter()
+                .map(|role| role.get().to_string())
+                .collect(),
+        }
     }
 
     /// The sender as the core's responder: the snowflake in decimal, the
@@ -168,6 +182,44 @@ pub enum HttpInteraction {
     Ping,
     /// Anything else, read as for the gateway (`None`: not acted on).
     Event(Option<Event>),
+}
+
+/// An event in the core's vocabulary: a press or modal submission
+/// (answered through its interaction), or a typed message — a DM's filed
+/// under its user, since a DM channel's id is Discord's to choose.
+pub fn inbound(event: Event) -> Inbound<ChannelId, MessageId, InteractionRef> {
+    match event {
+        Event::Press(press) => Inbound::Press(inbound::Press {
+            reply: press.interaction,
+            button: press.button,
+            chosen: press.values,
+            chat: Some(press.channel_id),
+            message: press.message_id,
+            from: press.from.person(),
+        }),
+        Event::Submit(submit) => Inbound::Submission(inbound::Submission {
+            reply: submit.interaction,
+            key: submit.key,
+            chat: submit.channel_id,
+            text: submit.text,
+            from: submit.from.person(),
+        }),
+        Event::Text(message) => Inbound::Typed(inbound::Typed {
+            place: match message.guild_id {
+                Some(_) => Place::DiscordChannel {
+                    channel_id: message.channel_id.get(),
+                },
+                None => Place::DiscordUser {
+                    user_id: message.from.id.get(),
+                },
+            },
+            chat: message.channel_id,
+            message: message.message_id,
+            reply_to: message.reply_to,
+            text: message.text,
+            from: message.from.person(),
+        }),
+    }
 }
 
 /// Reads an interaction; `None` for anything askbridge does not act on

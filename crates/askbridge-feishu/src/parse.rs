@@ -3,22 +3,25 @@
 //!
 //! Input is the plain JSON body (schema 2.0) of what Feishu pushes — over
 //! the long connection as it is, over HTTP after
-//! [`crate::run::CallbackCheck`] decrypted it: `url_verification`,
+//! [`crate::run::CallbackCheck`] decrypted it ([`push`]): `url_verification`,
 //! `card.action.trigger` (a card callback) and `im.message.receive_v1` (a
 //! message). Only what askbridge acts on becomes an [`Event`]: presses on
 //! askbridge's own buttons and forms, and text messages from people. A
 //! message's mentions are undone here, so the core reads plain text: the
 //! bot's own mention is removed, anyone else's becomes `@name`.
 
-use askbridge_core::model::{ChannelKind, Responder};
-use askbridge_core::render::{CallbackRef, parse_callback_key};
+use askbridge_core::inbound::{self, Inbound, Person};
+use askbridge_core::model::{ChannelKind, Place, Responder};
+use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
+
+use crate::render::Destination;
 use serde_json::Value;
 
 use crate::render::{ANSWER_INPUT, CHOICE_MENU};
 
 /// What Feishu pushed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Inbound {
+pub enum Push {
     /// The console checking the request URL: answer with the challenge.
     UrlVerification {
         /// To send back.
@@ -103,14 +106,63 @@ pub struct TextMessage {
     pub text: String,
 }
 
+/// An event in the core's vocabulary: an own-words form filled in is a
+/// submission, any other press a press (answered through the callback's
+/// own answer, which the server makes: `()` here), a message typed — a
+/// private chat's filed under its user, since its id is Feishu's to
+/// choose.
+pub fn inbound(event: Event) -> Inbound<Destination, String, ()> {
+    match event {
+        Event::Press(press) => {
+            let chat = press.chat_id.map(Destination::Chat);
+            let own_words = press
+                .button
+                .as_ref()
+                .is_some_and(|key| key.option == OptionRef::Other);
+            match (press.text, chat) {
+                (Some(text), Some(chat)) if own_words => Inbound::Submission(inbound::Submission {
+                    reply: (),
+                    key: press.button,
+                    chat,
+                    text,
+                    from: Person::of(press.from.responder()),
+                }),
+                (_, chat) => Inbound::Press(inbound::Press {
+                    reply: (),
+                    button: press.button,
+                    chosen: press.values,
+                    chat,
+                    message: press.message_id,
+                    from: Person::of(press.from.responder()),
+                }),
+            }
+        }
+        Event::Text(message) => Inbound::Typed(inbound::Typed {
+            place: match message.private {
+                true => Place::FeishuUser {
+                    open_id: message.from.open_id.clone(),
+                },
+                false => Place::Feishu {
+                    chat_id: message.chat_id.clone(),
+                },
+            },
+            chat: Destination::Chat(message.chat_id),
+            message: message.message_id,
+            reply_to: message.reply_to,
+            text: message.text,
+            from: Person::of(message.from.responder()),
+        }),
+    }
+}
+
 /// Reads a pushed body (plain JSON, schema 2.0; `url_verification` has no
 /// schema). `bot_open_id` is the bot's own `open_id`, whose mentions are
 /// removed from messages; unknown, every leading mention is removed.
-pub fn inbound(body: &[u8], bot_open_id: Option<&str>) -> Result<Inbound, String> {
+pub fn push(body: &[u8], bot_open_id: Option<&str>) -> Result<Push, String> {
     let value: Value =
         serde_json::from_slice(body).map_err(|error| format!("not JSON: {error}"))?;
     if value["type"] == "url_verification" {
-        return Ok(Inbound::UrlVerification {
+        return Ok(Push::UrlVerification {
             challenge: text(&value["challenge"])
                 .ok_or("url_verification without a challenge")?
                 .to_owned(),
@@ -125,7 +177,7 @@ pub fn inbound(body: &[u8], bot_open_id: Option<&str>) -> Result<Inbound, String
         Some("im.message.receive_v1") => message(event, bot_open_id).map(Event::Text),
         _ => None,
     };
-    Ok(Inbound::Pushed {
+    Ok(Push::Pushed {
         event_id: event_id.to_owned(),
         token: text(&header["token"]).unwrap_or_default().to_owned(),
         event,
@@ -232,8 +284,8 @@ mod tests {
     use super::*;
 
     fn pushed(body: Value) -> Option<Event> {
-        match inbound(body.to_string().as_bytes(), Some("ou_bot")) {
-            Ok(Inbound::Pushed { event, .. }) => event,
+        match push(body.to_string().as_bytes(), Some("ou_bot")) {
+            Ok(Push::Pushed { event, .. }) => event,
             other => panic!("not a push: {other:?}"),
         }
     }
@@ -347,14 +399,14 @@ mod tests {
     fn feishu_url_verification_and_garbage() {
         let body = json!({"challenge": "abc", "token": "vt", "type": "url_verification"});
         assert_eq!(
-            inbound(body.to_string().as_bytes(), None),
-            Ok(Inbound::UrlVerification {
+            push(body.to_string().as_bytes(), None),
+            Ok(Push::UrlVerification {
                 challenge: "abc".to_owned(),
                 token: "vt".to_owned()
             })
         );
-        assert!(inbound(b"nope", None).is_err_and(|e| e.starts_with("not JSON")));
-        assert!(inbound(b"{}", None).is_err_and(|e| e.contains("event_id")));
+        assert!(push(b"nope", None).is_err_and(|e| e.starts_with("not JSON")));
+        assert!(push(b"{}", None).is_err_and(|e| e.contains("event_id")));
     }
 
     #[test]

@@ -14,8 +14,11 @@
 //! choice is read from the message's state when Submit is pressed (see
 //! [`crate::render`]).
 
-use askbridge_core::model::ChannelKind;
-use askbridge_core::model::Responder;
+use std::fmt;
+use std::str::FromStr;
+
+use askbridge_core::inbound::{self, Inbound, Person};
+use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
 use slack_morphism::prelude::{
     SlackActionState, SlackBasicUserInfo, SlackChannelId, SlackEventCallbackBody,
@@ -48,6 +51,18 @@ impl Sender {
         }
     }
 
+    /// The sender as the core's person: the display name only when the
+    /// event carried it (the server may look it up), and the handle.
+    pub fn person(&self) -> Person {
+        let mut responder = self.responder();
+        responder.name = self.name.clone().filter(|name| !name.trim().is_empty());
+        Person {
+            responder,
+            username: self.username.clone(),
+            roles: Vec::new(),
+        }
+    }
+
     /// The sender as the core's responder: the user id, the display name
     /// else the handle.
     pub fn responder(&self) -> Responder {
@@ -61,6 +76,57 @@ impl Sender {
                 .filter(|name| !name.trim().is_empty()),
         }
     }
+}
+
+/// A Slack conversation, with the thread new messages go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlackChat {
+    /// The conversation (`C…`, `G…`, `D…`).
+    pub channel: SlackChannelId,
+    /// The thread messages are posted in, if any.
+    pub thread_ts: Option<SlackTs>,
+}
+
+/// A message timestamp: its id within its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ts(pub SlackTs);
+
+impl From<SlackTs> for Ts {
+    fn from(ts: SlackTs) -> Ts {
+        Ts(ts)
+    }
+}
+
+impl fmt::Display for Ts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.0)
+    }
+}
+
+impl FromStr for Ts {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Ts, String> {
+        match !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            true => Ok(Ts(SlackTs(text.to_owned()))),
+            false => Err(format!("not a Slack ts: {text:?}")),
+        }
+    }
+}
+
+/// How a press is answered when it must be: privately, to its presser.
+#[derive(Debug)]
+pub struct Reply {
+    /// Opens a modal within 3 seconds of the press.
+    pub trigger_id: Option<SlackTriggerId>,
+    /// Answers the presser privately.
+    pub response_url: Option<SlackResponseUrl>,
+    /// The conversation, for `chat.postEphemeral` without a response URL.
+    pub channel: Option<SlackChannelId>,
+    /// Who pressed or submitted.
+    pub user: SlackUserId,
+    /// The thread the press was in, if any.
+    pub thread_ts: Option<SlackTs>,
 }
 
 /// What happened.
@@ -127,6 +193,79 @@ pub struct TextMessage {
     pub from: Sender,
     /// The text without Slack's markup (see [`clean_text`]); never blank.
     pub text: String,
+}
+
+/// An event in the core's vocabulary: a press or modal submission
+/// (answered privately through [`Reply`]), or a typed message — an IM's
+/// filed under its user, since an IM's id is Slack's to choose. Replies to
+/// a typed message go in its thread, or start one under it.
+pub fn inbound(event: Event) -> Inbound<SlackChat, Ts, Reply> {
+    match event {
+        Event::Press(press) => Inbound::Press(inbound::Press {
+            reply: Reply {
+                trigger_id: press.trigger_id,
+                response_url: press.response_url,
+                channel: Some(press.channel.clone()),
+                user: press.from.id.clone(),
+                thread_ts: press.thread_ts.clone(),
+            },
+            button: press.button,
+            chosen: press.values,
+            chat: Some(SlackChat {
+                channel: press.channel,
+                thread_ts: press.thread_ts,
+            }),
+            message: press.message_ts.map(Ts::from),
+            from: press.from.person(),
+        }),
+        Event::Submit(submit) => {
+            // The modal was opened with its message's conversation in
+            // `private_metadata`.
+            let channel = SlackChannelId(submit.private_metadata.clone());
+            Inbound::Submission(inbound::Submission {
+                reply: Reply {
+                    trigger_id: None,
+                    response_url: None,
+                    channel: (!channel.0.is_empty()).then(|| channel.clone()),
+                    user: submit.from.id.clone(),
+                    thread_ts: None,
+                },
+                key: submit.key,
+                chat: SlackChat {
+                    channel,
+                    thread_ts: None,
+                },
+                text: submit.text,
+                from: submit.from.person(),
+            })
+        }
+        Event::Text(message) => {
+            let place = match message.channel.0.starts_with('D') {
+                true => Place::SlackUser {
+                    user_id: message.from.id.0.clone(),
+                },
+                false => Place::Slack {
+                    channel_id: message.channel.0.clone(),
+                    thread_ts: message.thread_ts.as_ref().map(|ts| ts.0.clone()),
+                },
+            };
+            let thread = message
+                .thread_ts
+                .clone()
+                .unwrap_or_else(|| message.ts.clone());
+            Inbound::Typed(inbound::Typed {
+                chat: SlackChat {
+                    channel: message.channel,
+                    thread_ts: Some(thread),
+                },
+                place,
+                message: Ts::from(message.ts),
+                reply_to: message.thread_ts.map(Ts::from),
+                text: message.text,
+                from: message.from.person(),
+            })
+        }
+    }
 }
 
 /// An Events API request body.

@@ -7,8 +7,8 @@
 //! `message_thread_id` marks reply threads, which are not separate
 //! conversations.
 
-use askbridge_core::model::ChannelKind;
-use askbridge_core::model::Responder;
+use askbridge_core::inbound::{self, Inbound, Person};
+use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, parse_callback_key};
 use teloxide::types::{Message, UpdateKind, User};
 
@@ -35,6 +35,16 @@ impl Sender {
             user_id: user.id.0,
             name: user.full_name(),
             username: user.username.clone(),
+        }
+    }
+
+    /// The sender as the core's person: the responder and their
+    /// `@username`.
+    pub fn person(&self) -> Person {
+        Person {
+            responder: self.responder(),
+            username: self.username.clone(),
+            roles: Vec::new(),
         }
     }
 
@@ -85,6 +95,33 @@ pub struct TextMessage {
     pub from: Sender,
     /// The text.
     pub text: String,
+}
+
+/// An update in the core's vocabulary: a press (answered by its callback
+/// query id) or a typed message, filed under its chat or forum topic;
+/// `None` for anything askbridge does not act on.
+pub fn inbound(update: &Update) -> Option<Inbound<ChatRef, i32, String>> {
+    Some(match parse(update)? {
+        Event::Press(press) => Inbound::Press(inbound::Press {
+            reply: press.query_id,
+            button: press.button,
+            chosen: None,
+            chat: press.chat,
+            message: press.message_id,
+            from: press.from.person(),
+        }),
+        Event::Text(message) => Inbound::Typed(inbound::Typed {
+            place: Place::Telegram {
+                chat_id: message.chat.chat_id,
+                thread_id: message.chat.thread_id,
+            },
+            chat: message.chat,
+            message: message.message_id,
+            reply_to: message.reply_to,
+            text: message.text,
+            from: message.from.person(),
+        }),
+    })
 }
 
 /// Reads an update; `None` for anything askbridge does not act on.

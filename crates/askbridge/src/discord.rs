@@ -20,7 +20,7 @@ use std::time::Duration;
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
-use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef, Sender};
+use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef};
 use askbridge_discord::render::{self as draw, Destination, Message};
 use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
 use axum::Router;
@@ -34,9 +34,7 @@ use serenity::model::id::{ChannelId, MessageId};
 use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{
-    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
-};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::chat::{AllowList, Person};
 use crate::config::DiscordConfig;
 use crate::http::ApiError;
@@ -134,65 +132,7 @@ async fn handle(
     event: Event,
     reply: impl FnOnce(InteractionRef) -> Reply,
 ) {
-    match event {
-        Event::Press(press) => {
-            driver
-                .press(Press {
-                    reply: reply(press.interaction),
-                    button: press.button,
-                    chosen: press.values,
-                    chat: Some(press.channel_id),
-                    message: press.message_id,
-                    from: person(&press.from),
-                })
-                .await
-        }
-        Event::Submit(submit) => {
-            driver
-                .submitted(Submission {
-                    reply: reply(submit.interaction),
-                    key: submit.key,
-                    chat: submit.channel_id,
-                    text: submit.text,
-                    from: person(&submit.from),
-                })
-                .await
-        }
-        Event::Text(message) => {
-            // A DM's channel is Discord's to choose: asks for a DM are
-            // filed under the user.
-            let place = match message.guild_id {
-                Some(_) => Place::DiscordChannel {
-                    channel_id: message.channel_id.get(),
-                },
-                None => Place::DiscordUser {
-                    user_id: message.from.id.get(),
-                },
-            };
-            driver
-                .typed(Typed {
-                    chat: message.channel_id,
-                    place,
-                    message: message.message_id,
-                    reply_to: message.reply_to,
-                    text: message.text,
-                    from: person(&message.from),
-                })
-                .await
-        }
-    }
-}
-
-fn person(sender: &Sender) -> Person {
-    Person {
-        responder: sender.responder(),
-        username: Some(sender.username.clone()),
-        roles: sender
-            .roles
-            .iter()
-            .map(|role| role.get().to_string())
-            .collect(),
-    }
+    driver.handle(parse::inbound(event).map_reply(reply)).await
 }
 
 /// How an interaction is answered: through the REST callback (gateway),

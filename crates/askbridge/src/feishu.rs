@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, OptionRef, View, fill};
-use askbridge_feishu::parse::{self, Event, Inbound as Pushed, Sender};
+use askbridge_core::render::{self, Capabilities, View, fill};
+use askbridge_feishu::parse::{self, Event, Push};
 use askbridge_feishu::render::{self as draw, Destination, Message, Toast};
 use askbridge_feishu::run::{CallbackCheck, FeishuApi, LongConnection, Signed};
 use axum::Router;
@@ -37,9 +37,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OnceCell, oneshot};
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{
-    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
-};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::chat::{AllowList, Person};
 use crate::config::{FeishuConfig, FeishuMode};
 use crate::http::ApiError;
@@ -223,15 +221,15 @@ impl Inbound {
     /// card callback's toast, or `{}`.
     async fn receive(&self, plain: &[u8]) -> Result<Value, Refusal> {
         let pushed =
-            parse::inbound(plain, self.bot.get().map(String::as_str)).map_err(Refusal::Invalid)?;
+            parse::push(plain, self.bot.get().map(String::as_str)).map_err(Refusal::Invalid)?;
         let (event_id, token, event) = match pushed {
-            Pushed::UrlVerification { challenge, token } => {
+            Push::UrlVerification { challenge, token } => {
                 return match self.check.token_ok(&token) {
                     true => Ok(json!({ "challenge": challenge })),
                     false => Err(Refusal::Forged("wrong verification token".to_owned())),
                 };
             }
-            Pushed::Pushed {
+            Push::Pushed {
                 event_id,
                 token,
                 event,
@@ -254,42 +252,21 @@ impl Inbound {
     /// Hands one event to the driver; a press's answer is what it says
     /// within [`ANSWER_WITHIN`] (after that the driver goes on alone).
     async fn handle(&self, event: Event) -> Value {
-        match event {
-            Event::Press(mut press) => {
-                press.from.name = self.name(&press.from.open_id).await;
-                let (reply, answer) = oneshot::channel();
-                let driver = Arc::clone(&self.driver);
-                tokio::spawn(async move { pressed(&driver, press, reply).await });
-                match tokio::time::timeout(ANSWER_WITHIN, answer).await {
-                    Ok(Ok(answer)) => answer,
-                    Ok(Err(_)) | Err(_) => json!({}),
-                }
-            }
-            Event::Text(mut message) => {
-                message.from.name = self.name(&message.from.open_id).await;
-                // A private chat's id is Feishu's to choose: asks for it
-                // are filed under the user.
-                let place = match message.private {
-                    true => Place::FeishuUser {
-                        open_id: message.from.open_id.clone(),
-                    },
-                    false => Place::Feishu {
-                        chat_id: message.chat_id.clone(),
-                    },
-                };
-                self.driver
-                    .typed(Typed {
-                        chat: Destination::Chat(message.chat_id),
-                        place,
-                        message: message.message_id,
-                        reply_to: message.reply_to,
-                        text: message.text,
-                        from: person(&message.from),
-                    })
-                    .await;
-                json!({})
-            }
-        }
+        let mut inbound = parse::inbound(event);
+        let from = inbound.person_mut();
+        from.responder.name = self.name(&from.responder.user_id).await;
+        let askbridge_core::inbound::Inbound::Typed(typed) = inbound else {
+            let (reply, answer) = oneshot::channel();
+            let driver = Arc::clone(&self.driver);
+            let inbound = inbound.map_reply(|()| reply);
+            tokio::spawn(async move { driver.handle(inbound).await });
+            return match tokio::time::timeout(ANSWER_WITHIN, answer).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) | Err(_) => json!({}),
+            };
+        };
+        self.driver.typed(typed).await;
+        json!({})
     }
 }
 
@@ -313,49 +290,6 @@ impl Inbound {
         })
         .await
         .clone()
-    }
-}
-
-/// A card callback for the driver: a filled-in own-words form is a
-/// submission, anything else a press.
-async fn pressed(
-    driver: &ChatDriver<FeishuPlatform>,
-    press: parse::Press,
-    reply: oneshot::Sender<Value>,
-) {
-    let chat = press.chat_id.map(Destination::Chat);
-    match (press.text, &press.button) {
-        (Some(text), Some(key)) if key.option == OptionRef::Other => {
-            driver
-                .submitted(Submission {
-                    reply,
-                    key: press.button,
-                    chat: chat.unwrap_or(Destination::Chat(String::new())),
-                    text,
-                    from: person(&press.from),
-                })
-                .await
-        }
-        _ => {
-            driver
-                .press(Press {
-                    reply,
-                    button: press.button,
-                    chosen: press.values,
-                    chat,
-                    message: press.message_id,
-                    from: person(&press.from),
-                })
-                .await
-        }
-    }
-}
-
-fn person(sender: &Sender) -> Person {
-    Person {
-        responder: sender.responder(),
-        username: None,
-        roles: Vec::new(),
     }
 }
 

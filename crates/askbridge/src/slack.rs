@@ -19,14 +19,12 @@
 //!   window.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
-use askbridge_slack::parse::{self, Event, EventsBody, Sender};
+use askbridge_slack::parse::{self, Event, EventsBody, Reply, SlackChat, Ts};
 use askbridge_slack::render::{self as draw, Destination, Message};
 use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
 use axum::Router;
@@ -35,14 +33,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use slack_morphism::prelude::{
-    SlackChannelId, SlackResponseUrl, SlackTriggerId, SlackTs, SlackUserId,
-};
+use slack_morphism::prelude::{SlackChannelId, SlackUserId};
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{
-    Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Submission, Typed,
-};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::chat::{AllowList, Person};
 use crate::config::{SlackConfig, SlackMode};
 use crate::http::ApiError;
@@ -183,172 +177,44 @@ struct Inbound {
 }
 
 impl Inbound {
-    /// Hands one event to the driver.
+    /// Hands one event to the driver, its person named.
     async fn handle(&self, event: Event) {
-        match event {
-            Event::Press(press) => {
-                let from = self.person(&press.from).await;
-                let reply = Reply {
-                    trigger_id: press.trigger_id,
-                    response_url: press.response_url,
-                    channel: Some(press.channel.clone()),
-                    user: press.from.id.clone(),
-                    thread_ts: press.thread_ts.clone(),
-                };
-                self.driver
-                    .press(Press {
-                        reply,
-                        button: press.button,
-                        chosen: press.values,
-                        chat: Some(SlackChat {
-                            channel: press.channel,
-                            thread_ts: press.thread_ts,
-                        }),
-                        message: press.message_ts.map(Ts::from),
-                        from,
-                    })
-                    .await
-            }
-            Event::Submit(submit) => {
-                let from = self.person(&submit.from).await;
-                // The modal was opened with its message's conversation in
-                // `private_metadata`.
-                let channel = SlackChannelId(submit.private_metadata.clone());
-                self.driver
-                    .submitted(Submission {
-                        reply: Reply {
-                            trigger_id: None,
-                            response_url: None,
-                            channel: (!channel.0.is_empty()).then(|| channel.clone()),
-                            user: submit.from.id.clone(),
-                            thread_ts: None,
-                        },
-                        key: submit.key,
-                        chat: SlackChat {
-                            channel,
-                            thread_ts: None,
-                        },
-                        text: submit.text,
-                        from,
-                    })
-                    .await
-            }
-            Event::Text(message) => {
-                let from = self.person(&message.from).await;
-                // An IM's channel id is Slack's to choose: asks for a DM
-                // are filed under the user.
-                let place = match message.channel.0.starts_with('D') {
-                    true => Place::SlackUser {
-                        user_id: message.from.id.0.clone(),
-                    },
-                    false => Place::Slack {
-                        channel_id: message.channel.0.clone(),
-                        thread_ts: message.thread_ts.as_ref().map(|ts| ts.0.clone()),
-                    },
-                };
-                // Replies go in the thread the person wrote in, or start
-                // one under their message.
-                let thread = message
-                    .thread_ts
-                    .clone()
-                    .unwrap_or_else(|| message.ts.clone());
-                self.driver
-                    .typed(Typed {
-                        chat: SlackChat {
-                            channel: message.channel,
-                            thread_ts: Some(thread),
-                        },
-                        place,
-                        message: Ts::from(message.ts),
-                        reply_to: message.thread_ts.map(Ts::from),
-                        text: message.text,
-                        from,
-                    })
-                    .await
-            }
-        }
+        let mut inbound = parse::inbound(event);
+        self.name(inbound.person_mut()).await;
+        self.driver.handle(inbound).await
     }
 
-    /// The person, named as Slack shows them (`users.info`, remembered).
-    async fn person(&self, sender: &Sender) -> Person {
-        let mut responder = sender.responder();
-        if sender.name.is_none() {
-            let known = self
-                .names
-                .lock()
-                .ok()
-                .and_then(|names| names.get(&sender.id.0).cloned());
-            let name = match known {
-                Some(name) => name,
-                None => match self.api.user_name(&sender.id).await {
-                    Ok(name) => {
-                        if let Ok(mut names) = self.names.lock() {
-                            names.insert(sender.id.0.clone(), name.clone());
-                        }
-                        name
+    /// Names `person` as Slack shows them when the event did not
+    /// (`users.info`, remembered), else by their handle.
+    async fn name(&self, person: &mut Person) {
+        if person.responder.name.is_some() {
+            return;
+        }
+        let id = SlackUserId(person.responder.user_id.clone());
+        let known = self
+            .names
+            .lock()
+            .ok()
+            .and_then(|names| names.get(&id.0).cloned());
+        let name = match known {
+            Some(name) => name,
+            None => match self.api.user_name(&id).await {
+                Ok(name) => {
+                    if let Ok(mut names) = self.names.lock() {
+                        names.insert(id.0.clone(), name.clone());
                     }
-                    Err(error) => {
-                        tracing::debug!(error = %error, "cannot look up a Slack user's name");
-                        None
-                    }
-                },
-            };
-            if let Some(name) = name {
-                responder.name = Some(name);
-            }
-        }
-        Person {
-            responder,
-            username: sender.username.clone(),
-            roles: Vec::new(),
-        }
+                    name
+                }
+                Err(error) => {
+                    tracing::debug!(error = %error, "cannot look up a Slack user's name");
+                    None
+                }
+            },
+        };
+        person.responder.name = name
+            .or_else(|| person.username.clone())
+            .filter(|name| !name.trim().is_empty());
     }
-}
-
-/// A Slack conversation, with the thread new messages go to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlackChat {
-    /// The conversation (`C…`, `G…`, `D…`).
-    pub channel: SlackChannelId,
-    /// The thread messages are posted in, if any.
-    pub thread_ts: Option<SlackTs>,
-}
-
-/// A message timestamp: its id within its conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ts(pub SlackTs);
-
-impl From<SlackTs> for Ts {
-    fn from(ts: SlackTs) -> Ts {
-        Ts(ts)
-    }
-}
-
-impl fmt::Display for Ts {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.0)
-    }
-}
-
-impl FromStr for Ts {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Ts, String> {
-        match !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-            true => Ok(Ts(SlackTs(text.to_owned()))),
-            false => Err(format!("not a Slack ts: {text:?}")),
-        }
-    }
-}
-
-/// How a press is answered when it must be: privately, to its presser.
-#[derive(Debug)]
-pub struct Reply {
-    trigger_id: Option<SlackTriggerId>,
-    response_url: Option<SlackResponseUrl>,
-    channel: Option<SlackChannelId>,
-    user: SlackUserId,
-    thread_ts: Option<SlackTs>,
 }
 
 /// Slack as a [`ChatPlatform`]: the Web API through slack-morphism.

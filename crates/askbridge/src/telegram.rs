@@ -20,7 +20,7 @@ use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View};
 use askbridge_telegram::ChatRef;
-use askbridge_telegram::parse::{self, Event};
+use askbridge_telegram::parse::{self};
 use askbridge_telegram::render as draw;
 use askbridge_telegram::run::TelegramApi;
 use axum::Router;
@@ -34,7 +34,7 @@ use futures_util::future::join_all;
 use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Press, Typed};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::chat::{AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
@@ -300,44 +300,9 @@ impl Inbound {
     /// Handles one update. Whatever the bridge recorded is stored before
     /// this returns; replies to the person may still be on their way.
     pub async fn handle(&self, update: parse::Update) {
-        match parse::parse(&update) {
-            Some(Event::Press(press)) => {
-                self.driver
-                    .press(Press {
-                        reply: press.query_id,
-                        button: press.button,
-                        chosen: None,
-                        chat: press.chat,
-                        message: press.message_id,
-                        from: person(&press.from),
-                    })
-                    .await
-            }
-            Some(Event::Text(message)) => {
-                self.driver
-                    .typed(Typed {
-                        place: Place::Telegram {
-                            chat_id: message.chat.chat_id,
-                            thread_id: message.chat.thread_id,
-                        },
-                        chat: message.chat,
-                        message: message.message_id,
-                        reply_to: message.reply_to,
-                        text: message.text,
-                        from: person(&message.from),
-                    })
-                    .await
-            }
-            None => {}
+        if let Some(inbound) = parse::inbound(&update) {
+            self.driver.handle(inbound).await;
         }
-    }
-}
-
-fn person(sender: &parse::Sender) -> Person {
-    Person {
-        responder: sender.responder(),
-        username: sender.username.clone(),
-        roles: Vec::new(),
     }
 }
 

@@ -32,6 +32,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use askbridge_core::failure::PlatformFailure;
+use askbridge_core::inbound;
 use askbridge_core::lifecycle::{Input, Rejection, Step};
 use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
 use askbridge_core::outcome::Via;
@@ -176,56 +177,25 @@ impl OwnWords<'_> {
     }
 }
 
-/// A button press (or a select menu choice).
-#[derive(Debug)]
-pub struct Press<P: ChatPlatform> {
-    /// How to answer it.
-    pub reply: P::Reply,
-    /// The button's payload, when it is one of askbridge's.
-    pub button: Option<CallbackRef>,
-    /// The options chosen in a select menu (whose key is the question's
-    /// `Done`); `None` for a button.
-    pub chosen: Option<Vec<usize>>,
-    /// Where the pressed message is, when the platform says.
-    pub chat: Option<P::Chat>,
-    /// The pressed message, when the platform says.
-    pub message: Option<P::MessageId>,
-    /// Who pressed.
-    pub from: Person,
-}
+/// A press on platform `P`, in the core's vocabulary.
+pub type Press<P> = inbound::Press<
+    <P as ChatPlatform>::Chat,
+    <P as ChatPlatform>::MessageId,
+    <P as ChatPlatform>::Reply,
+>;
 
-/// The person's own words from a modal opened by "Other…" / "Answer…".
-#[derive(Debug)]
-pub struct Submission<P: ChatPlatform> {
-    /// How to answer it.
-    pub reply: P::Reply,
-    /// The key the modal was opened with, when it is one of askbridge's.
-    pub key: Option<CallbackRef>,
-    /// Where it was submitted.
-    pub chat: P::Chat,
-    /// The text.
-    pub text: String,
-    /// Who submitted it.
-    pub from: Person,
-}
+/// Own words submitted on platform `P`.
+pub type Submission<P> = inbound::Submission<<P as ChatPlatform>::Chat, <P as ChatPlatform>::Reply>;
 
-/// A typed message.
-#[derive(Debug)]
-pub struct Typed<P: ChatPlatform> {
-    /// The conversation it was sent in.
-    pub chat: P::Chat,
-    /// The place asks for this conversation are posted to (the channel,
-    /// the topic; a DM's user).
-    pub place: Place,
-    /// Its id.
-    pub message: P::MessageId,
-    /// The message it replies to, if any.
-    pub reply_to: Option<P::MessageId>,
-    /// The text, with platform markup the resolver does not know removed.
-    pub text: String,
-    /// Who sent it.
-    pub from: Person,
-}
+/// A message typed on platform `P`.
+pub type Typed<P> = inbound::Typed<<P as ChatPlatform>::Chat, <P as ChatPlatform>::MessageId>;
+
+/// Anything a person did on platform `P`.
+pub type Inbound<P> = inbound::Inbound<
+    <P as ChatPlatform>::Chat,
+    <P as ChatPlatform>::MessageId,
+    <P as ChatPlatform>::Reply,
+>;
 
 /// How asks are drawn on a channel: its capabilities and render mode, and
 /// the locale of askbridge's own words.
@@ -409,9 +379,18 @@ impl<P: ChatPlatform> ChatDriver<P> {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// Handles whatever a person did.
+    pub async fn handle(&self, inbound: Inbound<P>) {
+        match inbound {
+            inbound::Inbound::Press(press) => self.press(press).await,
+            inbound::Inbound::Submission(submission) => self.submitted(submission).await,
+            inbound::Inbound::Typed(typed) => self.typed(typed).await,
+        }
+    }
+
     /// Handles a press; it is always acknowledged, once.
     pub async fn press(&self, press: Press<P>) {
-        let Press {
+        let inbound::Press {
             reply,
             button,
             chosen,
@@ -643,7 +622,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
 
     /// Handles the person's own words from a modal; always acknowledged.
     pub async fn submitted(&self, submission: Submission<P>) {
-        let Submission {
+        let inbound::Submission {
             reply,
             key,
             chat,

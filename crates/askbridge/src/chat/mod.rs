@@ -1,8 +1,9 @@
 //! What every chat channel does with a person's input, whatever the
 //! platform: who is admitted, which ask a typed message answers, and what
 //! to tell the person afterwards. The [`driver`] applies these rules for
-//! every platform; platform modules (`telegram`, `discord`) only translate
-//! their events into its calls and draw the results.
+//! every platform; each platform crate reports what people do in the
+//! core's one vocabulary ([`askbridge_core::inbound`]), and the platform
+//! modules only hand it over and draw the results.
 //!
 //! - A typed message that replies to one of askbridge's messages answers
 //!   that message's ask (a reply to an "Other…" prompt answers that one
@@ -14,11 +15,12 @@
 //!   user, else whoever the channel's [`AllowList`] admits.
 
 use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
-use askbridge_core::model::Responder;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{self, Locale};
 use serde::{Deserialize, Serialize};
+
+pub use askbridge_core::inbound::Person;
 
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
 
@@ -52,17 +54,6 @@ impl AllowList {
                 None => *entry == person.responder.user_id || person.roles.contains(entry),
             })
     }
-}
-
-/// Someone in a chat.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Person {
-    /// Their user id and display name.
-    pub responder: Responder,
-    /// Their `@username`, without the `@`, when the platform has one.
-    pub username: Option<String>,
-    /// The ids of their roles where they are (Discord server roles).
-    pub roles: Vec<String>,
 }
 
 /// What a channel keeps with each message it posts
@@ -267,6 +258,7 @@ fn rejected(rejection: &Rejection, target: &Target, locale: Locale) -> String {
 mod tests {
     use super::*;
     use askbridge_core::lifecycle::State;
+    use askbridge_core::model::Responder;
 
     fn person(id: &str, username: Option<&str>) -> Person {
         Person {

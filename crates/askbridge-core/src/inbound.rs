@@ -1,0 +1,133 @@
+//! What people do in a chat, in the one vocabulary every platform crate
+//! reports it in and the daemon's chat driver reads: a [`Press`] of a
+//! button (or a choice in a menu), a [`Submission`] of their own words from
+//! a form or modal, a [`Typed`] message — each with who did it
+//! ([`Person`]) and where.
+//!
+//! Pure data over the platform's own types: `C` is its conversation, `M`
+//! its message id and `R` how a press or submission is answered (a
+//! callback query id, an interaction, a channel to the HTTP response).
+//! Which ask it is about, who may answer and what the person is told are
+//! not decided here: the driver decides them once for every platform.
+
+use crate::model::{Place, Responder};
+use crate::render::CallbackRef;
+
+/// Someone in a chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Their user id and display name.
+    pub responder: Responder,
+    /// Their `@username`, without the `@`, when the platform has one.
+    pub username: Option<String>,
+    /// The ids of their roles where they are (Discord server roles).
+    pub roles: Vec<String>,
+}
+
+impl Person {
+    /// Someone known by their id and name alone.
+    pub fn of(responder: Responder) -> Person {
+        Person {
+            responder,
+            username: None,
+            roles: Vec::new(),
+        }
+    }
+}
+
+/// A button press (or a select menu choice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Press<C, M, R> {
+    /// How to answer it.
+    pub reply: R,
+    /// The button's payload, when it is one of askbridge's.
+    pub button: Option<CallbackRef>,
+    /// The options chosen in a select menu (whose key is the question's
+    /// `Done`); `None` for a button.
+    pub chosen: Option<Vec<usize>>,
+    /// Where the pressed message is, when the platform says.
+    pub chat: Option<C>,
+    /// The pressed message, when the platform says.
+    pub message: Option<M>,
+    /// Who pressed.
+    pub from: Person,
+}
+
+/// The person's own words from a form or modal that "Other…" / "Answer…"
+/// opened (or that the message carries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submission<C, R> {
+    /// How to answer it.
+    pub reply: R,
+    /// The key the form was opened with, when it is one of askbridge's.
+    pub key: Option<CallbackRef>,
+    /// Where it was submitted.
+    pub chat: C,
+    /// The text.
+    pub text: String,
+    /// Who submitted it.
+    pub from: Person,
+}
+
+/// A typed message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typed<C, M> {
+    /// The conversation it was sent in.
+    pub chat: C,
+    /// The place asks for this conversation are posted to (the channel,
+    /// the topic; a direct message's user).
+    pub place: Place,
+    /// Its id.
+    pub message: M,
+    /// The message it replies to, if any.
+    pub reply_to: Option<M>,
+    /// The text, with the platform's markup undone.
+    pub text: String,
+    /// Who sent it.
+    pub from: Person,
+}
+
+/// One thing a person did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inbound<C, M, R> {
+    /// A button or menu.
+    Press(Press<C, M, R>),
+    /// Their own words from a form.
+    Submission(Submission<C, R>),
+    /// A message.
+    Typed(Typed<C, M>),
+}
+
+impl<C, M, R> Inbound<C, M, R> {
+    /// Who did it.
+    pub fn person_mut(&mut self) -> &mut Person {
+        match self {
+            Inbound::Press(press) => &mut press.from,
+            Inbound::Submission(submission) => &mut submission.from,
+            Inbound::Typed(typed) => &mut typed.from,
+        }
+    }
+
+    /// The same, answered through `answer(reply)` (a typed message has
+    /// nothing to answer).
+    pub fn map_reply<S>(self, answer: impl FnOnce(R) -> S) -> Inbound<C, M, S> {
+        match self {
+            Inbound::Press(press) => Inbound::Press(Press {
+                reply: answer(press.reply),
+                button: press.button,
+                chosen: press.chosen,
+                chat: press.chat,
+                message: press.message,
+                from: press.from,
+            }),
+            Inbound::Submission(submission) => Inbound::Submission(Submission {
+                reply: answer(submission.reply),
+                key: submission.key,
+                chat: submission.chat,
+                text: submission.text,
+                from: submission.from,
+            }),
+            Inbound::Typed(typed) => Inbound::Typed(typed),
+        }
+    }
+}
