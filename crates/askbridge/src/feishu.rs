@@ -14,7 +14,7 @@
 //!   connection (one instance at a time, under a lease), or serves
 //!   `POST /feishu/events` in webhook mode: decrypted with the encrypt
 //!   key, the signature and its age checked, the verification token
-//!   compared. Both hand the same pushes to [`Inbound::receive`], and a
+//!   compared. Both hand the same pushes to one `receive`, and a
 //!   push Feishu sends again (same `event_id`) is acted on once.
 
 use std::collections::{HashMap, HashSet, VecDeque};
