@@ -60,53 +60,11 @@ pub(crate) fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-/// Decodes a query string into pairs (`%XX` and `+` unescaped).
-pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
-    query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(key), percent_decode(value))
-        })
-        .collect()
-}
-
 /// The value of `key` in a query string.
 pub(crate) fn query_param(query: Option<&str>, key: &str) -> Option<String> {
-    query_pairs(query?)
-        .into_iter()
+    form_urlencoded::parse(query?.as_bytes())
         .find(|(name, _)| name == key)
-        .map(|(_, value)| value)
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        let byte = bytes[index];
-        let escaped = (byte == b'%')
-            .then(|| bytes.get(index + 1..index + 3))
-            .flatten()
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| u8::from_str_radix(digits, 16).ok());
-        match (byte, escaped) {
-            (_, Some(decoded)) => {
-                out.push(decoded);
-                index += 3;
-            }
-            (b'+', None) => {
-                out.push(b' ');
-                index += 1;
-            }
-            (other, None) => {
-                out.push(other);
-                index += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+        .map(|(_, value)| value.into_owned())
 }
 
 #[cfg(test)]
