@@ -19,3 +19,4 @@ pub mod discord;
 pub mod feishu;
 pub mod slack;
 pub mod telegram;
+mod watched;

@@ -137,7 +137,6 @@ mod validate;
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -581,28 +580,18 @@ impl FakeSlack {
     /// # Panics
     /// After the wait timeout (20 s by default), naming `what` and listing
     /// the calls so far.
-    pub async fn wait_for<T>(&self, what: &str, mut check: impl FnMut(&State) -> Option<T>) -> T {
-        let deadline = tokio::time::Instant::now() + self.wait_timeout;
-        loop {
-            let mut changed = pin!(self.inner.changed.notified());
-            changed.as_mut().enable();
-            if let Some(found) = check(&self.inner.lock()) {
-                return found;
-            }
-            if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                let state = self.inner.lock();
-                if let Some(found) = check(&state) {
-                    return found;
-                }
-                panic!(
-                    "FakeSlack: gave up after {:?} waiting for {what}\nsocket: {:?}\ncalls so \
+    pub async fn wait_for<T>(&self, what: &str, check: impl FnMut(&State) -> Option<T>) -> T {
+        let timeout = self.wait_timeout;
+        self.inner
+            .wait_for(timeout, check, |state| {
+                format!(
+                    "FakeSlack: gave up after {timeout:?} waiting for {what}\nsocket: {:?}\ncalls so \
                      far:\n{}",
-                    self.wait_timeout,
                     state.socket_stats(),
                     state.describe_calls()
-                );
-            }
-        }
+                )
+            })
+            .await
     }
 
     /// Waits for a call of `method` for which `matches` holds (earlier

@@ -2,7 +2,7 @@
 //! `/socket`, and interactions' response URLs at
 //! `/actions/{team}/{id}/{secret}`.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -14,50 +14,13 @@ use axum::http::{HeaderName, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use serde_json::Value;
-use tokio::sync::Notify;
 
 use super::socket;
 use super::state::{ApiRequest, Reply, State};
 use super::util::{form_decode, pairs_to_json};
 
 /// The state and the signal that it changed.
-pub(crate) struct Inner {
-    state: Mutex<State>,
-    /// Woken (all waiters) after every change to the state.
-    pub(crate) changed: Notify,
-}
-
-impl Inner {
-    pub(crate) fn new(state: State) -> Inner {
-        Inner {
-            state: Mutex::new(state),
-            changed: Notify::new(),
-        }
-    }
-
-    /// The state; a test that panicked while holding it does not poison it
-    /// for the others.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Changes the state and wakes everyone waiting on it.
-    pub(crate) fn mutate<T>(&self, change: impl FnOnce(&mut State) -> T) -> T {
-        let out = change(&mut self.lock());
-        self.changed.notify_waiters();
-        out
-    }
-
-    /// Runs `change`; wakes the waiters only if it says it changed
-    /// something.
-    pub(crate) fn mutate_if<T>(&self, change: impl FnOnce(&mut State) -> (T, bool)) -> T {
-        let (out, changed) = change(&mut self.lock());
-        if changed {
-            self.changed.notify_waiters();
-        }
-        out
-    }
-}
+pub(crate) type Inner = crate::watched::Watched<State>;
 
 /// The whole HTTP surface.
 pub(crate) fn router(inner: Arc<Inner>) -> Router {

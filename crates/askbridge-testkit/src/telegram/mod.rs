@@ -60,7 +60,6 @@ mod state;
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -363,26 +362,16 @@ impl FakeTelegram {
     /// # Panics
     /// After the wait timeout (20 s by default), naming `what` and listing
     /// the calls so far.
-    pub async fn wait_for<T>(&self, what: &str, mut check: impl FnMut(&State) -> Option<T>) -> T {
-        let deadline = tokio::time::Instant::now() + self.wait_timeout;
-        loop {
-            let mut changed = pin!(self.inner.changed.notified());
-            changed.as_mut().enable();
-            if let Some(found) = check(&self.inner.lock()) {
-                return found;
-            }
-            if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                let state = self.inner.lock();
-                if let Some(found) = check(&state) {
-                    return found;
-                }
-                panic!(
-                    "FakeTelegram: gave up after {:?} waiting for {what}\ncalls so far:\n{}",
-                    self.wait_timeout,
+    pub async fn wait_for<T>(&self, what: &str, check: impl FnMut(&State) -> Option<T>) -> T {
+        let timeout = self.wait_timeout;
+        self.inner
+            .wait_for(timeout, check, |state| {
+                format!(
+                    "FakeTelegram: gave up after {timeout:?} waiting for {what}\ncalls so far:\n{}",
                     state.describe_calls()
-                );
-            }
-        }
+                )
+            })
+            .await
     }
 
     /// Waits for a call to `method` (any case) for which `matches` holds,

@@ -1,7 +1,7 @@
 //! HTTP: the Bot API endpoint, long polling, and webhook delivery.
 
 use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -10,7 +10,6 @@ use axum::extract::State as Shared;
 use axum::http::{Request, StatusCode, header::CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 
 use super::model::WebhookDelivery;
 use super::params;
@@ -24,33 +23,7 @@ const MAX_RETRY: Duration = Duration::from_millis(500);
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The state and the signal that it changed.
-pub(crate) struct Inner {
-    state: Mutex<State>,
-    /// Woken (all waiters) after every change to the state.
-    pub(crate) changed: Notify,
-}
-
-impl Inner {
-    pub(crate) fn new(state: State) -> Inner {
-        Inner {
-            state: Mutex::new(state),
-            changed: Notify::new(),
-        }
-    }
-
-    /// The state; a test that panicked while holding it does not poison it
-    /// for the others.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Changes the state and wakes everyone waiting on it.
-    pub(crate) fn mutate<T>(&self, change: impl FnOnce(&mut State) -> T) -> T {
-        let out = change(&mut self.lock());
-        self.changed.notify_waiters();
-        out
-    }
-}
+pub(crate) type Inner = crate::watched::Watched<State>;
 
 /// The Bot API: every path and method goes through [`handle`].
 pub(crate) fn router(inner: Arc<Inner>) -> Router {
