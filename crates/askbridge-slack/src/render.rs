@@ -42,7 +42,8 @@ use std::collections::HashSet;
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Button, ButtonStyle, OptionRef, Step, StepInput, StepOption, View, cut, split_message, text_len,
+    Button, ButtonStyle, Locale, OptionRef, Step, StepInput, StepOption, View, cut, split_message,
+    text_len,
 };
 use serde::Serialize;
 use slack_morphism::prelude::{
@@ -89,10 +90,6 @@ pub const MAX_CLOSED_TEXT_CHARS: usize = 20_000;
 pub const ANSWER_BLOCK_ID: &str = "ab-answer";
 /// The `action_id` of the own-words modal's text input.
 pub const ANSWER_ACTION_ID: &str = "answer";
-/// The own-words modal's submit text (the core has no phrase for it).
-pub const MODAL_SUBMIT: &str = "Send";
-/// The own-words modal's close text (the core has no phrase for it).
-pub const MODAL_CLOSE: &str = "Cancel";
 
 /// Shown instead of a blank text (Slack refuses empty sections and labels).
 const EMPTY_TEXT: &str = "❓";
@@ -367,8 +364,8 @@ pub fn ephemeral_response(text: &str) -> EphemeralResponse {
 /// `view_submission` (the Other… / Answer… key), and so does
 /// `private_metadata` (dropped if longer than 3,000 characters, which
 /// Slack refuses). `title` is cut to 24 characters, `label` to 2,000,
-/// `placeholder` to 150; the submit and close texts are [`MODAL_SUBMIT`]
-/// and [`MODAL_CLOSE`].
+/// `placeholder` to 150; the submit and close texts are the core's Send
+/// and Cancel in `locale`.
 pub fn own_words_modal(
     callback_id: &str,
     title: &str,
@@ -376,6 +373,7 @@ pub fn own_words_modal(
     placeholder: Option<&str>,
     multiline: bool,
     private_metadata: &str,
+    locale: Locale,
 ) -> SlackView {
     let mut input = SlackBlockPlainTextInputElement::new()
         .with_action_id(SlackActionId(ANSWER_ACTION_ID.to_owned()))
@@ -392,8 +390,11 @@ pub fn own_words_modal(
         plain(&fit(title, MAX_MODAL_TEXT_CHARS)),
         vec![SlackBlock::Input(block)],
     )
-    .with_submit(plain(MODAL_SUBMIT))
-    .with_close(plain(MODAL_CLOSE))
+    .with_submit(plain(&fit(
+        locale.strings().page_send,
+        MAX_MODAL_TEXT_CHARS,
+    )))
+    .with_close(plain(&fit(locale.strings().cancel, MAX_MODAL_TEXT_CHARS)))
     .with_callback_id(SlackCallbackId(callback_id.to_owned()));
     if !private_metadata.is_empty() && text_len(private_metadata) <= MAX_PRIVATE_METADATA_CHARS {
         modal = modal.with_private_metadata(private_metadata.to_owned());

@@ -264,8 +264,24 @@ fn render_the_own_words_modal() {
         Some("e.g. eu-west"),
         false,
         "C0123456789|1700000000.000100",
+        Locale::En,
     );
     insta::assert_json_snapshot!("own_words_modal", serde_json::to_value(&modal).unwrap());
+    let chinese = serde_json::to_value(own_words_modal(
+        "ab1:k1:0:o",
+        "T",
+        "L",
+        None,
+        false,
+        "",
+        Locale::ZhCn,
+    ))
+    .unwrap();
+    assert_eq!(
+        (&chinese["submit"]["text"], &chinese["close"]["text"]),
+        (&serde_json::json!("发送"), &serde_json::json!("取消")),
+        "the modal's buttons speak the channel's language"
+    );
 
     let long = serde_json::to_value(own_words_modal(
         "ab1:k1:1:o",
@@ -274,6 +290,7 @@ fn render_the_own_words_modal() {
         Some(&"p".repeat(200)),
         true,
         &"m".repeat(3_001),
+        Locale::En,
     ))
     .unwrap();
     assert_eq!(long["title"]["text"].as_str().unwrap().chars().count(), 24);
@@ -741,8 +758,16 @@ fn parse_what_render_draws_round_trips() {
     assert_eq!(press.values, Some(vec![1, 2]));
 
     // The modal's ids are what a submit is read by.
-    let modal =
-        serde_json::to_value(own_words_modal("ab1:k1:0:o", "T", "L", None, true, "")).unwrap();
+    let modal = serde_json::to_value(own_words_modal(
+        "ab1:k1:0:o",
+        "T",
+        "L",
+        None,
+        true,
+        "",
+        Locale::En,
+    ))
+    .unwrap();
     assert_eq!(modal["blocks"][0]["block_id"], render::ANSWER_BLOCK_ID);
     assert_eq!(
         modal["blocks"][0]["element"]["action_id"],

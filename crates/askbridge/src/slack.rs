@@ -375,6 +375,7 @@ impl ChatPlatform for SlackPlatform {
             prompt.placeholder(),
             prompt.multiline(),
             &chat.channel.0,
+            prompt.locale,
         );
         self.api.open_view(trigger, modal).await.map(|()| None)
     }

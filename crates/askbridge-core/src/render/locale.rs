@@ -154,6 +154,8 @@ pub struct Strings {
     pub done: &'static str,
     /// Button that opens a text input (modal or forced reply).
     pub answer: &'static str,
+    /// Button that closes a form without sending it (a modal's Cancel).
+    pub cancel: &'static str,
     /// The recommended marker as a word, where the ⭐ emoji cannot be shown.
     pub recommended: &'static str,
 
@@ -404,6 +406,7 @@ static EN: Strings = Strings {
     no: "No",
     done: "Done",
     answer: "Answer…",
+    cancel: "Cancel",
     recommended: "Recommended",
 
     skip_word: "skip",
@@ -532,6 +535,7 @@ static ZH_CN: Strings = Strings {
     no: "否",
     done: "完成",
     answer: "填写答案…",
+    cancel: "取消",
     recommended: "推荐",
 
     skip_word: "跳过",
@@ -660,6 +664,7 @@ static TH: Strings = Strings {
     no: "ไม่ใช่",
     done: "เสร็จแล้ว",
     answer: "พิมพ์คำตอบ…",
+    cancel: "ยกเลิก",
     recommended: "แนะนำ",
 
     skip_word: "ข้าม",
