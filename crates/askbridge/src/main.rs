@@ -130,11 +130,31 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader went away (`| head -c1`): nothing more to say to it.
+        Err(error) if is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("askbridge: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `error` is a write to a pipe whose reader has gone.
+fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes `text` and a newline to standard output, an error (not a panic,
+/// as `println!` would) when it cannot.
+fn print_line(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Runs an async command on a multi-threaded runtime.
@@ -149,7 +169,7 @@ fn block_on<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) -> 
 fn normalize(file: &std::path::Path) -> anyhow::Result<ExitCode> {
     let input = read(file)?;
     let (report, valid) = commands::normalize::run(&input);
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    print_line(&serde_json::to_string_pretty(&report)?)?;
     Ok(exit(valid))
 }
 
@@ -162,11 +182,11 @@ fn render(
     let input = read(file)?;
     match commands::render::run(&input, channel, locale, mode) {
         Ok(text) => {
-            println!("{text}");
+            print_line(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Err(report) => {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            print_line(&serde_json::to_string_pretty(&report)?)?;
             Ok(ExitCode::FAILURE)
         }
     }

@@ -313,3 +313,64 @@ fn render_for_slack_prints_the_post_message_payloads() {
         .collect();
     assert_eq!(buttons, ["Staging ⭐", "Production", "Other…", "Skip"]);
 }
+
+#[test]
+fn render_for_feishu_prints_the_cards() {
+    let ask = r#"{"to": "feishu:oc_1", "questions": [{"header": "Deploy", "question": "Where <at user_id=\"all\">?", "options": ["Staging (Recommended)", "Production"]}]}"#;
+    let output = askbridge(
+        &["render", "--channel", "feishu", "--locale", "zh-CN", "-"],
+        ask,
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let cards: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("a JSON array of cards");
+    let card = &cards[0];
+    assert_eq!(card["schema"], "2.0");
+    let text = &card["body"]["elements"][0]["text"];
+    assert_eq!(text["tag"], "plain_text", "agent text is never markup");
+    assert!(
+        text["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("<at user_id=\"all\">")
+    );
+    let rendered = card.to_string();
+    assert!(
+        rendered.contains("\"发送\""),
+        "the own-words form's Send: {rendered}"
+    );
+    assert!(
+        rendered.contains("\"跳过\""),
+        "Skip in the locale: {rendered}"
+    );
+}
+
+/// Runs `args` with standard output a pipe nobody reads: the reader is
+/// closed before the command starts.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_askbridge"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run askbridge")
+}
+
+#[test]
+fn a_closed_output_pipe_ends_quietly_not_in_a_panic() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/release.json");
+    for args in [
+        vec!["render", "--channel", "feishu", example],
+        vec!["render", example],
+        vec!["normalize", example],
+        vec!["resolve", "--options", "Staging,Production", "2"],
+    ] {
+        let output = with_closed_stdout(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

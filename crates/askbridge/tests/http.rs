@@ -938,6 +938,19 @@ async fn http_openapi_document_is_valid_and_is_the_route_table() {
             }
         }
     }
+    // The document refuses what the server refuses.
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["QuestionInput"]["properties"]["question"]["minLength"], 1,
+        "{}",
+        schemas["QuestionInput"]
+    );
+    assert_eq!(
+        schemas["SkipReply"]["properties"]["skip"]["enum"],
+        json!([true]),
+        "{}",
+        schemas["SkipReply"]
+    );
     // The web channel (on by default) adds its event stream to the API.
     assert!(paths.contains_key("/v1/events"), "{:?}", paths.keys());
     assert_eq!(paths.len(), 7, "{:?}", paths.keys());

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 
 use crate::wire::ask::{CanonicalKind, CanonicalOption};
 use crate::wire::names::Channel;
@@ -65,8 +66,8 @@ pub struct QuestionInput {
     /// A short chip label: longer than 12 characters is cut; when absent,
     /// made from the first words of the question.
     pub header: Option<String>,
-    /// The question sentence, at most 2,000 characters.
-    #[schema(max_length = 2000)]
+    /// The question sentence, 1–2,000 characters.
+    #[schema(min_length = 1, max_length = 2000)]
     pub question: String,
     /// `single` when there are options, else `text`.
     #[serde(rename = "type")]
@@ -188,11 +189,21 @@ pub enum ReplyVia {
     Host,
 }
 
+/// The schema of a flag that is `true` or refused.
+fn only_true() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Boolean)
+        .enum_values(Some([true]))
+        .description(Some("`true` (`false` is no reply at all, and refused)."))
+        .build()
+}
+
 /// The person skips the whole ask.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkipReply {
     /// `true` (`false` is no reply at all, and refused).
+    #[schema(schema_with = only_true)]
     pub skip: bool,
     /// Who is skipping.
     pub user: Option<ReplyUser>,
