@@ -9,6 +9,12 @@
 //! callback query id, an interaction, a channel to the HTTP response).
 //! Which ask it is about, who may answer and what the person is told are
 //! not decided here: the driver decides them once for every platform.
+//!
+//! Platforms deliver again what they think was lost (a retry, a
+//! redelivered envelope); [`Recent`] remembers the latest deliveries'
+//! keys so each is acted on once.
+
+use std::collections::{HashSet, VecDeque};
 
 use crate::model::{Place, Responder};
 use crate::render::CallbackRef;
@@ -129,5 +135,69 @@ impl<C, M, R> Inbound<C, M, R> {
             }),
             Inbound::Typed(typed) => Inbound::Typed(typed),
         }
+    }
+}
+
+/// The keys of the latest deliveries, at most a given number: a delivery
+/// whose key is among them was acted on already.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recent {
+    capacity: usize,
+    order: VecDeque<String>,
+    keys: HashSet<String>,
+}
+
+impl Recent {
+    /// Remembers at most `capacity` keys (at least one), forgetting the
+    /// oldest first.
+    pub fn new(capacity: usize) -> Recent {
+        Recent {
+            capacity: capacity.max(1),
+            order: VecDeque::new(),
+            keys: HashSet::new(),
+        }
+    }
+
+    /// Remembers `key`; `false` if it was remembered already.
+    pub fn insert(&mut self, key: &str) -> bool {
+        if self.keys.contains(key) {
+            return false;
+        }
+        if self.order.len() >= self.capacity
+            && let Some(old) = self.order.pop_front()
+        {
+            self.keys.remove(&old);
+        }
+        self.order.push_back(key.to_owned());
+        self.keys.insert(key.to_owned());
+        true
+    }
+
+    /// How many keys are remembered.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inbound_recent_keys_are_taken_once_and_the_oldest_forgotten() {
+        let mut recent = Recent::new(3);
+        assert!(recent.insert("a"));
+        assert!(!recent.insert("a"));
+        for key in ["b", "c", "d"] {
+            assert!(recent.insert(key));
+        }
+        assert_eq!(recent.len(), 3);
+        assert!(recent.insert("a"), "the oldest was forgotten");
+        assert!(!recent.insert("d"));
     }
 }

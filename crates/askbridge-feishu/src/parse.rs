@@ -52,20 +52,18 @@ pub enum Event {
 /// Someone who pressed or wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sender {
-    /// Their `open_id` for this app (`ou_…`).
+    /// Their `open_id` for this app (`ou_…`). Pushes carry no name; the
+    /// server may look it up.
     pub open_id: String,
-    /// Their display name, when known (pushes do not carry it; the server
-    /// may look it up and fill it in).
-    pub name: Option<String>,
 }
 
 impl Sender {
-    /// The sender as the core's responder.
+    /// The sender as the core's responder, not yet named.
     pub fn responder(&self) -> Responder {
         Responder {
             channel: ChannelKind::Feishu,
             user_id: self.open_id.clone(),
-            name: self.name.clone().filter(|name| !name.trim().is_empty()),
+            name: None,
         }
     }
 }
@@ -197,7 +195,6 @@ fn press(event: &Value) -> Option<Press> {
     Some(Press {
         from: Sender {
             open_id: text(&event["operator"]["open_id"])?.to_owned(),
-            name: None,
         },
         chat_id: text(&event["context"]["open_chat_id"]).map(str::to_owned),
         message_id: text(&event["context"]["open_message_id"]).map(str::to_owned),
@@ -236,7 +233,6 @@ fn message(event: &Value, bot_open_id: Option<&str>) -> Option<TextMessage> {
         reply_to: text(&message["parent_id"]).map(str::to_owned),
         from: Sender {
             open_id: text(&sender["sender_id"]["open_id"])?.to_owned(),
-            name: None,
         },
         text: clean.trim().to_owned(),
     })

@@ -152,7 +152,7 @@ pub fn closed(shown: &str, status: &str) -> Message {
 }
 
 /// What a card callback is answered with: `{}`, or a toast shown to the
-/// presser alone (`info`, `success`, `warning` or `error`).
+/// presser alone.
 pub fn callback_answer(toast: Option<(Toast, &str)>) -> Value {
     match toast {
         Some((kind, text)) if !text.trim().is_empty() => json!({
@@ -228,12 +228,9 @@ fn controls(rows: &[Vec<Button>], input: Option<&StepInput>, locale: Locale) -> 
                     elements.push(form("choice_form", menu, submit(button, &button.label)));
                 }
                 (OptionRef::Other, _) => {
-                    let placeholder = match input {
-                        Some(StepInput::Text {
-                            placeholder, label, ..
-                        }) => placeholder.as_deref().unwrap_or(label),
-                        _ => button.label.trim_end_matches('…'),
-                    };
+                    let placeholder = input
+                        .and_then(StepInput::hint)
+                        .unwrap_or_else(|| button.label.trim_end_matches('…'));
                     let field = json!({
                         "tag": "input",
                         "name": ANSWER_INPUT,

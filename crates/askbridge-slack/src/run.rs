@@ -16,13 +16,13 @@
 //! failure is classified too ([`classify`]) so the caller can retry passing
 //! failures and give up on permanent ones.
 
-use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
+use askbridge_core::inbound::Recent;
 use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper_rustls::HttpsConnector;
@@ -527,7 +527,7 @@ impl SocketMode {
         let dispatcher = Arc::new(Dispatcher {
             handler,
             bot: me.user_id,
-            seen: Mutex::new(Recent::default()),
+            seen: Mutex::new(Recent::new(REMEMBERED_ENVELOPES)),
         });
         let environment = SlackClientEventsListenerEnvironment::new(Arc::clone(&self.api.client))
             .with_error_handler(on_error);
@@ -619,8 +619,8 @@ impl Dispatcher {
     fn dispatch(&self, key: Option<String>, event: Option<Event>) {
         if let Some(key) = key {
             let fresh = match self.seen.lock() {
-                Ok(mut seen) => seen.insert(key),
-                Err(poisoned) => poisoned.into_inner().insert(key),
+                Ok(mut seen) => seen.insert(&key),
+                Err(poisoned) => poisoned.into_inner().insert(&key),
             };
             if !fresh {
                 tracing::debug!("dropped a redelivered Slack envelope");
@@ -630,30 +630,6 @@ impl Dispatcher {
         if let Some(event) = event {
             tokio::spawn((self.handler)(event));
         }
-    }
-}
-
-/// The last [`REMEMBERED_ENVELOPES`] envelope keys.
-#[derive(Default)]
-struct Recent {
-    order: VecDeque<String>,
-    keys: HashSet<String>,
-}
-
-impl Recent {
-    /// Remembers `key`; `false` if it was remembered already.
-    fn insert(&mut self, key: String) -> bool {
-        if self.keys.contains(&key) {
-            return false;
-        }
-        if self.order.len() >= REMEMBERED_ENVELOPES
-            && let Some(old) = self.order.pop_front()
-        {
-            self.keys.remove(&old);
-        }
-        self.order.push_back(key.clone());
-        self.keys.insert(key);
-        true
     }
 }
 
@@ -1008,16 +984,15 @@ mod tests {
 
     #[test]
     fn run_redelivered_envelopes_are_dropped() {
-        let mut recent = Recent::default();
-        assert!(recent.insert("event:Ev1".into()));
-        assert!(!recent.insert("event:Ev1".into()));
+        let mut recent = Recent::new(REMEMBERED_ENVELOPES);
+        assert!(recent.insert("event:Ev1"));
+        assert!(!recent.insert("event:Ev1"));
         for i in 0..REMEMBERED_ENVELOPES {
-            assert!(recent.insert(format!("k{i}")));
+            assert!(recent.insert(&format!("k{i}")));
         }
         // The oldest is forgotten once the window is full.
-        assert!(recent.insert("event:Ev1".into()));
-        assert_eq!(recent.order.len(), REMEMBERED_ENVELOPES);
-        assert_eq!(recent.keys.len(), REMEMBERED_ENVELOPES);
+        assert!(recent.insert("event:Ev1"));
+        assert_eq!(recent.len(), REMEMBERED_ENVELOPES);
     }
 
     /// One canned HTTP answer on a local port; returns the request.

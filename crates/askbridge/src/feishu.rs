@@ -17,11 +17,12 @@
 //!   compared. Both hand the same pushes to one `receive`, and a
 //!   push Feishu sends again (same `event_id`) is acted on once.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
+use askbridge_core::inbound::Recent;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
 use askbridge_feishu::parse::{self, Event, Push};
@@ -94,7 +95,7 @@ impl Feishu {
                 api,
                 check,
                 bot: OnceLock::new(),
-                seen: Mutex::new(Seen::default()),
+                seen: Mutex::new(Recent::new(REMEMBERED_PUSHES)),
                 names: Mutex::new(HashMap::new()),
             }),
             mode: config.mode.clone(),
@@ -178,33 +179,10 @@ struct Inbound {
     check: CallbackCheck,
     /// The bot's own `open_id`, once Feishu said it.
     bot: OnceLock<String>,
-    seen: Mutex<Seen>,
+    seen: Mutex<Recent>,
     /// Display names from the contact API, by `open_id`: one lookup per
     /// person, however many of their presses arrive at once.
     names: Mutex<HashMap<String, Arc<OnceCell<Option<String>>>>>,
-}
-
-/// Push ids acted on lately.
-#[derive(Debug, Default)]
-struct Seen {
-    ids: HashSet<String>,
-    order: VecDeque<String>,
-}
-
-impl Seen {
-    /// Remembers `id`; false when it was already there.
-    fn first(&mut self, id: &str) -> bool {
-        if !self.ids.insert(id.to_owned()) {
-            return false;
-        }
-        self.order.push_back(id.to_owned());
-        if self.order.len() > REMEMBERED_PUSHES
-            && let Some(old) = self.order.pop_front()
-        {
-            self.ids.remove(&old);
-        }
-        true
-    }
 }
 
 /// Why a push was not taken.
@@ -241,7 +219,7 @@ impl Inbound {
         let first = self
             .seen
             .lock()
-            .map(|mut seen| seen.first(&event_id))
+            .map(|mut seen| seen.insert(&event_id))
             .unwrap_or(true);
         let Some(event) = event.filter(|_| first) else {
             return Ok(json!({}));
@@ -268,9 +246,7 @@ impl Inbound {
         self.driver.typed(typed).await;
         json!({})
     }
-}
 
-impl Inbound {
     /// A person's display name, looked up once (pushes carry only ids); a
     /// failed lookup is not repeated, the answer is then shown by id.
     async fn name(&self, open_id: &str) -> Option<String> {

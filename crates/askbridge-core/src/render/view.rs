@@ -118,6 +118,19 @@ pub enum StepInput {
     },
 }
 
+impl StepInput {
+    /// The hint for an empty text input: the placeholder, else the label
+    /// (text steps only).
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            StepInput::Text {
+                placeholder, label, ..
+            } => placeholder.as_deref().or(Some(label.as_str())),
+            StepInput::Pick | StepInput::Toggle { .. } => None,
+        }
+    }
+}
+
 /// One option of a multi-select step, as a select menu or checkbox shows
 /// it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -163,12 +163,7 @@ impl OwnWords<'_> {
     /// The hint for the empty input: the step's placeholder, else its
     /// label (text questions only).
     pub fn placeholder(&self) -> Option<&str> {
-        match &self.step?.input {
-            render::StepInput::Text {
-                placeholder, label, ..
-            } => placeholder.as_deref().or(Some(label.as_str())),
-            render::StepInput::Pick | render::StepInput::Toggle { .. } => None,
-        }
+        self.step?.input.hint()
     }
 
     /// Whether several lines are expected.
