@@ -1014,6 +1014,83 @@ async fn delivered_asks_are_not_delivered_again_after_a_restart(db: Scratch) {
     assert_eq!(calls, expected);
 }
 
+/// Runs `sql` on the scratch database beside the bridges using it.
+async fn execute(db: &Scratch, sql: &str) {
+    match db {
+        Scratch::Sqlite(_) => {
+            let mut connection = sqlx::sqlite::SqliteConnection::connect(&db.url())
+                .await
+                .expect("connect");
+            sqlx::query(sql).execute(&mut connection).await.expect(sql);
+        }
+        Scratch::Postgres { .. } => {
+            let mut connection = sqlx::postgres::PgConnection::connect(&db.url())
+                .await
+                .expect("connect");
+            sqlx::query(sql).execute(&mut connection).await.expect(sql);
+        }
+    }
+}
+
+/// Makes the database refuse (`true`) or take again (`false`) every
+/// record of a delivery, as a full disk or a lost connection would.
+async fn refuse_recording_deliveries(db: &Scratch, refuse: bool) {
+    let statements: &[&str] = match (db, refuse) {
+        (Scratch::Sqlite(_), true) => &["CREATE TRIGGER refuse BEFORE UPDATE OF delivered_at \
+             ON asks BEGIN SELECT RAISE(ABORT, 'refused'); END"],
+        (Scratch::Sqlite(_), false) => &["DROP TRIGGER refuse"],
+        (Scratch::Postgres { .. }, true) => &[
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+            "CREATE TRIGGER refuse BEFORE UPDATE OF delivered_at ON asks \
+             FOR EACH ROW EXECUTE FUNCTION refuse()",
+        ],
+        (Scratch::Postgres { .. }, false) => &["DROP TRIGGER refuse ON asks"],
+    };
+    for sql in statements {
+        execute(db, sql).await;
+    }
+}
+
+/// The asks instance `a` created that nobody has recorded as delivered.
+async fn undelivered_of_a(db: &Scratch) -> Vec<String> {
+    open_store(db)
+        .await
+        .claim_deliveries("a", wall_now(), true)
+        .await
+        .expect("claim")
+}
+
+async fn a_delivery_the_database_refused_to_record_is_recorded_later(db: Scratch) {
+    let clock = Clock::manual(START);
+    let created = crash_before_delivery(open_as(&db, &clock, "a").await).await;
+    let a = open_as(&db, &clock, "a").await;
+    refuse_recording_deliveries(&db, true).await;
+    let channel = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    a.add_channel(channel.clone());
+    assert_eq!(channel.calls(1).await, [format!("deliver {}", created.id)]);
+    // Once the delivery is noted, recording it fails (the recorder may be
+    // trying too: until then a flush finds nothing to record).
+    while a.flush().await.is_ok() {
+        tokio::task::yield_now().await;
+    }
+    refuse_recording_deliveries(&db, false).await;
+    a.flush().await.expect("flush once the database takes it");
+    assert_eq!(undelivered_of_a(&db).await, Vec::<String>::new());
+}
+
+async fn leaving_records_what_was_delivered_first(db: Scratch) {
+    let clock = Clock::manual(START);
+    let created = crash_before_delivery(open_as(&db, &clock, "a").await).await;
+    let a = open_as(&db, &clock, "a").await;
+    let channel = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    a.add_channel(channel.clone());
+    assert_eq!(channel.calls(1).await, [format!("deliver {}", created.id)]);
+    a.leave().await.expect("leave");
+    crash(a);
+    assert_eq!(undelivered_of_a(&db).await, Vec::<String>::new());
+}
+
 // ---------------------------------------------------------------------
 // Events, listing, message references
 // ---------------------------------------------------------------------
@@ -1579,6 +1656,8 @@ on_both_backends!(
         delivery_stops_when_the_ask_ends_first,
         asks_reloaded_before_their_channel_is_registered_are_delivered_when_it_is,
         delivered_asks_are_not_delivered_again_after_a_restart,
+        a_delivery_the_database_refused_to_record_is_recorded_later,
+        leaving_records_what_was_delivered_first,
         progress_is_an_update_event_and_a_channel_update,
         list_filters_by_state_and_channel_newest_first,
         message_references_are_stored_and_found_after_a_restart,

@@ -336,6 +336,9 @@ impl Bridge {
     /// [`Owned`] connections, before exiting), so other instances take
     /// over its connections and undelivered asks at once.
     pub async fn leave(&self) -> Result<(), BridgeError> {
+        // What this instance delivered is recorded before others may take
+        // its undelivered asks: else they would post those again.
+        self.flush().await?;
         let inner = &self.inner;
         let owned: Vec<String> = std::mem::take(&mut *lock(&inner.owned))
             .into_iter()

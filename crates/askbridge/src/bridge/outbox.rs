@@ -287,20 +287,46 @@ pub(super) async fn end_detached(inner: &Inner, channel: &dyn Channel, view: &As
 
 /// Records deliveries in the database, many per statement: runs until the
 /// bridge is dropped. A delivery not yet recorded when the process dies is
-/// delivered again after the restart (at least once, never lost).
+/// delivered again after the restart (at least once, never lost); one the
+/// database refused is kept and tried again, backing off up to
+/// [`RECORD_RETRY_MAX`].
 pub(super) async fn record_deliveries(bridge: Weak<Inner>, wake: Arc<Notify>) {
+    let mut backoff = None;
     loop {
-        wake.notified().await;
+        match backoff {
+            None => wake.notified().await,
+            // A new delivery does not wait out the backoff of an old one.
+            Some(wait) => {
+                let _ = tokio::time::timeout(wait, wake.notified()).await;
+            }
+        }
         let Some(inner) = bridge.upgrade() else {
             return;
         };
-        if let Err(error) = flush_deliveries(&inner).await {
-            tracing::warn!(error = %error, "could not record deliveries");
-        }
+        backoff = match flush_deliveries(&inner).await {
+            Ok(()) => None,
+            Err(error) => {
+                let wait = backoff.map_or(RECORD_RETRY_FIRST, |wait: Duration| {
+                    (wait * 2).min(RECORD_RETRY_MAX)
+                });
+                tracing::warn!(
+                    error = %error,
+                    retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    "could not record deliveries; kept to try again"
+                );
+                Some(wait)
+            }
+        };
     }
 }
 
-/// Records the deliveries noted so far.
+/// The first wait before recording deliveries again after a failure.
+const RECORD_RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest.
+const RECORD_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// Records the deliveries noted so far. When the database refuses, they
+/// stay noted (ahead of newer ones) for the next flush.
 pub(super) async fn flush_deliveries(inner: &Inner) -> Result<(), crate::store::StoreError> {
     let batch = std::mem::take(&mut *lock(&inner.delivered));
     if batch.is_empty() {
@@ -308,5 +334,11 @@ pub(super) async fn flush_deliveries(inner: &Inner) -> Result<(), crate::store::
     }
     let ids: Vec<&str> = batch.iter().map(|id| &**id).collect();
     let at = super::record::millis(inner.clock.now());
-    inner.store.mark_delivered(&ids, at).await
+    let result = inner.store.mark_delivered(&ids, at).await;
+    if result.is_err() {
+        let mut noted = lock(&inner.delivered);
+        let newer = std::mem::replace(&mut *noted, batch);
+        noted.extend(newer);
+    }
+    result
 }
