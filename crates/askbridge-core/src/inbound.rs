@@ -106,6 +106,24 @@ pub enum Inbound<C, M, R> {
 
 impl<C, M, R> Inbound<C, M, R> {
     /// Who did it.
+    pub fn person(&self) -> &Person {
+        match self {
+            Inbound::Press(press) => &press.from,
+            Inbound::Submission(submission) => &submission.from,
+            Inbound::Typed(typed) => &typed.from,
+        }
+    }
+
+    /// Where it happened, when the platform said.
+    pub fn chat(&self) -> Option<&C> {
+        match self {
+            Inbound::Press(press) => press.chat.as_ref(),
+            Inbound::Submission(submission) => Some(&submission.chat),
+            Inbound::Typed(typed) => Some(&typed.chat),
+        }
+    }
+
+    /// Who did it (to change).
     pub fn person_mut(&mut self) -> &mut Person {
         match self {
             Inbound::Press(press) => &mut press.from,

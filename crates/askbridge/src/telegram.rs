@@ -29,7 +29,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use futures_util::future::join_all;
 
 use teloxide::payloads::SendMessage;
 
@@ -117,9 +116,7 @@ impl Telegram {
                 check_token(&api).await;
                 api.poll(|updates| {
                     let inbound = Arc::clone(&inbound);
-                    async move {
-                        join_all(updates.into_iter().map(|update| inbound.handle(update))).await;
-                    }
+                    async move { inbound.handle_batch(updates).await }
                 })
                 .await;
             }),
@@ -303,6 +300,13 @@ impl Inbound {
         if let Some(inbound) = parse::inbound(&update) {
             self.driver.handle(inbound).await;
         }
+    }
+
+    /// Handles one `getUpdates` batch, each person's updates in each chat
+    /// in the order Telegram gave them.
+    pub async fn handle_batch(&self, updates: Vec<parse::Update>) {
+        let batch = updates.iter().filter_map(parse::inbound).collect();
+        self.driver.handle_in_order(batch).await;
     }
 }
 

@@ -511,19 +511,15 @@ impl FakeTelegram {
         message_id: i32,
         button_text: &str,
     ) -> String {
-        self.inner.mutate(|state| {
-            let message = state.message(chat_id, message_id).unwrap_or_else(|| {
-                panic!("press_button: no message {message_id} in chat {chat_id}")
-            });
-            let data = message.callback_data(button_text).unwrap_or_else(|| {
-                panic!(
-                    "press_button: message {message_id} in chat {chat_id} has no callback \
-                     button {button_text:?}; its buttons: {:?}",
-                    message.button_texts()
-                )
-            });
-            state.inject_callback(from, chat_id, message_id, &data).0
-        })
+        self.inner
+            .mutate(|state| press(state, from, chat_id, message_id, button_text))
+    }
+
+    /// Queues several updates at once, in order, so that the bot's next
+    /// `getUpdates` returns them in one batch (as Telegram does with what
+    /// arrived while the bot was busy). Returns what `build` returns.
+    pub fn in_one_batch<T>(&self, build: impl FnOnce(&mut Batch<'_>) -> T) -> T {
+        self.inner.mutate(|state| build(&mut Batch { state }))
     }
 
     /// Queues any update, given without `update_id` (e.g.
@@ -534,4 +530,50 @@ impl FakeTelegram {
     pub fn inject_update(&self, update: Value) -> i64 {
         self.inner.mutate(|state| state.inject_raw(update))
     }
+}
+
+/// Updates queued together ([`FakeTelegram::in_one_batch`]).
+#[derive(Debug)]
+pub struct Batch<'a> {
+    state: &'a mut State,
+}
+
+impl Batch<'_> {
+    /// [`FakeTelegram::inject_message`], in the batch.
+    pub fn message(&mut self, message: IncomingMessage) -> i32 {
+        self.state.inject_message(message).0
+    }
+
+    /// [`FakeTelegram::press_button`], in the batch: the button as the
+    /// message shows it now (presses earlier in the batch have not been
+    /// seen by the bot yet).
+    pub fn press(
+        &mut self,
+        from: &User,
+        chat_id: i64,
+        message_id: i32,
+        button_text: &str,
+    ) -> String {
+        press(self.state, from, chat_id, message_id, button_text)
+    }
+}
+
+fn press(
+    state: &mut State,
+    from: &User,
+    chat_id: i64,
+    message_id: i32,
+    button_text: &str,
+) -> String {
+    let message = state
+        .message(chat_id, message_id)
+        .unwrap_or_else(|| panic!("press_button: no message {message_id} in chat {chat_id}"));
+    let data = message.callback_data(button_text).unwrap_or_else(|| {
+        panic!(
+            "press_button: message {message_id} in chat {chat_id} has no callback \
+             button {button_text:?}; its buttons: {:?}",
+            message.button_texts()
+        )
+    });
+    state.inject_callback(from, chat_id, message_id, &data).0
 }

@@ -40,6 +40,7 @@ use askbridge_core::render::{
     self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line, rich_step,
 };
 
+use super::serial::{self, PerAsk};
 use super::{AllowList, Person, Posted};
 use crate::bridge::channel::{BoxFuture, Channel};
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef, WeakBridge};
@@ -235,6 +236,8 @@ pub struct ChatDriver<P> {
     bridge: WeakBridge,
     draw: Drawing,
     allow: AllowList,
+    /// One change at a time to each ask.
+    serial: PerAsk,
 }
 
 impl<P: ChatPlatform> ChatDriver<P> {
@@ -251,6 +254,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             bridge: bridge.downgrade(),
             draw,
             allow,
+            serial: PerAsk::default(),
         });
         bridge.add_channel(Arc::clone(&driver) as Arc<dyn Channel>);
         driver
@@ -291,7 +295,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
     async fn deliver_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
         // Parts posted before a failure or a crash are not posted again.
-        let refs = bridge.message_refs(&view.id).await.map_err(storage)?;
+        let refs = own_refs::<P>(&bridge, &view.id).await?;
         let chat = match refs.first() {
             Some(first) => chat_of::<P>(first)?,
             None => self.platform.open(&view.target.place).await?,
@@ -319,7 +323,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
     /// A rich ask moves to its first open question.
     async fn update_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
-        let Some((message, mut posted)) = shown_message(&bridge, &view.id).await? else {
+        let Some((message, mut posted)) = shown_message::<P>(&bridge, &view.id).await? else {
             return Ok(());
         };
         let Some(current) = posted.step else {
@@ -356,7 +360,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return Ok(());
         };
         let status = closing_line(outcome, self.draw.locale);
-        let refs = bridge.message_refs(&view.id).await.map_err(storage)?;
+        let refs = own_refs::<P>(&bridge, &view.id).await?;
         // Each copy is tried, whatever became of another (deleted, say).
         let mut first_error = None;
         for message in refs {
@@ -383,6 +387,23 @@ impl<P: ChatPlatform> ChatDriver<P> {
         }
     }
 
+    /// Handles a batch the platform sent in order: what one person does in
+    /// one conversation is applied in that order ("2", then "no, 3"), as if
+    /// sent one at a time; different people and places go on at once.
+    pub async fn handle_in_order(&self, batch: Vec<Inbound<P>>) {
+        serial::in_order(
+            batch,
+            |event| {
+                (
+                    event.chat().map(P::conversation),
+                    event.person().responder.user_id.clone(),
+                )
+            },
+            |event| self.handle(event),
+        )
+        .await;
+    }
+
     /// Handles a press; it is always acknowledged, once.
     pub async fn press(&self, press: Press<P>) {
         let inbound::Press {
@@ -401,6 +422,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             self.platform.acknowledge(reply, Ack::Quiet).await;
             return;
         };
+        let _alone = self.serial.lock(&button.ask_key).await;
         let view = match self.find(&bridge, &button.ask_key, &chat, &from).await {
             Ok(Some(view)) => view,
             Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
@@ -627,6 +649,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let (Some(bridge), Some(key)) = (self.bridge.upgrade(), key) else {
             return self.platform.acknowledge(reply, Ack::Quiet).await;
         };
+        let _alone = self.serial.lock(&key.ask_key).await;
         let view = match self.find(&bridge, &key.ask_key, &chat, &from).await {
             Ok(Some(view)) => view,
             Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
@@ -682,6 +705,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return Ok(());
         };
         let input = super::typed_input(&typed.text, &addressed, &typed.from, &self.allow);
+        let _alone = self.serial.lock(&addressed.ask_id).await;
         let (step, view) = match bridge.handle(&addressed.ask_id, input).await {
             Ok(handled) => handled,
             Err(BridgeError::NotFound(_)) => return Ok(()),
@@ -730,15 +754,26 @@ fn first_step(drawn: &View) -> Option<usize> {
 
 /// The newest message of an ask that carries its controls, with what it
 /// shows.
-async fn shown_message(
+async fn shown_message<P: ChatPlatform>(
     bridge: &Bridge,
     ask_id: &str,
 ) -> Result<Option<(MessageRef, Posted)>, PlatformFailure> {
-    let refs = bridge.message_refs(ask_id).await.map_err(storage)?;
+    let refs = own_refs::<P>(bridge, ask_id).await?;
     Ok(refs.into_iter().rev().find_map(|message| {
         let posted = Posted::of(&message);
         posted.shown.is_some().then_some((message, posted))
     }))
+}
+
+/// The messages an ask was posted as on this platform, oldest first (an
+/// ask may be recorded elsewhere too: the host's dialog, say).
+async fn own_refs<P: ChatPlatform>(
+    bridge: &Bridge,
+    ask_id: &str,
+) -> Result<Vec<MessageRef>, PlatformFailure> {
+    let mut refs = bridge.message_refs(ask_id).await.map_err(storage)?;
+    refs.retain(|message| message.channel == P::KIND);
+    Ok(refs)
 }
 
 async fn save_posted(

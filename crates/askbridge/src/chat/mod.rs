@@ -25,6 +25,7 @@ pub use askbridge_core::inbound::Person;
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
 
 pub mod driver;
+pub mod serial;
 
 /// Who a channel admits to answer asks that name no user: user ids,
 /// `@usernames` or role ids. Empty admits everyone in the conversation.
