@@ -158,6 +158,11 @@ async fn streamable_http_a_task_asks_for_the_hosts_form_and_takes_its_answer() {
     let working = ok(mcp.request("tasks/get", get(&quiet)).await, "tasks/get");
     assert_eq!(working["status"], json!("working"), "{working}");
 
+    // A form dismissed on an ask still open stays away.
+    let dismissed = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
+    let dismiss = json!({"taskId": dismissed, "inputResponses": {"form": {"action": "cancel"}}});
+    ok(mcp.request("tasks/update", dismiss).await, "tasks/update");
+
     // Declining the form skips the ask.
     let declined = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
     let decline = json!({"taskId": declined, "inputResponses": {"form": {"action": "decline"}}});
@@ -193,6 +198,17 @@ async fn streamable_http_a_task_asks_for_the_hosts_form_and_takes_its_answer() {
     assert_completed(&again, "Production", "host");
     let again = ok(mcp.request("tasks/get", get(&cancelled)).await, "tasks/get");
     assert_eq!(again["status"], json!("cancelled"), "{again}");
+    // A task's own choice of no form is kept with its ask.
+    for id in [&quiet, &dismissed] {
+        let again = ok(mcp.request("tasks/get", get(id)).await, "tasks/get");
+        assert_eq!(again["status"], json!("working"), "{again}");
+    }
+    let asks_again = task_id(&ok(mcp.request("tools/call", ask_user()).await, "ask_user"));
+    let input = ok(
+        mcp.request("tasks/get", get(&asks_again)).await,
+        "tasks/get",
+    );
+    assert_eq!(input["status"], json!("input_required"), "{input}");
 
     // The experimental tasks' tasks/result and tasks/list are not methods
     // of the extension.

@@ -602,3 +602,142 @@ async fn telegram_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     assert!(edited.text.ends_with("\n\n⌛ 已过期"), "{}", edited.text);
     assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
 }
+
+/// Over HTTP, only the ask's creator is the agent's host: a plain API
+/// client (the web page, a script, another local process) cannot answer
+/// an ask meant for Alice on Telegram, with or without `"via": "host"`;
+/// the `hostKey` the creation returned, sent as `Askbridge-Host-Key`,
+/// can.
+#[tokio::test]
+async fn telegram_ask_for_one_person_refuses_api_clients_that_claim_the_host() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let api = Api::of(&daemon);
+    let created: Value = api
+        .http
+        .post(daemon.url("/v1/asks"))
+        .json(&deploy_ask())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    let key = created["hostKey"].as_str().expect("a hostKey").to_owned();
+    assert_eq!(key.len(), 64, "{created}");
+    sent(&fake, 1).await;
+    assert!(
+        status(&daemon, &id).await.get("hostKey").is_none(),
+        "only the creation shows the key"
+    );
+
+    let reply = |body: Value, key: Option<&str>| {
+        let mut request = api
+            .http
+            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+            .json(&body);
+        if let Some(key) = key {
+            request = request.header("Askbridge-Host-Key", key);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap())
+        }
+    };
+    let answers = json!({"answers": {"env": "Production"}});
+    let claimed = json!({"answers": {"env": "Production"}, "via": "host"});
+    let (code, body) = reply(answers.clone(), None).await;
+    assert_eq!(
+        (code, body["error"]["code"].as_str()),
+        (403, Some("not_for_you")),
+        "{body}"
+    );
+    let (code, body) = reply(claimed.clone(), None).await;
+    assert_eq!(
+        (code, body["error"]["code"].as_str()),
+        (403, Some("not_host")),
+        "{body}"
+    );
+    let forged = "0".repeat(64);
+    let (code, body) = reply(claimed.clone(), Some(&forged)).await;
+    assert_eq!(
+        (code, body["error"]["code"].as_str()),
+        (403, Some("not_host")),
+        "{body}"
+    );
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    let (code, body) = reply(claimed, Some(&key)).await;
+    assert_eq!(code, 200, "{body}");
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+    assert_eq!(done["details"][0]["via"], "host", "{done}");
+}
+
+/// Ten taps on a rich step's options and Done, all in one `getUpdates`
+/// batch: every toggle is applied, in order, before Done reads them.
+#[tokio::test]
+async fn telegram_a_batch_of_toggles_loses_none() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_TELEGRAM_RENDER", "rich")
+        .start();
+    let options: Vec<String> = (1..=10).map(|n| format!("Team {n}")).collect();
+    let id = create(
+        &daemon,
+        &json!({
+            "to": format!("telegram:{CHAT}"),
+            "questions": [{"id": "notify", "header": "Notify", "question": "Who?",
+                           "options": options, "multiSelect": true}]
+        }),
+    )
+    .await;
+    let step = sent(&fake, 1).await;
+    fake.in_one_batch(|batch| {
+        for option in &options {
+            batch.press(&bob(), CHAT, step.message_id, &format!("☐ {option}"));
+        }
+        batch.press(&bob(), CHAT, step.message_id, "Done");
+    });
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["notify"], json!(options), "{done}");
+}
+
+/// Two messages of one person in one batch are applied in the order sent,
+/// every time: "2" answers, and the "3" after it finds nothing open.
+#[tokio::test]
+async fn telegram_a_persons_messages_in_one_batch_apply_in_order() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    for round in 1..=5 {
+        let mut ask = deploy_ask();
+        ask["to"] = json!(format!("telegram:{CHAT}"));
+        let id = create(&daemon, &ask).await;
+        let question = fake
+            .wait_for("the round's question", |state| {
+                state
+                    .sent_messages()
+                    .into_iter()
+                    .find(|m| m.has_inline_keyboard() && !m.edited)
+                    .cloned()
+            })
+            .await;
+        fake.in_one_batch(|batch| {
+            batch.message(IncomingMessage::new(&group(), &bob(), "2"));
+            batch.message(IncomingMessage::new(&group(), &bob(), "3"));
+        });
+        let done = outcome(&daemon, &id).await;
+        assert_eq!(
+            done["answers"]["env"],
+            json!(["Production"]),
+            "round {round}: {done}"
+        );
+        closed(&fake, &question).await;
+        fake.wait_for_updates_consumed().await;
+    }
+}

@@ -113,6 +113,14 @@ fn header(response: &reqwest::Response, name: reqwest::header::HeaderName) -> St
 
 /// `POST /v1/asks` without waiting; the new ask's id.
 async fn create_ask(client: &reqwest::Client, daemon: &Daemon, ask: &Value) -> String {
+    created(client, daemon, ask).await["id"]
+        .as_str()
+        .expect("the new ask has an id")
+        .to_owned()
+}
+
+/// Creates an ask over HTTP; returns the response.
+async fn created(client: &reqwest::Client, daemon: &Daemon, ask: &Value) -> Value {
     let response = client
         .post(daemon.url("/v1/asks"))
         .json(ask)
@@ -122,10 +130,7 @@ async fn create_ask(client: &reqwest::Client, daemon: &Daemon, ask: &Value) -> S
     let status = response.status();
     let body: Value = response.json().await.expect("POST /v1/asks answers JSON");
     assert_eq!(status, 201, "POST /v1/asks: {body}");
-    body["id"]
-        .as_str()
-        .expect("the new ask has an id")
-        .to_owned()
+    body
 }
 
 /// The Python that has Playwright, or a clear failure saying how to get it.
@@ -173,6 +178,17 @@ fn artifacts() -> PathBuf {
 /// Runs one scenario of `tests/web/answer_ask.py` against the daemon's page
 /// (opened with `#token=…` when the daemon has a token).
 async fn browser(python: &Path, daemon: &Daemon, scenario: &str, screenshot: &Path) {
+    browser_with(python, daemon, scenario, screenshot, &[]).await;
+}
+
+/// [`browser`], with `env` set for the script.
+async fn browser_with(
+    python: &Path,
+    daemon: &Daemon,
+    scenario: &str,
+    screenshot: &Path,
+    env: &[(&str, &str)],
+) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/answer_ask.py");
     let url = match daemon.token() {
         Some(token) => daemon.url(&format!("/#token={token}")),
@@ -191,6 +207,7 @@ async fn browser(python: &Path, daemon: &Daemon, scenario: &str, screenshot: &Pa
         ])
         .arg(screenshot)
         .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output();
@@ -560,7 +577,7 @@ async fn web_page_link_to_one_ask_and_an_answer_in_the_host_in_chromium() {
         ]}),
     )
     .await;
-    let other = create_ask(
+    let other = created(
         &client,
         &daemon,
         &json!({"to": "web", "title": "Release 2.4", "questions": [
@@ -568,11 +585,15 @@ async fn web_page_link_to_one_ask_and_an_answer_in_the_host_in_chromium() {
         ]}),
     )
     .await;
-    browser(
+    // The host answers with the key only the ask's creation gave.
+    let host_key = other["hostKey"].as_str().expect("a hostKey");
+    let other = other["id"].as_str().expect("an id").to_owned();
+    browser_with(
         &python(),
         &daemon,
         "one-ask",
         &artifacts().join("web-answered-in-host.png"),
+        &[("ASKBRIDGE_HOST_KEY", host_key)],
     )
     .await;
     let linked = daemon::outcome(&daemon, &linked).await;

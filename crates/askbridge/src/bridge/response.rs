@@ -44,6 +44,7 @@ impl From<&AskView> for AskResponse {
                     answered: answered.into_iter().map(|(_, q)| q.id.clone()).collect(),
                     open: open.into_iter().map(|(_, q)| q.id.clone()).collect(),
                     warnings: Vec::new(),
+                    host_key: None,
                 })
             }
         }

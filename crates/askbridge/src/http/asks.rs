@@ -28,6 +28,7 @@ use utoipa::{IntoParams, PartialSchema};
 use super::AppState;
 use super::error::{ApiError, json_response};
 use super::extract::{AskId, JsonBody, QueryParams, Wait};
+use super::host;
 use super::openapi::parameter;
 use crate::bridge::{AskView, Bridge, ListFilter, NewAsk};
 use crate::web::PAGE_USER;
@@ -100,7 +101,10 @@ pub async fn create(
         }
         _ => view,
     };
-    let response = AskResponse::from(&view).with_warnings(&normalized.warnings);
+    let mut response = AskResponse::from(&view).with_warnings(&normalized.warnings);
+    if !response.is_ended() {
+        response = response.with_host_key(state.host_keys.key(&state.bridge, &view.id).await?);
+    }
     let status = if created && !response.is_ended() {
         StatusCode::CREATED
     } else {
@@ -249,14 +253,16 @@ pub async fn list(
     post,
     path = "/v1/asks/{id}/reply",
     operation_id = "replyToAsk",
-    params(AskId),
+    params(AskId, HostKey),
     request_body = ReplyRequest,
     responses(
         (status = OK, body = ReplyResponse, description = "The reply was taken."),
         (status = BAD_REQUEST, body = ErrorResponse,
          description = "`malformed_json`, `unreadable_body`, `invalid_query` or `invalid_path`."),
         (status = FORBIDDEN, body = ErrorResponse,
-         description = "`not_for_you`: the ask names another user."),
+         description = "`not_for_you`: the ask names another user; `not_host`: \
+                        `\"via\": \"host\"` or an `Askbridge-Host-Key` without this \
+                        ask's host key."),
         (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
         (status = CONFLICT, body = ErrorResponse,
          description = "`already_answered`: the ask has ended (\"This question was already \
@@ -274,11 +280,24 @@ pub async fn list(
 pub async fn reply(
     State(state): State<AppState>,
     AskId(id): AskId,
+    headers: HeaderMap,
     query: QueryParams,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     query.finish(&[])?;
-    let input = read_reply(&body)?;
+    let host = match headers.get(host::HEADER) {
+        None => false,
+        Some(given) => {
+            let given = given.to_str().unwrap_or_default();
+            if !state.host_keys.verify(&state.bridge, &id, given).await? {
+                return Err(not_host(
+                    "the Askbridge-Host-Key header is not this ask's host key",
+                ));
+            }
+            true
+        }
+    };
+    let input = read_reply(&body, host)?;
     let (step, view) = state.bridge.handle(&id, input).await?;
     match (&step, ReplyResponse::from_step(&step, &view)) {
         (_, Some(response)) => {
@@ -399,6 +418,24 @@ impl IntoParams for IdempotencyKey {
                 .schema_type(Type::String)
                 .min_length(Some(1))
                 .max_length(Some(MAX_IDEMPOTENCY_KEY)),
+        )]
+    }
+}
+
+/// The `Askbridge-Host-Key` header in the OpenAPI document, as [`reply`]
+/// reads it.
+#[derive(Debug)]
+pub struct HostKey;
+
+impl IntoParams for HostKey {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "Askbridge-Host-Key",
+            ParameterIn::Header,
+            "The `hostKey` the ask's creation returned: the reply is the agent \
+             host's own (`via: host`), which may answer any ask. A wrong key is \
+             `403 not_host`.",
+            ObjectBuilder::new().schema_type(Type::String),
         )]
     }
 }
@@ -529,10 +566,17 @@ fn channel_kind(name: &str) -> Option<ChannelKind> {
         .find(|kind| kind.as_str().eq_ignore_ascii_case(name.trim()))
 }
 
+/// The refusal of a reply that claims the host without its key.
+fn not_host(message: &str) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, "not_host", message)
+}
+
 /// Reads a reply body into a core [`Input`]: from the web page's
-/// responder, or with `"via": "host"` from the agent host's dialog (what
-/// `askbridge mcp --server` sends for an elicitation's answer).
-fn read_reply(body: &Value) -> Result<Input, ApiError> {
+/// responder, or — when `host`, the request carried the ask's host key —
+/// from the agent host's dialog (what `askbridge mcp --server` sends for an
+/// elicitation's answer). `"via": "host"` without the key is refused: the
+/// body alone never makes the host.
+fn read_reply(body: &Value, host: bool) -> Result<Input, ApiError> {
     let Value::Object(map) = body else {
         return Err(ApiError::invalid_request(
             "$",
@@ -548,7 +592,16 @@ fn read_reply(body: &Value) -> Result<Input, ApiError> {
             "unknown field; expected text, answers, skip, user or via",
         ));
     }
-    let via = read_via(map.get("via"))?;
+    let via = match (read_via(map.get("via"))?, host) {
+        (_, true) => Via::Host,
+        (Via::Host, false) => {
+            return Err(not_host(
+                "\"via\": \"host\" needs the Askbridge-Host-Key header with the hostKey \
+                 the ask's creation returned",
+            ));
+        }
+        (via, false) => via,
+    };
     let mut from = read_user(map.get("user"))?;
     if via == Via::Host {
         from.channel = ChannelKind::Host;
@@ -819,7 +872,7 @@ mod tests {
 
     #[track_caller]
     fn accepted_reply(body: &Value) -> Input {
-        accepted::<ReplyRequest, _>(body, read_reply)
+        accepted::<ReplyRequest, _>(body, |body| read_reply(body, false))
     }
 
     /// Checks that a reply body is refused, at `path`, and that the
@@ -827,7 +880,7 @@ mod tests {
     #[track_caller]
     fn check_reply_error(body: Value, path: &str) {
         assert!(fits_schema::<ReplyRequest>(&body).is_err(), "{body} fits");
-        match read_reply(&body) {
+        match read_reply(&body, false) {
             Ok(input) => panic!("{body} was accepted: {input:?}"),
             Err(error) => {
                 assert_eq!(error.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
@@ -892,9 +945,11 @@ mod tests {
 
     #[test]
     fn asks_reply_bodies_from_the_host_and_skips() {
-        match read_reply(&json!({"answers": {"a": "X"}, "via": "host",
-                                 "user": {"id": "host", "name": "Claude Code"}}))
-        {
+        match read_reply(
+            &json!({"answers": {"a": "X"}, "via": "host",
+                    "user": {"id": "host", "name": "Claude Code"}}),
+            true,
+        ) {
             Ok(Input::Answers { from, via, .. }) => {
                 assert_eq!(via, Via::Host);
                 assert_eq!(from.channel, ChannelKind::Host);
@@ -902,18 +957,31 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        match read_reply(&json!({"skip": true, "via": "host"})) {
+        match read_reply(&json!({"skip": true}), true) {
             Ok(Input::Skip { from, admitted }) => {
                 assert_eq!(from.channel, ChannelKind::Host);
                 assert!(admitted);
             }
             other => panic!("{other:?}"),
         }
-        match read_reply(&json!({"answers": {"a": "X"}})) {
+        match read_reply(&json!({"answers": {"a": "X"}}), false) {
             Ok(Input::Answers { from, via, .. }) => {
                 assert_eq!((from.channel, via), (ChannelKind::Web, Via::Web));
             }
             other => panic!("{other:?}"),
+        }
+        // The body alone never makes the host.
+        for body in [
+            json!({"answers": {"a": "X"}, "via": "host"}),
+            json!({"skip": true, "via": "host"}),
+        ] {
+            match read_reply(&body, false) {
+                Err(error) => {
+                    assert_eq!(error.status, StatusCode::FORBIDDEN, "{body}");
+                    assert_eq!(error.code, "not_host", "{body}");
+                }
+                Ok(input) => panic!("{body} was taken: {input:?}"),
+            }
         }
     }
 }

@@ -22,6 +22,7 @@ mod asks;
 mod auth;
 pub mod error;
 pub mod extract;
+pub mod host;
 pub mod metrics;
 pub mod openapi;
 
@@ -126,6 +127,7 @@ pub struct AppState {
     cancel_on_disconnect: bool,
     max_body_bytes: usize,
     api_token: Option<Arc<Secret>>,
+    host_keys: host::HostKeys,
     /// The OpenAPI document, as served.
     openapi: Bytes,
 }
@@ -165,6 +167,7 @@ pub fn app(
         cancel_on_disconnect: options.cancel_on_disconnect,
         max_body_bytes: options.max_body_bytes,
         api_token: options.api_token.map(Arc::new),
+        host_keys: host::HostKeys::default(),
         openapi: openapi::to_json(&document),
     };
     let mut app = api.with_state(state.clone());

@@ -201,7 +201,7 @@ mod tests {
         ];
         assert_fields(
             pending,
-            &[&pending_fields[..], &["warnings"]].concat(),
+            &[&pending_fields[..], &["warnings", "hostKey"]].concat(),
             &pending_fields,
         );
         assert_ref(&pending["properties"]["status"], "PendingStatus");

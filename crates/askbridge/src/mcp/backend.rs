@@ -13,7 +13,11 @@ use askbridge_core::outcome::Via;
 use serde_json::{Map, Value, json};
 
 use super::daemon::{DaemonClient, DaemonError};
-use crate::bridge::{AskView, Bridge, BridgeError, NewAsk};
+
+/// Where a task's own choice of the host's form is kept: a record of the
+/// ask on the host's channel.
+const FORM_CHOICE: &str = "mcp/task-form";
+use crate::bridge::{AskView, Bridge, BridgeError, MessageRef, NewAsk};
 use crate::wire::api::AskResponse;
 use crate::wire::ask::CanonicalAsk;
 use crate::wire::outcome::OutcomeJson;
@@ -282,13 +286,76 @@ impl Backend {
                     }
                     None => body["skip"] = Value::Bool(true),
                 }
-                match client.reply(id, &body).await {
-                    Ok(_) => Ok(true),
-                    Err(DaemonError::Refused { status: 409, .. }) => Ok(false),
-                    Err(error) => Err(BackendError::from_daemon(error, id)),
-                }
+                let taken = match client.reply(id, &body).await {
+                    Ok(_) => true,
+                    Err(DaemonError::Refused { status: 409, .. }) => false,
+                    Err(error) => return Err(BackendError::from_daemon(error, id)),
+                };
+                client.forget_host_key(id);
+                Ok(taken)
             }
         }
+    }
+
+    /// What makes this backend's replies to ask `id` the host's, to keep in
+    /// a round trip's state: a daemon's host key for the ask (`None` in
+    /// process, where the host is known by how it calls).
+    pub fn host_key(&self, id: &str) -> Option<String> {
+        match self {
+            Backend::Local(_) => None,
+            Backend::Remote(client) => client.host_key(id),
+        }
+    }
+
+    /// Whether an answer in the host's dialog can be recorded for ask
+    /// `id`: always in process; through a daemon, while this forwarder
+    /// holds the ask's host key.
+    pub fn answers_as_host(&self, id: &str) -> bool {
+        match self {
+            Backend::Local(_) => true,
+            Backend::Remote(client) => client.host_key(id).is_some(),
+        }
+    }
+
+    /// Takes back a host key from a round trip's state.
+    pub fn remember_host_key(&self, id: &str, key: &str) {
+        if let Backend::Remote(client) = self {
+            client.remember_host_key(id, key);
+        }
+    }
+
+    /// Keeps with ask `id` whether its task asks for the host's form
+    /// (`wanted`), so the choice outlives a restart. A daemon's forwarder
+    /// keeps nothing: its tasks follow the configuration after a restart.
+    pub async fn keep_form_choice(&self, id: &str, wanted: bool) -> Result<(), BackendError> {
+        if let Backend::Local(bridge) = self {
+            bridge
+                .save_message_ref(&MessageRef {
+                    ask_id: id.to_owned(),
+                    channel: ChannelKind::Host,
+                    conversation: FORM_CHOICE.to_owned(),
+                    message_id: id.to_owned(),
+                    extra: Some(json!({"form": wanted}).to_string()),
+                })
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// What [`Backend::keep_form_choice`] kept for ask `id`, if anything.
+    pub async fn form_choice(&self, id: &str) -> Result<Option<bool>, BackendError> {
+        let Backend::Local(bridge) = self else {
+            return Ok(None);
+        };
+        let refs = bridge.message_refs(id).await?;
+        Ok(refs
+            .iter()
+            .find(|message| {
+                message.channel == ChannelKind::Host && message.conversation == FORM_CHOICE
+            })
+            .and_then(|message| message.extra.as_deref())
+            .and_then(|extra| serde_json::from_str::<Value>(extra).ok())
+            .and_then(|extra| extra.get("form").and_then(Value::as_bool)))
     }
 
     /// The key for sealing what a client keeps for us (`ask_user`'s

@@ -6,9 +6,13 @@
 //! Responses stay JSON values: the daemon's wire format is the contract, and
 //! this client only checks the parts it acts on (`id`, `status`, `error`).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::wire::request::HOST_KEY_HEADER;
 
 /// The longest single long-poll asked of the daemon, in seconds; longer
 /// waits are a loop of these.
@@ -87,6 +91,9 @@ pub struct DaemonClient {
     http: reqwest::Client,
     /// The API token sent, if any.
     token: Option<String>,
+    /// The host keys of the asks this client created (or was handed in a
+    /// round trip's state), by ask id: what makes its replies the host's.
+    host_keys: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl std::fmt::Debug for DaemonClient {
@@ -120,6 +127,7 @@ impl DaemonClient {
             base,
             http,
             token: None,
+            host_keys: Arc::default(),
         })
     }
 
@@ -146,6 +154,7 @@ impl DaemonClient {
             base: self.base,
             http,
             token: Some(token.to_owned()),
+            host_keys: self.host_keys,
         })
     }
 
@@ -176,7 +185,35 @@ impl DaemonClient {
             .post(format!("{}/v1/asks{query}", self.base))
             .json(body)
             .timeout(wait + REQUEST_SLACK);
-        self.send(request).await
+        let answer = self.send(request).await?;
+        if let (Some(id), Some(key)) = (
+            answer.get("id").and_then(Value::as_str),
+            answer.get("hostKey").and_then(Value::as_str),
+        ) {
+            self.remember_host_key(id, key);
+        }
+        Ok(answer)
+    }
+
+    fn host_keys(&self) -> MutexGuard<'_, HashMap<String, String>> {
+        self.host_keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The host key of ask `id`, when this client knows it.
+    pub fn host_key(&self, id: &str) -> Option<String> {
+        self.host_keys().get(id).cloned()
+    }
+
+    /// Keeps ask `id`'s host key, for [`DaemonClient::reply`].
+    pub fn remember_host_key(&self, id: &str, key: &str) {
+        self.host_keys().insert(id.to_owned(), key.to_owned());
+    }
+
+    /// Forgets ask `id`'s host key once the host has answered it.
+    pub fn forget_host_key(&self, id: &str) {
+        self.host_keys().remove(id);
     }
 
     /// `GET /v1/asks/{id}[?wait=…]`: the ask as it is, or its outcome once
@@ -203,7 +240,8 @@ impl DaemonClient {
     }
 
     /// `POST /v1/asks/{id}/reply`: answers (or skips) a pending ask with
-    /// `body`; a refusal (already ended) is an error.
+    /// `body`, as the host when this client knows the ask's host key; a
+    /// refusal (already ended, not the host) is an error.
     pub async fn reply(&self, id: &str, body: &Value) -> Result<Value, DaemonError> {
         let id = self.checked_id(id)?;
         let request = self
@@ -211,6 +249,10 @@ impl DaemonClient {
             .post(format!("{}/v1/asks/{id}/reply", self.base))
             .json(body)
             .timeout(REQUEST_SLACK);
+        let request = match self.host_key(id) {
+            Some(key) => request.header(HOST_KEY_HEADER, key),
+            None => request,
+        };
         self.send(request).await
     }
 

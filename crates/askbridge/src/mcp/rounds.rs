@@ -44,10 +44,13 @@ pub const STATE_SECRET: &str = "mcp/request-state";
 /// `ask_user`'s state.
 const SEALED_FOR: &[u8] = b"askbridge ask_user requestState v1";
 
-/// What `requestState` holds: the ask.
+/// What `requestState` holds: the ask, and through a daemon its host key
+/// (so a restarted forwarder still answers as the host).
 #[derive(Debug, Serialize, Deserialize)]
 struct RoundState {
     ask: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host_key: Option<String>,
 }
 
 /// The codec of `requestState`, made from the backend's key on first use.
@@ -211,7 +214,10 @@ impl McpServer {
             .codec()
             .await?
             .seal_json_with(
-                &RoundState { ask: id.to_owned() },
+                &RoundState {
+                    ask: id.to_owned(),
+                    host_key: self.backend.host_key(id),
+                },
                 &SealOptions::new().associated_data(SEALED_FOR),
             )
             .map_err(|error| ErrorData::internal_error(format!("requestState: {error}"), None))?;
@@ -232,6 +238,9 @@ impl McpServer {
                     None,
                 )
             })?;
+        if let Some(key) = &opened.host_key {
+            self.backend.remember_host_key(&opened.ask, key);
+        }
         Ok(opened.ask)
     }
 
@@ -273,6 +282,7 @@ mod tests {
             .seal_json_with(
                 &RoundState {
                     ask: "ask_1".to_owned(),
+                    host_key: None,
                 },
                 &SealOptions::new().associated_data(SEALED_FOR),
             )

@@ -37,11 +37,13 @@ use crate::error_chain as chain;
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// Tasks that ask for the host's form (or link) otherwise than
-/// `[mcp] elicitation` says: the ask chose its own `elicitation`, or the
-/// person dismissed the form or opened the link (the ask stays open on its
-/// channel). Only these exceptions are kept, in memory, until the task is
-/// seen ended; after a restart every task follows the configuration.
+/// Whether each task seen asks for the host's form (or link), by task
+/// id: what `[mcp] elicitation` says, unless the ask chose its own
+/// `elicitation` or the person dismissed the form or opened the link (the
+/// ask stays open on its channel). Those exceptions are also kept with the
+/// ask ([`Backend::keep_form_choice`](super::backend::Backend::keep_form_choice)),
+/// so they hold after a restart; this is the cache, forgotten once the
+/// task is seen ended.
 #[derive(Debug, Clone, Default)]
 pub(super) struct FormChoices(Arc<Mutex<HashMap<String, bool>>>);
 
@@ -50,19 +52,12 @@ impl FormChoices {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records that task `id` asks for the form (`wanted`), when that is
-    /// not what `configured` says anyway.
-    fn set(&self, id: &str, wanted: bool, configured: bool) {
-        if wanted == configured {
-            self.lock().remove(id);
-        } else {
-            self.lock().insert(id.to_owned(), wanted);
-        }
+    fn set(&self, id: &str, wanted: bool) {
+        self.lock().insert(id.to_owned(), wanted);
     }
 
-    /// Whether task `id` asks for the form; `configured` unless recorded.
-    fn wanted(&self, id: &str, configured: bool) -> bool {
-        self.lock().get(id).copied().unwrap_or(configured)
+    fn get(&self, id: &str) -> Option<bool> {
+        self.lock().get(id).copied()
     }
 
     fn forget(&self, id: &str) {
@@ -74,6 +69,36 @@ impl McpServer {
     /// Whether tasks ask for the host's form unless told otherwise.
     fn forms_configured(&self) -> bool {
         self.elicitation != Elicitation::Off
+    }
+
+    /// Records whether task `id` asks for the host's form; kept with the
+    /// ask when that is not what the configuration says (`always`: even
+    /// then, as it may replace an earlier exception).
+    async fn choose_form(&self, id: &str, wanted: bool, always: bool) -> Result<(), BackendError> {
+        self.form_choices.set(id, wanted);
+        if always || wanted != self.forms_configured() {
+            self.backend.keep_form_choice(id, wanted).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether task `id` asks for the host's form: its own choice, kept
+    /// with the ask, or the configuration — and only while an answer there
+    /// can be recorded (a restarted forwarder cannot: it lost the ask's
+    /// host key).
+    async fn wants_form(&self, id: &str) -> Result<bool, BackendError> {
+        if !self.backend.answers_as_host(id) {
+            return Ok(false);
+        }
+        if let Some(wanted) = self.form_choices.get(id) {
+            return Ok(wanted);
+        }
+        let wanted = match self.backend.form_choice(id).await? {
+            Some(kept) => kept,
+            None => self.forms_configured(),
+        };
+        self.form_choices.set(id, wanted);
+        Ok(wanted)
     }
 
     /// `ask_user` as a task: creates the ask and returns its task. An
@@ -90,8 +115,9 @@ impl McpServer {
             Err(error) => return backend_error(&self.backend, &error, None).into(),
         };
         tracing::info!(ask_id = %created.id, "ask created over MCP as a task");
-        self.form_choices
-            .set(&created.id, in_host, self.forms_configured());
+        if let Err(error) = self.choose_form(&created.id, in_host, false).await {
+            tracing::warn!(ask_id = %created.id, error = %chain(&error), "cannot keep the task's own elicitation");
+        }
         match created.snapshot {
             Snapshot::Ended(outcome) => outcome_result(outcome).into(),
             Snapshot::Pending(pending) => {
@@ -116,7 +142,10 @@ impl McpServer {
             .status(id)
             .await
             .map_err(|error| task_error(&error, id))?;
-        let asks = self.form_choices.wanted(id, self.forms_configured());
+        let asks = self
+            .wants_form(id)
+            .await
+            .map_err(|error| task_error(&error, id))?;
         let detailed = detailed(id, status, asks.then_some(dialog));
         if detailed.status().is_terminal() {
             self.form_choices.forget(id);
@@ -148,7 +177,9 @@ impl McpServer {
             return Ok(());
         }
         if matches!(reply, HostReply::Dismissed | HostReply::Opened) {
-            self.form_choices.set(id, false, self.forms_configured());
+            self.choose_form(id, false, true)
+                .await
+                .map_err(|error| task_error(&error, id))?;
         }
         self.take_host_reply(id, reply, client_name(context))
             .await
@@ -375,21 +406,6 @@ mod tests {
         assert_eq!(task["result"]["structuredContent"], outcome, "{task}");
         assert_eq!(task["result"]["isError"], json!(false), "{task}");
         assert_eq!(task["result"]["content"][0]["text"], json!("Go on."));
-    }
-
-    #[test]
-    fn form_choices_keep_only_what_differs_from_the_configuration() {
-        let choices = FormChoices::default();
-        choices.set("as_configured", true, true);
-        choices.set("off_for_this_ask", false, true);
-        choices.set("also_though_configured_off", true, false);
-        assert!(choices.wanted("as_configured", true));
-        assert!(!choices.wanted("off_for_this_ask", true));
-        assert!(choices.wanted("also_though_configured_off", false));
-        assert_eq!(choices.lock().len(), 2);
-        choices.forget("off_for_this_ask");
-        assert!(choices.wanted("off_for_this_ask", true));
-        assert!(!choices.wanted("unknown", false));
     }
 
     #[test]

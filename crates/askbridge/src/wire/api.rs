@@ -54,6 +54,11 @@ pub struct PendingAsk {
     /// Fixes the normaliser made (only in the response that created the ask).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ProblemJson>,
+    /// Only in the response that created the ask (or a retry with its
+    /// `Idempotency-Key`): the key that makes a reply the agent host's own
+    /// (header `Askbridge-Host-Key`), which may answer for anyone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_key: Option<String>,
 }
 
 /// An ended ask: the outcome's fields, then the ask.
@@ -89,6 +94,14 @@ impl AskResponse {
             AskResponse::Pending(pending) => &pending.id,
             AskResponse::Ended(ended) => &ended.outcome.id,
         }
+    }
+
+    /// Adds the key that makes a reply the host's (pending asks only).
+    pub fn with_host_key(mut self, key: String) -> AskResponse {
+        if let AskResponse::Pending(pending) = &mut self {
+            pending.host_key = Some(key);
+        }
+        self
     }
 
     /// Adds the normaliser's warnings.

@@ -162,11 +162,17 @@ pub enum WrappedAskBody {
     Text(String),
 }
 
+/// The header that makes a reply to `POST /v1/asks/{id}/reply` the agent
+/// host's own: it carries the `hostKey` the ask's creation returned.
+pub const HOST_KEY_HEADER: &str = "askbridge-host-key";
+
 /// The body of `POST /v1/asks/{id}/reply`: exactly one of `text`,
 /// `answers` and `skip`, and optionally who is answering and how. Answers
 /// over HTTP come through the `web` channel: an ask addressed to one
-/// person on another channel can only be answered there — except with
-/// `"via": "host"`, the agent host's own dialog, which may answer any ask.
+/// person on another channel can only be answered there — except by the
+/// agent host's own dialog, which may answer any ask: a reply carrying the
+/// `Askbridge-Host-Key` header with the `hostKey` the ask's creation
+/// returned (`"via": "host"` without it is refused).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum ReplyRequest {

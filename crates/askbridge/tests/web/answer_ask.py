@@ -22,8 +22,9 @@ Scenarios:
   one-ask        the link an agent host shows, /#ask=<id>: only that ask
                  (posted to web:elsewhere) is on the page, not the other
                  pending one, and it is answered there; then the other ask,
-                 answered in the agent's host (the API with "via": "host"
-                 stands in for it), reads "Answered in the terminal".
+                 answered in the agent's host (the API with the ask's
+                 host key from ASKBRIDGE_HOST_KEY stands in for it), reads
+                 "Answered in the terminal".
 
 Exit status 0 when every check passed; otherwise 1 with the reason on
 stderr (and a screenshot named *-failure.png next to the requested one).
@@ -31,6 +32,7 @@ stderr (and a screenshot named *-failure.png next to the requested one).
 
 import argparse
 import json
+import os
 import re
 import sys
 import urllib.request
@@ -230,12 +232,13 @@ def skip_all(contexts: Contexts, url: str, screenshot: Path):
     problems.check()
 
 
-def api(url: str, path: str, body=None):
+def api(url: str, path: str, body=None, headers=None):
     """The daemon's HTTP API at the page's origin (no token: the daemon of
     this scenario has none)."""
     base = urldefrag(url).url.rstrip("/")
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json", **(headers or {})}
+    request = urllib.request.Request(base + path, data=data, headers=headers)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(request, timeout=TIMEOUT_MS / 1000) as response:
         return json.load(response)
@@ -268,7 +271,12 @@ def one_ask(contexts: Contexts, url: str, screenshot: Path):
     # The other ask, answered in the agent's host while the page shows it.
     page, problems = open_page(contexts.new(), url, "page")
     expect(panel(page).get_by_role("heading", name="Release 2.4")).to_be_visible()
-    api(url, f"/v1/asks/{other}/reply", {"via": "host", "answers": {"deploy": ["Production"]}})
+    api(
+        url,
+        f"/v1/asks/{other}/reply",
+        {"answers": {"deploy": ["Production"]}},
+        {"Askbridge-Host-Key": os.environ["ASKBRIDGE_HOST_KEY"]},
+    )
     entry = page.locator(f'.entry.reply[data-ask="{other}"] .status')
     expect(entry).to_have_text(re.compile("Answered in the terminal"))
     expect(panel(page)).to_be_hidden()
