@@ -495,9 +495,39 @@ fn decide_table() {
             Mode::Buttons,
         ),
         (
-            "multi-select toggles + Done/Other/Skip exceed discord",
+            "22 multi-select toggles are one select menu on rich discord",
             one(multi("x", "X", "X?", numbered_options(22))),
             rich(Capabilities::DISCORD),
+            Mode::Rich,
+        ),
+        (
+            "25 multi-select options fill discord's select menu",
+            one(multi("x", "X", "X?", numbered_options(25))),
+            rich(Capabilities::DISCORD),
+            Mode::Rich,
+        ),
+        (
+            "25 multi-select options are one menu on rich slack",
+            one(multi("x", "X", "X?", numbered_options(25))),
+            rich(Capabilities::SLACK),
+            Mode::Rich,
+        ),
+        (
+            "as toggle buttons, 22 options + Done/Other/Skip exceed discord",
+            one(multi("x", "X", "X?", numbered_options(22))),
+            rich(Capabilities {
+                menu_options: 0,
+                ..Capabilities::DISCORD
+            }),
+            Mode::Text,
+        ),
+        (
+            "more options than the menu holds are toggle buttons",
+            one(multi("x", "X", "X?", numbered_options(22))),
+            rich(Capabilities {
+                menu_options: 21,
+                ..Capabilities::DISCORD
+            }),
             Mode::Text,
         ),
         (
@@ -512,7 +542,7 @@ fn decide_table() {
                 None,
                 vec![
                     deploy_question(),
-                    multi("x", "X", "X?", numbered_options(22)),
+                    single("x", "X", "X?", numbered_options(22)),
                 ],
             ),
             rich(Capabilities::DISCORD),
@@ -727,7 +757,12 @@ fn view_snapshots() {
 
 #[test]
 fn rich_step_redraws_toggles() {
-    let caps = Capabilities::DISCORD.with_mode(Mode::Rich);
+    // Toggle buttons, as on a channel without menus.
+    let caps = Capabilities {
+        menu_options: 0,
+        ..Capabilities::DISCORD
+    }
+    .with_mode(Mode::Rich);
     let step = rich_step(&release(), "k7Qx2", 1, &[2, 0, 0, 9], &caps, Locale::En);
     let mut out = String::new();
     if let Some(step) = &step {

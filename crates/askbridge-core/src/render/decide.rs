@@ -61,6 +61,10 @@ pub struct Capabilities {
     pub max_text_chars: usize,
     /// Rich mode is turned on (`render = "rich"`).
     pub rich: bool,
+    /// Most options of one select menu (or checkbox group), when the
+    /// channel draws a multi-select step's toggles as one menu; 0 when it
+    /// draws them as toggle buttons. A menu takes one row.
+    pub menu_options: usize,
 }
 
 impl Capabilities {
@@ -76,10 +80,11 @@ impl Capabilities {
         max_button_label_chars: 80,
         max_text_chars: 4_000,
         rich: false,
+        menu_options: 0,
     };
 
     /// Discord: 5 buttons a row, 5 rows, 80-character labels; 2,000-character
-    /// messages (1,900 used).
+    /// messages (1,900 used); a select menu of up to 25 options.
     pub const DISCORD: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 25,
@@ -89,11 +94,12 @@ impl Capabilities {
         max_button_label_chars: 80,
         max_text_chars: 1_900,
         rich: false,
+        menu_options: 25,
     };
 
     /// Slack: a row is an actions block (up to 25 elements; 5 used for
     /// options), 75-character button text, 3,000-character sections (2,900
-    /// used).
+    /// used); a multi-select menu of up to 100 options.
     pub const SLACK: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 25,
@@ -103,11 +109,13 @@ impl Capabilities {
         max_button_label_chars: 75,
         max_text_chars: 2_900,
         rich: false,
+        menu_options: 100,
     };
 
     /// Feishu / Lark: a card (JSON 2.0) of up to 200 elements, a button
     /// per line (30 used, so the card stays within its 30 KB), 60-character
-    /// button texts; 4,000-character texts.
+    /// button texts; 4,000-character texts; a multi-select menu (of every
+    /// option askbridge allows).
     pub const FEISHU: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 30,
@@ -117,6 +125,7 @@ impl Capabilities {
         max_button_label_chars: 60,
         max_text_chars: 4_000,
         rich: false,
+        menu_options: 25,
     };
 
     /// askbridge's web page: generous limits, one option per row.
@@ -129,6 +138,7 @@ impl Capabilities {
         max_button_label_chars: 200,
         max_text_chars: 100_000,
         rich: false,
+        menu_options: 0,
     };
 
     /// Plain text only, no length limit.
@@ -141,6 +151,7 @@ impl Capabilities {
         max_button_label_chars: 0,
         max_text_chars: usize::MAX,
         rich: false,
+        menu_options: 0,
     };
 
     /// The default capabilities of a channel (render mode `buttons`).
@@ -211,6 +222,9 @@ pub(super) struct Shape {
     pub pair: bool,
     /// Control buttons (Other…, Skip, Done, Answer…, Skip question).
     pub controls: usize,
+    /// Whether the options are toggles, which a channel with menus draws
+    /// as one menu ([`Capabilities::menu_options`]).
+    pub menu: bool,
 }
 
 impl Shape {
@@ -222,11 +236,13 @@ impl Shape {
                 options: question.options.len(),
                 pair: false,
                 controls: 2,
+                menu: false,
             }),
             QuestionKind::Confirm => Some(Shape {
                 options: 2,
                 pair: true,
                 controls: 1,
+                menu: false,
             }),
             _ => None,
         }
@@ -249,16 +265,23 @@ impl Shape {
             options,
             pair,
             controls,
+            menu: question.kind == QuestionKind::Multi,
         })
     }
 
-    /// Whether the buttons fit the channel.
+    /// Whether the buttons fit the channel: toggles drawn as one menu
+    /// count as one row of one control.
     pub fn fits(&self, caps: &Capabilities) -> bool {
         let Some((option_row, control_row)) = row_sizes(self.pair, caps) else {
             return false;
         };
-        let rows = self.options.div_ceil(option_row) + self.controls.div_ceil(control_row);
-        caps.buttons && self.options + self.controls <= caps.max_buttons && rows <= caps.max_rows
+        let (options, option_rows) = if self.menu && self.options <= caps.menu_options {
+            (1, 1)
+        } else {
+            (self.options, self.options.div_ceil(option_row))
+        };
+        let rows = option_rows + self.controls.div_ceil(control_row);
+        caps.buttons && options + self.controls <= caps.max_buttons && rows <= caps.max_rows
     }
 }
 

@@ -97,8 +97,9 @@ pub enum StepInput {
     /// One click picks (single-select, confirm).
     Pick,
     /// Clicks toggle options; "Done" submits (multi-select). Channels with
-    /// select menus or checkboxes draw `options` as one of those instead of
-    /// the toggle buttons, submitted by the `OptionRef::Done` key.
+    /// select menus or checkboxes ([`Capabilities::menu_options`]) draw
+    /// `options` as one of those, submitted by the `OptionRef::Done` key,
+    /// and the step's rows then hold no toggle buttons.
     Toggle {
         /// Option indices currently checked, ascending.
         selected: Vec<usize>,
@@ -226,6 +227,9 @@ pub fn rich_step(
             StepInput::Pick
         }
         QuestionKind::Multi => {
+            // A channel with menus draws the options as one, and has no
+            // toggle buttons to lay out.
+            let as_menu = q.options.len() <= caps.menu_options;
             let mut menu = Vec::new();
             let mut checked: Vec<usize> = selected
                 .iter()
@@ -244,7 +248,9 @@ pub fn rich_step(
                 } else {
                     ButtonStyle::Normal
                 };
-                options.push(make(OptionRef::Index(index), &label, style));
+                if !as_menu {
+                    options.push(make(OptionRef::Index(index), &label, style));
+                }
                 menu.push(StepOption {
                     index,
                     label: button_label(q, index, choice, None, label_max).0,
