@@ -64,6 +64,24 @@ const START_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::f
 const RECONNECT_SECS: u64 = 5;
 /// How many envelope keys are remembered to drop redeliveries.
 const REMEMBERED_ENVELOPES: usize = 1_024;
+
+/// How long an event's handling may take before Slack is told the event
+/// arrived anyway: Slack wants that within 3 seconds.
+pub const HANDLED_WITHIN: Duration = Duration::from_millis(2_500);
+
+/// Runs `handling` on a task of its own and waits for it, at most
+/// [`HANDLED_WITHIN`]: so what it records is recorded before Slack hears
+/// the event arrived (a crash in between cannot lose what Slack believes
+/// delivered). Slower handling goes on alone after that.
+pub async fn handle_within(handling: impl Future<Output = ()> + Send + 'static) {
+    let task = tokio::spawn(handling);
+    if tokio::time::timeout(HANDLED_WITHIN, task).await.is_err() {
+        tracing::warn!(
+            within_ms = HANDLED_WITHIN.as_millis() as u64,
+            "a Slack event is not handled in time; acknowledged while it still runs"
+        );
+    }
+}
 /// The longest HTTP error body quoted in a failure.
 const MAX_QUOTED_BODY: usize = 200;
 
@@ -486,9 +504,11 @@ impl SocketMode {
     /// askbridge acts on is handed to `handle` as an [`Event`], each on a
     /// task of its own.
     ///
-    /// Every envelope is acknowledged at once, before its handler has run
-    /// (the handler is spawned, so Slack's 3-second limit never depends on
-    /// it; modals close on submit). Slack redelivers an envelope it saw no
+    /// Every envelope is acknowledged once its handler has run, or after
+    /// [`HANDLED_WITHIN`] when it is slower ([`handle_within`]): what a
+    /// press records is recorded before Slack hears it arrived, and
+    /// envelopes are handled in the order the socket brings them (modals
+    /// close on submit). Slack redelivers an envelope it saw no
     /// acknowledgement for; a redelivery carries the same event (`event_id`,
     /// or the interaction's `trigger_id` / view id and hash), and the last
     /// 1,024 are remembered, so `handle` never gets one twice. The socket
@@ -614,9 +634,9 @@ struct Dispatcher {
 }
 
 impl Dispatcher {
-    /// Hands `event` to the handler on a task of its own, unless its
+    /// Hands `event` to the handler ([`handle_within`]), unless its
     /// envelope (`key`) was seen already.
-    fn dispatch(&self, key: Option<String>, event: Option<Event>) {
+    async fn dispatch(&self, key: Option<String>, event: Option<Event>) {
         if let Some(key) = key {
             let fresh = match self.seen.lock() {
                 Ok(mut seen) => seen.insert(&key),
@@ -628,7 +648,7 @@ impl Dispatcher {
             }
         }
         if let Some(event) = event {
-            tokio::spawn((self.handler)(event));
+            handle_within((self.handler)(event)).await;
         }
     }
 }
@@ -665,7 +685,9 @@ async fn on_push(
 ) -> slack_morphism::UserCallbackResult<()> {
     if let Some(dispatcher) = dispatcher(&state).await {
         let parsed = parse::push_event(&event, &dispatcher.bot);
-        dispatcher.dispatch(Some(format!("event:{}", event.event_id.0)), parsed);
+        dispatcher
+            .dispatch(Some(format!("event:{}", event.event_id.0)), parsed)
+            .await;
     }
     Ok(())
 }
@@ -676,7 +698,9 @@ async fn on_interaction(
     state: SlackClientEventsUserState,
 ) -> slack_morphism::UserCallbackResult<()> {
     if let Some(dispatcher) = dispatcher(&state).await {
-        dispatcher.dispatch(interaction_key(&event), parse::interaction(&event));
+        dispatcher
+            .dispatch(interaction_key(&event), parse::interaction(&event))
+            .await;
     }
     Ok(())
 }

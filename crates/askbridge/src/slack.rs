@@ -8,8 +8,8 @@
 //!   posts (in the target's thread, if it names one) and updates messages,
 //!   answers a refused press with an ephemeral message (through the
 //!   press's `response_url`, else `chat.postEphemeral`) — a taken press
-//!   needs no answer, its envelope or request is acknowledged at once and
-//!   the `chat.update` that follows shows it — and asks for own words with
+//!   needs no answer, its envelope or request is acknowledged once it is
+//!   recorded and the `chat.update` that follows shows it — and asks for own words with
 //!   a modal (`views.open` with the press's trigger id).
 //! - Who answered is shown by name: interactions carry only a user id, so
 //!   names come from `users.info`, remembered per user.
@@ -26,7 +26,7 @@ use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_slack::parse::{self, Event, EventsBody, Reply, SlackChat, Ts};
 use askbridge_slack::render::{self as draw, Destination, Message};
-use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
+use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode, handle_within};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -437,10 +437,10 @@ async fn events(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Byte
         }
         Ok(EventsBody::Event(event)) => {
             // Slack wants its 200 within 3 seconds; what the event records
-            // is stored by the driver meanwhile.
+            // is recorded first, unless that takes longer.
             if let Some(event) = event {
                 let inbound = Arc::clone(&endpoint.inbound);
-                tokio::spawn(async move { inbound.handle(event).await });
+                handle_within(async move { inbound.handle(event).await }).await;
             }
             StatusCode::OK.into_response()
         }
@@ -463,9 +463,10 @@ async fn interactivity(
         Ok(event) => {
             if let Some(event) = event {
                 let inbound = Arc::clone(&endpoint.inbound);
-                tokio::spawn(async move { inbound.handle(event).await });
+                handle_within(async move { inbound.handle(event).await }).await;
             }
-            // An empty 200 acknowledges a press and closes a modal.
+            // An empty 200, once the press is recorded, acknowledges it and
+            // closes a modal.
             StatusCode::OK.into_response()
         }
         Err(message) => {

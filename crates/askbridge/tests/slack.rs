@@ -594,3 +594,45 @@ async fn slack_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     assert!(edited.text.ends_with("⌛ 已过期"), "{}", edited.text);
     assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
 }
+
+/// In HTTP mode a press is recorded before Slack gets its 200: a crash
+/// (`kill -9`) right after the acknowledgement loses nothing.
+#[tokio::test]
+async fn slack_http_mode_records_a_press_before_acknowledging_it() {
+    const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
+    let mut daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_SLACK_MODE", "http")
+        .env("SLACK_SIGNING_SECRET", SECRET)
+        .start();
+    let id = create(&daemon, &deploy_ask()).await;
+    let question = posted(&fake, 1).await;
+    let press = fake.press_button_http(
+        &alice(),
+        CHANNEL,
+        &question.ts,
+        &action_id(&question, "Canary"),
+    );
+    let interactivity = daemon.url("/slack/interactivity");
+    assert_eq!(fake.deliver_http(&interactivity, &press).await.status, 200);
+    daemon.kill();
+    daemon.restart();
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}), "{done}");
+
+    // A typed answer in the thread, likewise.
+    let id = create(&daemon, &release_ask()).await;
+    let prompt = posted(&fake, 2).await;
+    let reply = fake
+        .message_http(IncomingMessage::new(CHANNEL, BOB, "Q1: 2\nQ2: 1, 2").in_thread(&prompt.ts));
+    let events = daemon.url("/slack/events");
+    assert_eq!(fake.deliver_http(&events, &reply).await.status, 200);
+    daemon.kill();
+    daemon.restart();
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Production"], "notify": ["Team", "On-call"]}),
+        "{done}"
+    );
+}
