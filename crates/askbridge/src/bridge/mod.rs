@@ -193,14 +193,35 @@ pub enum BridgeError {
     /// The idempotency key was used before for a different ask.
     #[error("idempotency key {0:?} was used for a different ask")]
     IdempotencyConflict(String),
-    /// The database failed.
+    /// The database failed ([`BridgeError::is_retryable`] when it was
+    /// unreachable or busy).
     #[error("storage failed")]
-    Storage(#[source] anyhow::Error),
+    Storage(#[from] StoreError),
+    /// Other processes kept changing the ask while this one tried to
+    /// (retryable).
+    #[error("ask {0:?} kept changing under this process")]
+    Contended(String),
+    /// A pending ask's state is not in memory: a bug.
+    #[error("the ask's lifecycle is not loaded")]
+    NotLoaded,
+    /// The bridge was opened outside a tokio runtime.
+    #[error("the bridge needs a tokio runtime")]
+    NoRuntime(#[source] tokio::runtime::TryCurrentError),
 }
 
-impl From<StoreError> for BridgeError {
-    fn from(error: StoreError) -> BridgeError {
-        BridgeError::Storage(anyhow::Error::new(error))
+impl BridgeError {
+    /// Whether trying again later may succeed: the database was
+    /// unreachable or busy, or other processes changed the ask meanwhile.
+    /// A refusal (no such ask, a reused key) or a bug is not.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            BridgeError::Storage(error) => error.is_transient(),
+            BridgeError::Contended(_) => true,
+            BridgeError::NotFound(_)
+            | BridgeError::IdempotencyConflict(_)
+            | BridgeError::NotLoaded
+            | BridgeError::NoRuntime(_) => false,
+        }
     }
 }
 
@@ -363,8 +384,7 @@ impl Bridge {
             cached_lifecycles,
             lease,
         } = tuning;
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|e| BridgeError::Storage(anyhow::Error::new(e)))?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(BridgeError::NoRuntime)?;
         let store = crate::store::open(&database_url).await?;
         // Alive before claiming: others must not take back what this
         // instance is about to deliver.
@@ -996,9 +1016,7 @@ impl Inner {
             }
             attempts += 1;
             if attempts >= CAS_ATTEMPTS {
-                return Err(BridgeError::Storage(anyhow::anyhow!(
-                    "ask {id} kept changing under this process"
-                )));
+                return Err(BridgeError::Contended(id.to_owned()));
             }
             tracing::debug!(ask_id = %id, "another process changed the ask first; reloading");
             self.reload_entry(entry, &mut slot).await?;
@@ -1173,7 +1191,7 @@ impl Inner {
 }
 
 fn not_loaded() -> BridgeError {
-    BridgeError::Storage(anyhow::anyhow!("the ask's lifecycle is not loaded"))
+    BridgeError::NotLoaded
 }
 
 impl Drop for Inner {
@@ -1237,5 +1255,28 @@ fn log_end(id: &str, state: &State) {
             "ask ended: delivery failed"
         ),
         _ => tracing::info!(ask_id = %id, state = state.as_str(), "ask ended"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caller_can_tell_a_retryable_failure_from_a_refusal() {
+        let lost = StoreError::Database(sqlx::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset,
+        )));
+        let corrupt = StoreError::Corrupt {
+            id: "ask_1".to_owned(),
+            problem: "bad".to_owned(),
+        };
+        assert!(BridgeError::from(lost).is_retryable());
+        assert!(BridgeError::from(StoreError::Database(sqlx::Error::PoolTimedOut)).is_retryable());
+        assert!(BridgeError::Contended("ask_1".to_owned()).is_retryable());
+        assert!(!BridgeError::from(corrupt).is_retryable());
+        assert!(!BridgeError::NotFound("ask_1".to_owned()).is_retryable());
+        assert!(!BridgeError::IdempotencyConflict("k".to_owned()).is_retryable());
+        assert!(!BridgeError::NotLoaded.is_retryable());
     }
 }

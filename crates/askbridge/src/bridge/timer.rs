@@ -89,10 +89,7 @@ async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, Arc<str>)) {
 /// will not help).
 fn is_corrupt(error: &BridgeError) -> bool {
     match error {
-        BridgeError::Storage(source) => matches!(
-            source.downcast_ref::<StoreError>(),
-            Some(StoreError::Corrupt { .. })
-        ),
+        BridgeError::Storage(source) => matches!(source, StoreError::Corrupt { .. }),
         _ => false,
     }
 }

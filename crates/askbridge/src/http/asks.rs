@@ -75,6 +75,8 @@ const MAX_IDEMPOTENCY_KEY: usize = 255;
                         lists every one."),
         (status = INTERNAL_SERVER_ERROR, body = ErrorResponse,
          description = "`internal`: storage failed; the cause is in the daemon's log."),
+        (status = SERVICE_UNAVAILABLE, body = ErrorResponse,
+         description = "`unavailable`: the database cannot be reached right now; try again."),
     )
 )]
 pub async fn create(
@@ -133,6 +135,8 @@ pub async fn create(
          description = "`invalid_query` or `invalid_path`."),
         (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
         (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+        (status = SERVICE_UNAVAILABLE, body = ErrorResponse,
+         description = "`unavailable`: the database cannot be reached right now; try again."),
     )
 )]
 pub async fn get(
@@ -165,6 +169,8 @@ pub async fn get(
          description = "`invalid_query` or `invalid_path`."),
         (status = NOT_FOUND, body = ErrorResponse, description = "`not_found`: no such ask."),
         (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+        (status = SERVICE_UNAVAILABLE, body = ErrorResponse,
+         description = "`unavailable`: the database cannot be reached right now; try again."),
     )
 )]
 pub async fn cancel(
@@ -188,6 +194,8 @@ pub async fn cancel(
         (status = OK, body = AskList, description = "The asks."),
         (status = BAD_REQUEST, body = ErrorResponse, description = "`invalid_query`."),
         (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+        (status = SERVICE_UNAVAILABLE, body = ErrorResponse,
+         description = "`unavailable`: the database cannot be reached right now; try again."),
     )
 )]
 pub async fn list(
@@ -275,6 +283,8 @@ pub async fn list(
                         (answers that do not fit the ask; `path` names the question, \
                         `answers.notify`)."),
         (status = INTERNAL_SERVER_ERROR, body = ErrorResponse, description = "`internal`."),
+        (status = SERVICE_UNAVAILABLE, body = ErrorResponse,
+         description = "`unavailable`: the database cannot be reached right now; try again."),
     )
 )]
 pub async fn reply(

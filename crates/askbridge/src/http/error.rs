@@ -134,6 +134,18 @@ impl ApiError {
         error
     }
 
+    /// `503 unavailable`: the database is unreachable or busy for now;
+    /// the same request may be sent again. `cause` goes to the log only.
+    pub fn unavailable(cause: impl Into<String>) -> ApiError {
+        let mut error = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "askbridge cannot reach its database right now; try again (a retried create with the same Idempotency-Key asks once)",
+        );
+        error.cause = Some(cause.into());
+        error
+    }
+
     /// The error for a rejected reply: `409 already_answered`,
     /// `403 not_for_you`, `422 invalid_answer`; the message is the one a
     /// person in a chat is told (in English).
@@ -197,9 +209,8 @@ impl From<BridgeError> for ApiError {
                 format!("Idempotency-Key {key:?} was already used for a different ask"),
             )
             .at("Idempotency-Key"),
-            BridgeError::Storage(source) => {
-                ApiError::internal(format!("storage failed: {source:#}"))
-            }
+            error if error.is_retryable() => ApiError::unavailable(crate::error_chain(&error)),
+            error => ApiError::internal(crate::error_chain(&error)),
         }
     }
 }
@@ -264,5 +275,28 @@ pub fn code_for(status: StatusCode) -> &'static str {
         StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
         status if status.is_server_error() => "internal",
         _ => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retryable_storage_failure_is_503_and_a_bug_500() {
+        let busy = ApiError::from(BridgeError::Contended("ask_1".to_owned()));
+        assert_eq!(
+            (busy.status, busy.code),
+            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        );
+        let lost = ApiError::from(BridgeError::from(crate::store::StoreError::Database(
+            sqlx::Error::PoolTimedOut,
+        )));
+        assert_eq!(lost.status, StatusCode::SERVICE_UNAVAILABLE);
+        let bug = ApiError::from(BridgeError::NotLoaded);
+        assert_eq!(
+            (bug.status, bug.code),
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+        );
     }
 }

@@ -62,6 +62,21 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether the database was unreachable or busy (the connection went
+    /// away, no connection was free in time, SQLite's file was locked):
+    /// trying again later may succeed. A refused statement, a failed
+    /// migration or an unreadable row will fail again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Database(error) => sql::is_transient(error),
+            StoreError::UnsupportedUrl(_) | StoreError::Migrate(_) | StoreError::Corrupt { .. } => {
+                false
+            }
+        }
+    }
+}
+
 /// One row of the `asks` table, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AskRow {

@@ -85,6 +85,17 @@ sql_store!(PostgresStore, Postgres, {
         Backend::Postgres
     }
 
+    fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>> {
+        Box::pin(
+            sqlx::query_as(
+                "SELECT id, channel, deadline, version, delivered_at FROM asks \
+                 WHERE state = 'pending' ORDER BY deadline",
+            )
+            .fetch(&self.reader)
+            .map_err(StoreError::from),
+        )
+    }
+
     async fn listen(&self) -> Result<Option<BoxStream<'static, Announcement>>, StoreError> {
         let mut listener = PgListener::connect_with(&self.writer).await?;
         listener.listen(CHANNEL).await?;

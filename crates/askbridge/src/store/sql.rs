@@ -26,6 +26,22 @@ where
     }
 }
 
+/// Whether `error` may pass if tried again later: the connection went
+/// away or none was free in time, or the database was busy or full
+/// (SQLite's `SQLITE_BUSY` / `SQLITE_LOCKED` / `SQLITE_FULL`, Postgres's
+/// "insufficient resources", class 53).
+pub(super) fn is_transient(error: &sqlx::Error) -> bool {
+    connection_lost(error)
+        || matches!(error, sqlx::Error::PoolTimedOut)
+        || match error {
+            sqlx::Error::Database(database) => database.code().is_some_and(|code| {
+                matches!(&*code, "5" | "6" | "13" | "261" | "262" | "517" | "773")
+                    || code.starts_with("53")
+            }),
+            _ => false,
+        }
+}
+
 /// Whether `error` says the connection went away (rather than that the
 /// statement was wrong): a socket error, or Postgres's "connection
 /// exception" (SQLSTATE class 08) and "operator intervention" (57P01–03:
@@ -166,17 +182,6 @@ macro_rules! sql_store {
                 .bind(now)
                 .fetch_all(&self.writer)
                 .await?)
-            }
-
-            fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>> {
-                Box::pin(
-                    sqlx::query_as(
-                        "SELECT id, channel, deadline, version, delivered_at FROM asks \
-                         WHERE state = 'pending' ORDER BY deadline",
-                    )
-                    .fetch(&self.reader)
-                    .map_err(StoreError::from),
-                )
             }
 
             async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError> {
