@@ -19,6 +19,46 @@ pub enum PlatformFailure {
     Permanent(String),
 }
 
+/// A platform client that cannot work with its settings (a malformed
+/// token, an API URL that is not http(s), a signing key that does not
+/// read), or credentials the platform refused: only a change of
+/// configuration helps, so it is never retried. The text says which
+/// setting and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
+/// A request from a platform that is refused: its body does not read, or
+/// it is not signed as the platform signs. Answered with a 4xx, never
+/// retried; the text says what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRequest(pub String);
+
+impl From<String> for SetupError {
+    fn from(reason: String) -> SetupError {
+        SetupError(reason)
+    }
+}
+
+impl From<&str> for SetupError {
+    fn from(reason: &str) -> SetupError {
+        SetupError(reason.to_owned())
+    }
+}
+
+impl From<&str> for BadRequest {
+    fn from(reason: &str) -> BadRequest {
+        BadRequest(reason.to_owned())
+    }
+}
+
+impl From<String> for BadRequest {
+    fn from(reason: String) -> BadRequest {
+        BadRequest(reason)
+    }
+}
+
 impl PlatformFailure {
     /// The platform's words when it refused for good.
     pub fn refusal(&self) -> Option<&str> {

@@ -8,6 +8,7 @@
 //! bots, webhooks or system messages) that are ordinary messages or
 //! replies. Anything else is `None`.
 
+use askbridge_core::failure::BadRequest;
 use askbridge_core::inbound::{self, Inbound, Person};
 use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, parse_callback_key};
@@ -235,7 +236,7 @@ pub fn interaction(interaction: &Interaction) -> Option<Event> {
 
 /// Reads the body of an HTTP interaction (after its signature was checked
 /// with [`crate::run::Verifier`]).
-pub fn http_interaction(body: &[u8]) -> Result<HttpInteraction, String> {
+pub fn http_interaction(body: &[u8]) -> Result<HttpInteraction, BadRequest> {
     let parsed: Interaction = serde_json::from_slice(body)
         .map_err(|error| format!("unreadable Discord interaction: {error}"))?;
     Ok(match &parsed {

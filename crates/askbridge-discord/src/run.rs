@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{PlatformFailure, SetupError};
 use reqwest::StatusCode;
 use serenity::builder::CreateInteractionResponse;
 use serenity::client::{ClientBuilder, Context, EventHandler};
@@ -182,7 +182,7 @@ impl DiscordApi {
     /// `api_url`: Discord itself when `None`; else an origin such as
     /// `http://127.0.0.1:1234` (a REST proxy, or a fake in tests) that gets
     /// every request as `{api_url}/api/v10/...`.
-    pub fn new(token: &str, api_url: Option<&str>) -> Result<DiscordApi, String> {
+    pub fn new(token: &str, api_url: Option<&str>) -> Result<DiscordApi, SetupError> {
         let api_url = check_api_url(api_url)?;
         let http = build_http(token, api_url.as_deref())?;
         Ok(DiscordApi {
@@ -281,7 +281,7 @@ impl Gateway {
     /// A gateway for the bot `token`, found through `GET {api_url}/api/v10/gateway`
     /// (Discord's own when `api_url` is `None`; a fake may answer with a
     /// `ws://` URL).
-    pub fn new(token: &str, api_url: Option<&str>) -> Result<Gateway, String> {
+    pub fn new(token: &str, api_url: Option<&str>) -> Result<Gateway, SetupError> {
         let api_url = check_api_url(api_url)?;
         check_token(token)?;
         Ok(Gateway {
@@ -302,7 +302,7 @@ impl Gateway {
     /// switch on and connects again without it: buttons, menus, modals and
     /// DMs keep working, typed replies in servers are seen only when they
     /// mention the bot.
-    pub async fn listen<F, Fut>(&self, handle: F) -> Result<(), String>
+    pub async fn listen<F, Fut>(&self, handle: F) -> Result<(), SetupError>
     where
         F: Fn(Event) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -343,16 +343,16 @@ impl Gateway {
                 }
                 Err(ConnectError::Gateway(GatewayError::InvalidAuthentication)) => {
                     return Err(
-                        "Discord refused the bot token on the gateway (close code 4004)".to_owned(),
+                        "Discord refused the bot token on the gateway (close code 4004)".into(),
                     );
                 }
                 Err(ConnectError::Gateway(
                     error @ (GatewayError::InvalidGatewayIntents
                     | GatewayError::DisallowedGatewayIntents),
                 )) => {
-                    return Err(format!("Discord refused the gateway intents: {error}"));
+                    return Err(format!("Discord refused the gateway intents: {error}").into());
                 }
-                Err(ConnectError::Fatal(reason)) => return Err(reason),
+                Err(ConnectError::Fatal(reason)) => return Err(reason.into()),
                 Err(ConnectError::Gateway(error)) => {
                     tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "Discord gateway failed; reconnecting");
                 }
@@ -498,12 +498,12 @@ impl std::fmt::Debug for Verifier {
 impl Verifier {
     /// A verifier for the application's public key (64 hex digits, as the
     /// developer portal shows it).
-    pub fn new(public_key_hex: &str) -> Result<Verifier, String> {
+    pub fn new(public_key_hex: &str) -> Result<Verifier, SetupError> {
         let bytes: [u8; 32] = parse_hex(public_key_hex.trim())
             .ok_or_else(|| "the Discord public key must be 64 hex digits".to_owned())?;
         serenity::interactions_endpoint::Verifier::try_new(bytes)
             .map(Verifier)
-            .map_err(|error| error.to_string())
+            .map_err(|error| SetupError(error.to_string()))
     }
 
     /// Whether a request is Discord's: `signature_hex` and `timestamp` are
@@ -789,7 +789,9 @@ mod tests {
         let stopped = gateway.listen(|_event| async {}).await;
         assert_eq!(
             stopped,
-            Err("Discord refused the bot token (401 Unauthorized)".to_owned())
+            Err(SetupError(
+                "Discord refused the bot token (401 Unauthorized)".to_owned()
+            ))
         );
         assert!(
             request

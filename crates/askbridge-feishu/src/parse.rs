@@ -10,6 +10,7 @@
 //! message's mentions are undone here, so the core reads plain text: the
 //! bot's own mention is removed, anyone else's becomes `@name`.
 
+use askbridge_core::failure::BadRequest;
 use askbridge_core::inbound::{self, Inbound, Person};
 use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
@@ -156,7 +157,7 @@ pub fn inbound(event: Event) -> Inbound<Destination, String, ()> {
 /// Reads a pushed body (plain JSON, schema 2.0; `url_verification` has no
 /// schema). `bot_open_id` is the bot's own `open_id`, whose mentions are
 /// removed from messages; unknown, every leading mention is removed.
-pub fn push(body: &[u8], bot_open_id: Option<&str>) -> Result<Push, String> {
+pub fn push(body: &[u8], bot_open_id: Option<&str>) -> Result<Push, BadRequest> {
     let value: Value =
         serde_json::from_slice(body).map_err(|error| format!("not JSON: {error}"))?;
     if value["type"] == "url_verification" {
@@ -401,8 +402,8 @@ mod tests {
                 token: "vt".to_owned()
             })
         );
-        assert!(push(b"nope", None).is_err_and(|e| e.starts_with("not JSON")));
-        assert!(push(b"{}", None).is_err_and(|e| e.contains("event_id")));
+        assert!(push(b"nope", None).is_err_and(|e| e.0.starts_with("not JSON")));
+        assert!(push(b"{}", None).is_err_and(|e| e.0.contains("event_id")));
     }
 
     #[test]

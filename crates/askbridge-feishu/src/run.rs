@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aes::cipher::{BlockDecryptMut, KeyIvInit, block_padding::Pkcs7};
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::{SinkExt, StreamExt};
@@ -155,12 +155,16 @@ pub struct Sent {
 impl FeishuApi {
     /// A client for the app on `api_url` (default [`FEISHU_API_URL`]; the
     /// `/open-apis/…` paths are appended).
-    pub fn new(app_id: &str, app_secret: &str, api_url: Option<&str>) -> Result<FeishuApi, String> {
+    pub fn new(
+        app_id: &str,
+        app_secret: &str,
+        api_url: Option<&str>,
+    ) -> Result<FeishuApi, SetupError> {
         let base = api_url.unwrap_or(FEISHU_API_URL).trim_end_matches('/');
         let base = Url::parse(&format!("{base}/"))
             .map_err(|error| format!("api_url {base:?} is not a URL: {error}"))?;
         if !matches!(base.scheme(), "http" | "https") {
-            return Err(format!("api_url {base} is not http(s)"));
+            return Err(format!("api_url {base} is not http(s)").into());
         }
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
@@ -508,7 +512,7 @@ impl CallbackCheck {
 
     /// The plain body of a callback: decrypted when an encrypt key is set
     /// (and then required to be encrypted).
-    pub fn decrypt(&self, body: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn decrypt(&self, body: &[u8]) -> Result<Vec<u8>, BadRequest> {
         let Some(key) = &self.key else {
             return Ok(body.to_vec());
         };
@@ -521,19 +525,19 @@ impl CallbackCheck {
             .decode(sealed.trim())
             .map_err(|_| "encrypt is not base64".to_owned())?;
         if raw.len() < 32 || raw.len() % 16 != 0 {
-            return Err("encrypt is not AES-256-CBC".to_owned());
+            return Err("encrypt is not AES-256-CBC".to_owned().into());
         }
         let (iv, sealed) = raw.split_at(16);
         let key: [u8; 32] = Sha256::digest(key.as_bytes()).into();
         cbc::Decryptor::<aes::Aes256>::new(&key.into(), iv.into())
             .decrypt_padded_vec_mut::<Pkcs7>(sealed)
-            .map_err(|_| "cannot decrypt with the encrypt key".to_owned())
+            .map_err(|_| BadRequest::from("cannot decrypt with the encrypt key"))
     }
 
     /// Whether `signed` signs `body` (the raw request body) with the
     /// encrypt key, within [`CALLBACK_WINDOW_SECS`] of `now` (Unix
     /// seconds). Without an encrypt key there is no signature to check.
-    pub fn signed(&self, signed: Signed<'_>, body: &[u8], now: u64) -> Result<(), String> {
+    pub fn signed(&self, signed: Signed<'_>, body: &[u8], now: u64) -> Result<(), BadRequest> {
         let Some(key) = &self.key else {
             return Ok(());
         };
@@ -543,7 +547,9 @@ impl CallbackCheck {
             .parse()
             .map_err(|_| "missing or bad X-Lark-Request-Timestamp".to_owned())?;
         if sent.abs_diff(now) > CALLBACK_WINDOW_SECS {
-            return Err("X-Lark-Request-Timestamp is more than 5 minutes off".to_owned());
+            return Err("X-Lark-Request-Timestamp is more than 5 minutes off"
+                .to_owned()
+                .into());
         }
         let mut digest = Sha256::new();
         digest.update(signed.timestamp.as_bytes());
@@ -557,7 +563,7 @@ impl CallbackCheck {
             .into()
         {
             true => Ok(()),
-            false => Err("missing or bad X-Lark-Signature".to_owned()),
+            false => Err("missing or bad X-Lark-Signature".to_owned().into()),
         }
     }
 
@@ -642,7 +648,7 @@ impl LongConnection {
     /// of a callback answer) goes back in a frame; connects again when
     /// the connection drops. Returns only when Feishu refuses the app's
     /// credentials for good; drop the future to close the connection.
-    pub async fn run<H, F>(&self, handle: H) -> Result<(), String>
+    pub async fn run<H, F>(&self, handle: H) -> Result<(), SetupError>
     where
         H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + Clone + 'static,
         F: Future<Output = Value> + Send + 'static,
@@ -654,7 +660,7 @@ impl LongConnection {
                     tracing::info!("the Feishu long connection closed; connecting again");
                     backoff = RECONNECT_BACKOFF.0;
                 }
-                Err(PlatformFailure::Permanent(reason)) => return Err(reason),
+                Err(PlatformFailure::Permanent(reason)) => return Err(reason.into()),
                 Err(failure) => {
                     tracing::warn!(error = %failure, "the Feishu long connection failed; connecting again");
                 }
@@ -838,7 +844,9 @@ mod tests {
         assert!(check.decrypt(other.as_bytes()).is_err());
         assert_eq!(
             check.decrypt(b"{\"a\":1}"),
-            Err("not encrypted, though an encrypt key is set".to_owned())
+            Err(BadRequest::from(
+                "not encrypted, though an encrypt key is set"
+            ))
         );
         let plain = CallbackCheck::new(None, None);
         assert_eq!(plain.decrypt(b"{}").expect("plain"), b"{}");
@@ -865,7 +873,7 @@ mod tests {
         assert!(
             check
                 .signed(signed, body, 1_700_000_000 + CALLBACK_WINDOW_SECS + 1)
-                .is_err_and(|e| e.contains("5 minutes"))
+                .is_err_and(|e| e.0.contains("5 minutes"))
         );
         assert!(check.token_ok("anything"));
         assert!(!CallbackCheck::new(None, Some("vt")).token_ok("nope"));

@@ -17,6 +17,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use askbridge_core::failure::BadRequest;
 use askbridge_core::inbound::{self, Inbound, Person};
 use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
@@ -308,7 +309,7 @@ pub fn interaction(event: &SlackInteractionEvent) -> Option<Event> {
 /// checked with [`crate::run::SignatureCheck`]). Slack retries a request
 /// it got no 200 for within 3 seconds (with `X-Slack-Retry-Num`); the
 /// event is the same, so answer at once and act on it once.
-pub fn events_body(body: &[u8], bot: &SlackUserId) -> Result<EventsBody, String> {
+pub fn events_body(body: &[u8], bot: &SlackUserId) -> Result<EventsBody, BadRequest> {
     let parsed: SlackPushEvent =
         serde_json::from_slice(body).map_err(|error| format!("unreadable Slack event: {error}"))?;
     Ok(match &parsed {
@@ -323,7 +324,7 @@ pub fn events_body(body: &[u8], bot: &SlackUserId) -> Result<EventsBody, String>
 /// Reads the body of an interactivity request, a form whose `payload`
 /// field is the interaction's JSON (after its signature was checked with
 /// [`crate::run::SignatureCheck`]).
-pub fn interactivity_body(body: &[u8]) -> Result<Option<Event>, String> {
+pub fn interactivity_body(body: &[u8]) -> Result<Option<Event>, BadRequest> {
     let payload = form_urlencoded::parse(body)
         .find(|(name, _)| name == "payload")
         .map(|(_, value)| value)

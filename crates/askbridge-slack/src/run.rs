@@ -21,7 +21,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::Recent;
 use http_body_util::Empty;
 use hyper::body::Bytes;
@@ -246,7 +246,7 @@ impl SlackApi {
     /// A client for the bot token (`xoxb-…`) on `api_url`: Slack itself
     /// when `None`; else a Web API root such as `http://127.0.0.1:1234/api`
     /// (a fake in tests) that gets every call as `{api_url}/{method}`.
-    pub fn new(bot_token: &str, api_url: Option<&str>) -> Result<SlackApi, String> {
+    pub fn new(bot_token: &str, api_url: Option<&str>) -> Result<SlackApi, SetupError> {
         let api_url = check_api_url(api_url)?;
         let token = check_token(bot_token, "bot")?;
         let connector = build_connector()?;
@@ -493,7 +493,7 @@ impl SocketMode {
     /// Socket Mode for the app-level token (`xapp-…`, with the
     /// `connections:write` scope), on `api`'s Web API (`apps.connections.open`
     /// there; a fake may answer with a `ws://` URL).
-    pub fn new(api: &SlackApi, app_token: &str) -> Result<SocketMode, String> {
+    pub fn new(api: &SlackApi, app_token: &str) -> Result<SocketMode, SetupError> {
         Ok(SocketMode {
             api: api.clone(),
             app_token: check_token(app_token, "app-level")?,
@@ -519,7 +519,7 @@ impl SocketMode {
     /// token, for the bot's user id; `apps.connections.open` with the app
     /// token), retrying passing failures; it returns only when Slack
     /// refuses one of them, with the reason. The tokens are never logged.
-    pub async fn listen<F, Fut>(&self, handle: F) -> Result<(), String>
+    pub async fn listen<F, Fut>(&self, handle: F) -> Result<(), SetupError>
     where
         F: Fn(Event) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -751,10 +751,10 @@ impl SignatureCheck {
 
     /// A check for the app's signing secret (from the app's Basic
     /// Information page).
-    pub fn new(signing_secret: &str) -> Result<SignatureCheck, String> {
+    pub fn new(signing_secret: &str) -> Result<SignatureCheck, SetupError> {
         let secret = signing_secret.trim();
         if secret.is_empty() {
-            return Err("the Slack signing secret is empty".to_owned());
+            return Err("the Slack signing secret is empty".to_owned().into());
         }
         Ok(SignatureCheck(SlackEventSignatureVerifier::new(
             &SlackSigningSecret(secret.to_owned()),
@@ -1193,7 +1193,9 @@ mod tests {
         let stopped = socket.listen(|_event| async {}).await;
         assert_eq!(
             stopped,
-            Err("cannot check the Slack bot token: Slack refused it (invalid_auth)".to_owned())
+            Err(SetupError(
+                "cannot check the Slack bot token: Slack refused it (invalid_auth)".to_owned()
+            ))
         );
     }
 }

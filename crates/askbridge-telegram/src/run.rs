@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{PlatformFailure, SetupError};
 use teloxide::adaptors::Throttle;
 use teloxide::adaptors::throttle::Limits;
 use teloxide::payloads::SendMessage;
@@ -88,7 +88,11 @@ impl TelegramApi {
     /// A client for `token` on `api_url` (a self-hosted Bot API server, or
     /// a fake in tests; Telegram's own when `None`), throttled to `limits`.
     /// Spawns the throttle's worker, so call it inside a tokio runtime.
-    pub fn new(token: &str, api_url: Option<&str>, limits: Limits) -> Result<TelegramApi, String> {
+    pub fn new(
+        token: &str,
+        api_url: Option<&str>,
+        limits: Limits,
+    ) -> Result<TelegramApi, SetupError> {
         let mut bot = Bot::new(token);
         if let Some(url) = api_url {
             let url = url

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef};
@@ -58,7 +58,7 @@ pub struct Discord {
 impl Discord {
     /// Connects the REST client and registers the channel with the
     /// bridge. Call inside the runtime.
-    pub fn new(bridge: &Bridge, config: &DiscordConfig) -> Result<Discord, String> {
+    pub fn new(bridge: &Bridge, config: &DiscordConfig) -> Result<Discord, SetupError> {
         let api = client(config)?;
         let gateway = Gateway::new(config.token.expose(), config.api_url.as_deref())?;
         let verifier = config
@@ -121,7 +121,7 @@ impl Discord {
 
 /// The REST client for `[discord]`: the token on Discord, or on the
 /// configured API URL.
-pub fn client(config: &DiscordConfig) -> Result<DiscordApi, String> {
+pub fn client(config: &DiscordConfig) -> Result<DiscordApi, SetupError> {
     DiscordApi::new(config.token.expose(), config.api_url.as_deref())
 }
 
@@ -332,7 +332,7 @@ async fn interactions(
         }
         Ok(HttpInteraction::Event(Some(event))) => event,
         Ok(HttpInteraction::Event(None)) => return answer(draw::acknowledge()),
-        Err(message) => {
+        Err(BadRequest(message)) => {
             return ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message)
                 .into_response();
         }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::inbound::Recent;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
@@ -64,7 +64,7 @@ pub struct Feishu {
 impl Feishu {
     /// Builds the Open API client and registers the channel with the
     /// bridge. Call inside the runtime.
-    pub fn new(bridge: &Bridge, config: &FeishuConfig) -> Result<Feishu, String> {
+    pub fn new(bridge: &Bridge, config: &FeishuConfig) -> Result<Feishu, SetupError> {
         let api = client(config)?;
         let driver = ChatDriver::register(
             bridge,
@@ -163,7 +163,7 @@ impl Feishu {
 }
 
 /// The Open API client for `[feishu]`.
-pub fn client(config: &FeishuConfig) -> Result<FeishuApi, String> {
+pub fn client(config: &FeishuConfig) -> Result<FeishuApi, SetupError> {
     FeishuApi::new(
         &config.app_id,
         config.app_secret.expose(),
@@ -198,8 +198,8 @@ impl Inbound {
     /// Acts on one plain push and returns the answer: the challenge, a
     /// card callback's toast, or `{}`.
     async fn receive(&self, plain: &[u8]) -> Result<Value, Refusal> {
-        let pushed =
-            parse::push(plain, self.bot.get().map(String::as_str)).map_err(Refusal::Invalid)?;
+        let pushed = parse::push(plain, self.bot.get().map(String::as_str))
+            .map_err(|BadRequest(message)| Refusal::Invalid(message))?;
         let (event_id, token, event) = match pushed {
             Push::UrlVerification { challenge, token } => {
                 return match self.check.token_ok(&token) {
@@ -403,7 +403,9 @@ async fn events(State(inbound): State<Arc<Inbound>>, headers: HeaderMap, body: B
     };
     let plain = match inbound.check.decrypt(&body) {
         Ok(plain) => plain,
-        Err(message) => return refused(StatusCode::BAD_REQUEST, "invalid_event", message),
+        Err(BadRequest(message)) => {
+            return refused(StatusCode::BAD_REQUEST, "invalid_event", message);
+        }
     };
     let header = |name: &str| {
         headers

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
 use askbridge_slack::parse::{self, Event, EventsBody, Reply, SlackChat, Ts};
@@ -58,7 +58,7 @@ pub struct Slack {
 impl Slack {
     /// Builds the Web API client and registers the channel with the
     /// bridge. Call inside the runtime.
-    pub fn new(bridge: &Bridge, config: &SlackConfig) -> Result<Slack, String> {
+    pub fn new(bridge: &Bridge, config: &SlackConfig) -> Result<Slack, SetupError> {
         let api = client(config)?;
         let driver = ChatDriver::register(
             bridge,
@@ -150,7 +150,7 @@ impl Slack {
 
 /// The Web API client for `[slack]`: the bot token on Slack, or on the
 /// configured API URL.
-pub fn client(config: &SlackConfig) -> Result<SlackApi, String> {
+pub fn client(config: &SlackConfig) -> Result<SlackApi, SetupError> {
     SlackApi::new(config.token.expose(), config.api_url.as_deref())
 }
 
@@ -444,7 +444,7 @@ async fn events(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Byte
             }
             StatusCode::OK.into_response()
         }
-        Err(message) => {
+        Err(BadRequest(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_event", message).into_response()
         }
     }
@@ -469,7 +469,7 @@ async fn interactivity(
             // closes a modal.
             StatusCode::OK.into_response()
         }
-        Err(message) => {
+        Err(BadRequest(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message).into_response()
         }
     }

@@ -16,7 +16,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View};
 use askbridge_telegram::ChatRef;
@@ -55,7 +55,7 @@ pub struct Telegram {
 impl Telegram {
     /// Connects the Bot API client (throttled to Telegram's limits) and
     /// registers the channel with the bridge. Call inside the runtime.
-    pub fn new(bridge: &Bridge, config: &TelegramConfig) -> Result<Telegram, String> {
+    pub fn new(bridge: &Bridge, config: &TelegramConfig) -> Result<Telegram, SetupError> {
         let api = client(config)?;
         let driver = ChatDriver::register(
             bridge,
@@ -144,7 +144,7 @@ impl Telegram {
 
 /// The Bot API client for `[telegram]`: the token on the configured API
 /// server, throttled to Telegram's limits. Call inside the runtime.
-pub fn client(config: &TelegramConfig) -> Result<TelegramApi, String> {
+pub fn client(config: &TelegramConfig) -> Result<TelegramApi, SetupError> {
     TelegramApi::new(
         config.token.expose(),
         config.api_url.as_deref(),

@@ -29,7 +29,7 @@ use std::future::Future;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use askbridge_core::failure::PlatformFailure;
+use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::model::ChannelKind;
 use askbridge_discord::run::message_content_allowed;
 use serde::Serialize;
@@ -327,13 +327,13 @@ fn api_name(what: &str, api_url: Option<&str>, default: &str) -> String {
 /// the token, or when it cannot be asked.
 async fn identify<C, A, T>(
     config: &C,
-    client: Result<A, String>,
+    client: Result<A, SetupError>,
     ask: impl AsyncFnOnce(&A) -> Result<T, PlatformFailure>,
 ) -> Result<(A, T), Check>
 where
     C: Platform,
 {
-    let api = client.map_err(|message| Check::new(C::NAME, Status::Failed, message))?;
+    let api = client.map_err(|SetupError(message)| Check::new(C::NAME, Status::Failed, message))?;
     match ask(&api).await {
         Ok(found) => Ok((api, found)),
         Err(failure) => Err(Check::new(
