@@ -14,8 +14,13 @@
 //!   ([`slack::FakeSlack`]).
 //! - [`feishu`]: a fake of Feishu / Lark's Open API, long connection and
 //!   HTTP callbacks ([`feishu::FakeFeishu`]).
+//!
+//! Every fake can fail a chosen share of its API requests the same way
+//! ([`faults`]): rate limits in the platform's form, `500`, `502`, closed
+//! connections, no answer.
 
 pub mod discord;
+pub mod faults;
 pub mod feishu;
 pub mod slack;
 pub mod telegram;

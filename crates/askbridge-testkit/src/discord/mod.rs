@@ -152,6 +152,7 @@ pub use rate::{RateLimits, Window};
 pub use sign::{InteractionSigner, SIGNATURE_HEADER, SignedHeaders, TIMESTAMP_HEADER};
 pub use state::State;
 
+use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
 use state::{Config, Press};
 
@@ -201,6 +202,7 @@ pub struct FakeDiscordBuilder {
     username: String,
     application_flags: u64,
     rate_limits: RateLimits,
+    faults: Faults,
     wait_timeout: Duration,
     heartbeat_interval: Duration,
     deadline: Duration,
@@ -216,6 +218,7 @@ impl Default for FakeDiscordBuilder {
             username: BOT_USERNAME.to_owned(),
             application_flags: APPLICATION_FLAGS,
             rate_limits: RateLimits::OFF,
+            faults: Faults::NONE,
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
             heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
             deadline: INTERACTION_DEADLINE,
@@ -245,6 +248,14 @@ impl FakeDiscordBuilder {
     #[must_use]
     pub fn application_flags(mut self, flags: u64) -> Self {
         self.application_flags = flags;
+        self
+    }
+
+    /// Faults injected into the API's requests (default:
+    /// [`Faults::NONE`]).
+    #[must_use]
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
         self
     }
 
@@ -331,7 +342,8 @@ impl FakeDiscordBuilder {
         state.gateway.disallowed = self.disallowed_intents;
         let inner = Arc::new(Inner::new(state));
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&inner));
+        let faults = FaultPlan::new(self.faults, server::FAULT_ANSWERS);
+        let app = faults::layer(server::router(Arc::clone(&inner)), Arc::clone(&faults));
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -347,6 +359,7 @@ impl FakeDiscordBuilder {
             addr,
             token: self.token,
             wait_timeout: self.wait_timeout,
+            faults,
             shutdown: Some(shutdown),
             _server: server,
         }
@@ -358,6 +371,7 @@ impl FakeDiscordBuilder {
 pub struct FakeDiscord {
     inner: Arc<Inner>,
     addr: SocketAddr,
+    faults: Arc<FaultPlan>,
     token: String,
     wait_timeout: Duration,
     shutdown: Option<oneshot::Sender<()>>,
@@ -440,6 +454,16 @@ impl FakeDiscord {
     /// Changes the rate limits from now on.
     pub fn set_rate_limits(&self, limits: RateLimits) {
         self.inner.mutate(|state| state.set_rate_limits(limits));
+    }
+
+    /// Changes the injected faults from now on (see [`crate::faults`]).
+    pub fn set_faults(&self, faults: Faults) {
+        self.faults.set(faults);
+    }
+
+    /// The faults injected so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.faults.counts()
     }
 
     /// Changes how long new and pending interactions accept their initial

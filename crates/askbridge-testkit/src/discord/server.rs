@@ -17,12 +17,34 @@ use serde_json::Value;
 use super::errors::Reply;
 use super::gateway;
 use super::state::{RestRequest, State};
+use crate::faults::PlatformAnswers;
 
 /// The API prefix serenity (and every client of API v10) uses.
 const API_PREFIX: &str = "/api/v10";
 
 /// The state and the signal that it changed.
 pub(crate) type Inner = crate::watched::Watched<State>;
+
+/// Discord's answers to injected faults.
+pub(crate) const FAULT_ANSWERS: PlatformAnswers = PlatformAnswers {
+    rate_limited: || {
+        respond(Reply::rate_limited(
+            1.0,
+            false,
+            vec![
+                ("Retry-After", "1".to_owned()),
+                ("X-RateLimit-Scope", "user".to_owned()),
+            ],
+        ))
+    },
+    server_error: || {
+        respond(Reply {
+            status: 500,
+            body: Some(serde_json::json!({"message": "500: Internal Server Error", "code": 0})),
+            headers: Vec::new(),
+        })
+    },
+};
 
 /// The whole HTTP surface.
 pub(crate) fn router(inner: Arc<Inner>) -> Router {

@@ -155,6 +155,7 @@ pub use model::{
 pub use rate::RateLimits;
 pub use state::State;
 
+use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
 use socket::End;
 use state::{Act, Config, Plan};
@@ -281,6 +282,7 @@ pub struct FakeFeishuBuilder {
     callback_timeout: Duration,
     wait_timeout: Duration,
     rate_limits: RateLimits,
+    faults: Faults,
     callback_url: Option<String>,
     card_frame_type: CardFrameType,
     all_group_messages: bool,
@@ -299,6 +301,7 @@ impl Default for FakeFeishuBuilder {
             callback_timeout: CALLBACK_TIMEOUT,
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
             rate_limits: RateLimits::off(),
+            faults: Faults::NONE,
             callback_url: None,
             card_frame_type: CardFrameType::default(),
             all_group_messages: false,
@@ -387,6 +390,14 @@ impl FakeFeishuBuilder {
         self
     }
 
+    /// Faults injected into the API's requests (default:
+    /// [`Faults::NONE`]).
+    #[must_use]
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
     /// Rate limits (default [`RateLimits::off`]).
     #[must_use]
     pub fn rate_limits(mut self, limits: RateLimits) -> Self {
@@ -448,7 +459,8 @@ impl FakeFeishuBuilder {
         };
         let inner = Arc::new(Inner::new(State::new(config)));
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&inner));
+        let faults = FaultPlan::new(self.faults, server::FAULT_ANSWERS);
+        let app = faults::layer(server::router(Arc::clone(&inner)), Arc::clone(&faults));
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -468,6 +480,7 @@ impl FakeFeishuBuilder {
             inner,
             addr,
             wait_timeout: self.wait_timeout,
+            faults,
             client,
             shutdown: Some(shutdown),
             _server: server,
@@ -508,6 +521,7 @@ async fn expire_overdue(inner: Arc<Inner>) {
 pub struct FakeFeishu {
     inner: Arc<Inner>,
     addr: SocketAddr,
+    faults: Arc<FaultPlan>,
     wait_timeout: Duration,
     client: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
@@ -587,6 +601,16 @@ impl FakeFeishu {
     /// Changes the rate limits from now on.
     pub fn set_rate_limits(&self, limits: RateLimits) {
         self.inner.mutate(|state| state.set_rate_limits(limits));
+    }
+
+    /// Changes the injected faults from now on (see [`crate::faults`]).
+    pub fn set_faults(&self, faults: Faults) {
+        self.faults.set(faults);
+    }
+
+    /// The faults injected so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.faults.counts()
     }
 
     /// POSTs later pushes to `url` (HTTP callback mode), or with `None`

@@ -16,9 +16,31 @@ use axum::routing::any;
 use super::socket;
 use super::state::{ApiRequest, Reply, State};
 use super::util::query_param;
+use crate::faults::PlatformAnswers;
 
 /// The state and the signal that it changed.
 pub(crate) type Inner = crate::watched::Watched<State>;
+
+/// Feishu's answers to injected faults.
+pub(crate) const FAULT_ANSWERS: PlatformAnswers = PlatformAnswers {
+    rate_limited: || {
+        respond(Reply {
+            status: 429,
+            body: serde_json::json!({"code": 99_991_400, "msg": "request trigger frequency limit"}),
+            headers: vec![
+                ("x-ogw-ratelimit-limit", "50".to_owned()),
+                ("x-ogw-ratelimit-reset", "1".to_owned()),
+            ],
+        })
+    },
+    server_error: || {
+        respond(Reply {
+            status: 500,
+            body: serde_json::json!({"code": 500, "msg": "internal server error"}),
+            headers: Vec::new(),
+        })
+    },
+};
 
 /// The whole HTTP surface.
 pub(crate) fn router(inner: Arc<Inner>) -> Router {

@@ -153,6 +153,7 @@ pub use rate::{Limit, RateLimits};
 pub use sign::{RequestSigner, SIGNATURE_HEADER, SIGNING_SECRET, SignedHeaders, TIMESTAMP_HEADER};
 pub use state::State;
 
+use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
 use socket::Redelivery;
 use state::{Act, Config};
@@ -242,6 +243,7 @@ pub struct FakeSlackBuilder {
     bot_scopes: Vec<String>,
     signer: RequestSigner,
     rate_limits: RateLimits,
+    faults: Faults,
     wait_timeout: Duration,
     trigger_window: Duration,
     ack_timeout: Duration,
@@ -258,6 +260,7 @@ impl Default for FakeSlackBuilder {
             bot_scopes: DEFAULT_BOT_SCOPES.iter().map(|&s| s.to_owned()).collect(),
             signer: RequestSigner::default(),
             rate_limits: RateLimits::off(),
+            faults: Faults::NONE,
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
             trigger_window: TRIGGER_WINDOW,
             ack_timeout: DEFAULT_ACK_TIMEOUT,
@@ -297,6 +300,14 @@ impl FakeSlackBuilder {
     #[must_use]
     pub fn signing_secret(mut self, secret: impl Into<String>) -> Self {
         self.signer = RequestSigner::new(secret);
+        self
+    }
+
+    /// Faults injected into the API's requests (default:
+    /// [`Faults::NONE`]).
+    #[must_use]
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
         self
     }
 
@@ -382,7 +393,8 @@ impl FakeSlackBuilder {
         };
         let inner = Arc::new(Inner::new(State::new(config, rules)));
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&inner));
+        let faults = FaultPlan::new(self.faults, server::FAULT_ANSWERS);
+        let app = faults::layer(server::router(Arc::clone(&inner)), Arc::clone(&faults));
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -397,6 +409,7 @@ impl FakeSlackBuilder {
             inner,
             addr,
             wait_timeout: self.wait_timeout,
+            faults,
             shutdown: Some(shutdown),
             _server: server,
         }
@@ -408,6 +421,7 @@ impl FakeSlackBuilder {
 pub struct FakeSlack {
     inner: Arc<Inner>,
     addr: SocketAddr,
+    faults: Arc<FaultPlan>,
     wait_timeout: Duration,
     shutdown: Option<oneshot::Sender<()>>,
     /// Ends by itself after `shutdown`.
@@ -480,6 +494,16 @@ impl FakeSlack {
     /// Changes the rate limits from now on.
     pub fn set_rate_limits(&self, limits: RateLimits) {
         self.inner.mutate(|state| state.set_rate_limits(limits));
+    }
+
+    /// Changes the injected faults from now on (see [`crate::faults`]).
+    pub fn set_faults(&self, faults: Faults) {
+        self.faults.set(faults);
+    }
+
+    /// The faults injected so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.faults.counts()
     }
 
     /// Changes how long trigger ids open views (also for existing ones).

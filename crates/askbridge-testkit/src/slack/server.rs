@@ -18,9 +18,28 @@ use serde_json::Value;
 use super::socket;
 use super::state::{ApiRequest, Reply, State};
 use super::util::{form_decode, pairs_to_json};
+use crate::faults::PlatformAnswers;
 
 /// The state and the signal that it changed.
 pub(crate) type Inner = crate::watched::Watched<State>;
+
+/// Slack's answers to injected faults.
+pub(crate) const FAULT_ANSWERS: PlatformAnswers = PlatformAnswers {
+    rate_limited: || {
+        respond(Reply {
+            status: 429,
+            body: serde_json::json!({"ok": false, "error": "ratelimited"}),
+            headers: vec![("Retry-After", "1".to_owned())],
+        })
+    },
+    server_error: || {
+        respond(Reply {
+            status: 500,
+            body: serde_json::json!({"ok": false, "error": "internal_error"}),
+            headers: Vec::new(),
+        })
+    },
+};
 
 /// The whole HTTP surface.
 pub(crate) fn router(inner: Arc<Inner>) -> Router {

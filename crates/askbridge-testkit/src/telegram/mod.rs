@@ -74,6 +74,7 @@ pub use model::{
 pub use rate::RateLimits;
 pub use state::State;
 
+use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
 
 /// The bot token the fake accepts by default. It has the shape of a real
@@ -110,6 +111,7 @@ pub struct FakeTelegramBuilder {
     username: String,
     privacy_mode: bool,
     rate_limits: RateLimits,
+    faults: Faults,
     wait_timeout: Duration,
 }
 
@@ -121,6 +123,7 @@ impl Default for FakeTelegramBuilder {
             username: BOT_USERNAME.to_owned(),
             privacy_mode: true,
             rate_limits: RateLimits::OFF,
+            faults: Faults::NONE,
             wait_timeout: DEFAULT_WAIT_TIMEOUT,
         }
     }
@@ -151,6 +154,14 @@ impl FakeTelegramBuilder {
     #[must_use]
     pub fn privacy_mode(mut self, on: bool) -> Self {
         self.privacy_mode = on;
+        self
+    }
+
+    /// Faults injected into the Bot API's requests (default:
+    /// [`Faults::NONE`]).
+    #[must_use]
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
         self
     }
 
@@ -191,7 +202,8 @@ impl FakeTelegramBuilder {
             .expect("FakeTelegram: bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("FakeTelegram: local address");
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&inner));
+        let faults = FaultPlan::new(self.faults, server::FAULT_ANSWERS);
+        let app = faults::layer(server::router(Arc::clone(&inner)), Arc::clone(&faults));
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
@@ -208,6 +220,7 @@ impl FakeTelegramBuilder {
             addr,
             token: self.token,
             wait_timeout: self.wait_timeout,
+            faults,
             shutdown: Some(shutdown),
             _server: server,
             webhooks,
@@ -222,6 +235,7 @@ pub struct FakeTelegram {
     addr: SocketAddr,
     token: String,
     wait_timeout: Duration,
+    faults: Arc<FaultPlan>,
     shutdown: Option<oneshot::Sender<()>>,
     /// Ends by itself after `shutdown` (graceful: in-flight requests finish).
     _server: JoinHandle<()>,
@@ -281,6 +295,16 @@ impl FakeTelegram {
     /// Changes the rate limits from now on.
     pub fn set_rate_limits(&self, limits: RateLimits) {
         self.inner.mutate(|state| state.set_rate_limits(limits));
+    }
+
+    /// Changes the injected faults from now on (see [`crate::faults`]).
+    pub fn set_faults(&self, faults: Faults) {
+        self.faults.set(faults);
+    }
+
+    /// The faults injected so far.
+    pub fn fault_counts(&self) -> FaultCounts {
+        self.faults.counts()
     }
 }
 

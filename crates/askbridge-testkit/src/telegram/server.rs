@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::model::WebhookDelivery;
 use super::params;
 use super::state::{Reply, State, canonical_method, desc};
+use crate::faults::PlatformAnswers;
 
 /// First pause before re-POSTing an update the webhook refused.
 const FIRST_RETRY: Duration = Duration::from_millis(50);
@@ -24,6 +25,12 @@ const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The state and the signal that it changed.
 pub(crate) type Inner = crate::watched::Watched<State>;
+
+/// The Bot API's answers to injected faults.
+pub(crate) const FAULT_ANSWERS: PlatformAnswers = PlatformAnswers {
+    rate_limited: || respond(Reply::retry_after(1)),
+    server_error: || respond(Reply::error(500, "Internal Server Error")),
+};
 
 /// The Bot API: every path and method goes through [`handle`].
 pub(crate) fn router(inner: Arc<Inner>) -> Router {

@@ -117,7 +117,7 @@ impl Reply {
         }
     }
 
-    fn retry_after(secs: u64) -> Reply {
+    pub(crate) fn retry_after(secs: u64) -> Reply {
         Reply {
             status: 429,
             body: json!({
