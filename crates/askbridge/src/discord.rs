@@ -35,7 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
-use crate::chat::{AllowList, Person};
+use crate::chat::{self, AllowList, Person};
 use crate::config::DiscordConfig;
 use crate::http::ApiError;
 
@@ -43,8 +43,9 @@ use crate::http::ApiError;
 pub const INTERACTIONS_PATH: &str = "/discord/interactions";
 /// Longest modal title and text-input label Discord takes.
 const MAX_MODAL_LABEL_CHARS: usize = 45;
-/// How long an HTTP interaction waits for the driver's answer: Discord
-/// gives 3 seconds for the initial response.
+/// How long an interaction's answer is tried (an HTTP interaction waits
+/// this long for the driver's): Discord gives 3 seconds for the initial
+/// response.
 const HTTP_ANSWER_WITHIN: Duration = Duration::from_millis(2_500);
 
 /// The Discord channel and its inbound side, built from the config.
@@ -155,7 +156,11 @@ impl DiscordPlatform {
     async fn respond(&self, reply: Reply, response: CreateInteractionResponse) {
         match reply {
             Reply::Gateway(interaction) => {
-                if let Err(error) = self.api.respond(&interaction, response).await {
+                let answered = chat::answer_within(HTTP_ANSWER_WITHIN, || {
+                    self.api.respond(&interaction, response.clone())
+                })
+                .await;
+                if let Err(error) = answered {
                     tracing::warn!(error = %error, "cannot answer a Discord interaction");
                 }
             }

@@ -34,12 +34,15 @@ use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
-use crate::chat::{AllowList, Person};
+use crate::chat::{self, AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
 
 /// Where Telegram posts updates in webhook mode.
 pub const WEBHOOK_PATH: &str = "/telegram/webhook";
+/// How long an unanswered callback query is kept trying: Telegram's
+/// clients give up on the answer after about fifteen seconds.
+const CALLBACK_ANSWER_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 /// The header Telegram sends the webhook secret in.
 const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
 
@@ -252,15 +255,24 @@ impl ChatPlatform for TelegramPlatform {
     }
 
     /// Every answer is a toast: Telegram has no private message to the
-    /// presser alone.
+    /// presser alone. Answered in the background, tried again within
+    /// Telegram's window: the press is already stored, and a slow answer
+    /// must not hold up the updates after it.
     async fn acknowledge(&self, query_id: String, ack: Ack) {
-        let notice = match &ack {
-            Ack::Taken(text) | Ack::Refused(text) => Some(text.as_str()),
+        let notice = match ack {
+            Ack::Taken(text) | Ack::Refused(text) => Some(text),
             Ack::Quiet => None,
         };
-        if let Err(error) = self.api.answer(&query_id, notice).await {
-            tracing::warn!(error = %error, "cannot answer a Telegram callback query");
-        }
+        let api = self.api.clone();
+        tokio::spawn(async move {
+            let answered = chat::answer_within(CALLBACK_ANSWER_WINDOW, || {
+                api.answer(&query_id, notice.as_deref())
+            })
+            .await;
+            if let Err(error) = answered {
+                tracing::warn!(error = %error, "cannot answer a Telegram callback query");
+            }
+        });
     }
 
     /// Telegram has no modals: the query is answered and a forced reply

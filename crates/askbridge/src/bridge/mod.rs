@@ -54,7 +54,7 @@ use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Outcome;
 use futures_util::TryStreamExt;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::{Notify, broadcast, watch};
 
 use crate::store::{Backend, Inserted, ListQuery, StateChange, Store, StoreError};
 use crate::wire::stored::StoredChannel;
@@ -273,6 +273,9 @@ impl WeakBridge {
 
 /// Most pending asks [`Bridge::pending_at`] returns.
 const PENDING_PER_PLACE: i64 = 50;
+/// How long [`Bridge::find_message_ref_posted`] waits for deliveries in
+/// flight.
+pub const POSTING_SETTLES_WITHIN: Duration = Duration::from_secs(2);
 
 /// The handle every interface uses. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -308,6 +311,11 @@ struct Inner {
     delivered: Mutex<Vec<Arc<str>>>,
     /// Wakes the task that records deliveries.
     delivered_wake: Arc<Notify>,
+    /// Channel deliveries running in this process (posting, then saving
+    /// the message refs).
+    delivering: AtomicUsize,
+    /// Counts the deliveries that have finished, for those waiting on them.
+    deliveries_done: watch::Sender<u64>,
     /// Delivered asks that timed out while the bridge was down, whose
     /// messages are closed once their channel is registered.
     expired_on_open: Mutex<Vec<(Arc<str>, ChannelKind)>>,
@@ -413,6 +421,8 @@ impl Bridge {
             channels: RwLock::new(HashMap::new()),
             delivered: Mutex::new(Vec::new()),
             delivered_wake: Arc::new(Notify::new()),
+            delivering: AtomicUsize::new(0),
+            deliveries_done: watch::Sender::new(0),
             expired_on_open: Mutex::new(Vec::new()),
             events,
             created: AtomicU64::new(0),
@@ -786,6 +796,35 @@ impl Bridge {
     /// the bridge itself holds).
     pub fn downgrade(&self) -> WeakBridge {
         WeakBridge(Arc::downgrade(&self.inner))
+    }
+
+    /// Like [`find_message_ref`](Self::find_message_ref), but when the
+    /// message is not on record while this process is posting asks, looks
+    /// again as each of those deliveries finishes (for at most
+    /// [`POSTING_SETTLES_WITHIN`]): a person can reply to a question in the
+    /// moment between the platform taking it and askbridge recording it.
+    pub async fn find_message_ref_posted(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        message_id: &str,
+    ) -> Result<Option<MessageRef>, BridgeError> {
+        let mut done = self.inner.deliveries_done.subscribe();
+        let deadline = tokio::time::Instant::now() + POSTING_SETTLES_WITHIN;
+        loop {
+            let found = self
+                .find_message_ref(channel, conversation, message_id)
+                .await?;
+            if found.is_some() || self.inner.delivering.load(Ordering::Acquire) == 0 {
+                return Ok(found);
+            }
+            if tokio::time::timeout_at(deadline, done.changed())
+                .await
+                .is_err()
+            {
+                return Ok(None);
+            }
+        }
     }
 
     /// The ask a platform message belongs to, if askbridge posted it.

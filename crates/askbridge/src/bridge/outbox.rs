@@ -195,7 +195,11 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
             return;
         }
         attempt += 1;
-        let error = match channel.deliver(&view).await {
+        inner.delivering.fetch_add(1, Ordering::AcqRel);
+        let delivered = channel.deliver(&view).await;
+        inner.delivering.fetch_sub(1, Ordering::AcqRel);
+        inner.deliveries_done.send_modify(|done| *done += 1);
+        let error = match delivered {
             Ok(()) => {
                 entry.delivery.store(DELIVERED, Ordering::Release);
                 tracing::debug!(ask_id = %id, channel = entry.kind.as_str(), attempt, "ask delivered");

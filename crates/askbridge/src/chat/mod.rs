@@ -14,6 +14,7 @@
 //!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
@@ -117,7 +118,7 @@ pub async fn address(
 ) -> Result<Option<Addressed>, BridgeError> {
     if let Some(reply_to) = reply_to
         && let Some(message) = bridge
-            .find_message_ref(channel, conversation, reply_to)
+            .find_message_ref_posted(channel, conversation, reply_to)
             .await?
     {
         return Ok(Some(Addressed {
@@ -253,6 +254,42 @@ pub fn after_press(step: &Step, target: &Target, locale: Locale) -> String {
 
 fn rejected(rejection: &Rejection, target: &Target, locale: Locale) -> String {
     render::refusal(rejection, target.user.as_deref(), locale)
+}
+
+/// Runs `call` — an answer to a press that the platform only accepts for a
+/// while (`within` from now) — again after a transient failure or a rate
+/// limit, backing off from 50 ms, while the retry still fits in time; a
+/// refusal is returned at once. A press is stored before it is answered,
+/// so this only decides whether the person sees the answer.
+pub async fn answer_within<F, Fut>(
+    within: std::time::Duration,
+    mut call: F,
+) -> Result<(), PlatformFailure>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), PlatformFailure>>,
+{
+    use std::time::Duration;
+    let deadline = tokio::time::Instant::now() + within;
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let failure = match call().await {
+            Ok(()) => return Ok(()),
+            Err(PlatformFailure::Permanent(reason)) => {
+                return Err(PlatformFailure::Permanent(reason));
+            }
+            Err(failure) => failure,
+        };
+        let wait = match failure {
+            PlatformFailure::RetryAfter(secs) => Duration::from_secs(secs),
+            _ => backoff,
+        };
+        if tokio::time::Instant::now() + wait >= deadline {
+            return Err(failure);
+        }
+        tokio::time::sleep(wait).await;
+        backoff = (backoff * 2).min(Duration::from_secs(1));
+    }
 }
 
 #[cfg(test)]
