@@ -1,0 +1,6 @@
+//! Soak runs against faulty platforms: the harness every platform shares
+//! and each platform's side.
+
+pub mod discord;
+pub mod harness;
+pub mod telegram;
