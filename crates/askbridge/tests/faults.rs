@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use askbridge_testkit::faults::Faults;
 use soak::harness::{self, Plan};
-use soak::{discord, telegram};
+use soak::{discord, feishu, slack, telegram};
 
 /// Asks a run sends here.
 const ASKS: usize = 100;
@@ -55,6 +55,30 @@ async fn discord_at_20_percent_faults_loses_and_doubles_nothing() {
     let plan = plan(25);
     let mut platform = discord::DiscordSoak::start(plan.faults.clone(), plan.places).await;
     let dir = scratch("discord");
+    let figures = harness::run(&mut platform, &plan, &dir).await;
+    println!("{figures}");
+    figures.assert_clean();
+    assert!(figures.faults.total() > 0, "no faults were injected");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_at_20_percent_faults_loses_and_doubles_nothing() {
+    let plan = plan(26);
+    let mut platform = slack::SlackSoak::start(plan.faults.clone(), plan.places).await;
+    let dir = scratch("slack");
+    let figures = harness::run(&mut platform, &plan, &dir).await;
+    println!("{figures}");
+    figures.assert_clean();
+    assert!(figures.faults.total() > 0, "no faults were injected");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn feishu_at_20_percent_faults_loses_and_doubles_nothing() {
+    let plan = plan(27);
+    let mut platform = feishu::FeishuSoak::start(plan.faults.clone(), plan.places).await;
+    let dir = scratch("feishu");
     let figures = harness::run(&mut platform, &plan, &dir).await;
     println!("{figures}");
     figures.assert_clean();

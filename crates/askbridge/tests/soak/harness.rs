@@ -293,12 +293,12 @@ pub async fn run<P: Platform>(platform: &mut P, plan: &Plan, dir: &std::path::Pa
             figures
                 .delivery
                 .push(now.duration_since(created_at[post.ask]));
+            answered_at.insert(post.ask, unix_millis());
             if post.ask % 2 == 0 {
                 platform.press(post).await;
             } else {
                 platform.type_reply(post).await;
             }
-            answered_at.insert(post.ask, unix_millis());
             first_seen.insert(post.ask, post.clone());
         }
         all_posts = posts;

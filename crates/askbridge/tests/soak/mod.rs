@@ -2,5 +2,7 @@
 //! and each platform's side.
 
 pub mod discord;
+pub mod feishu;
 pub mod harness;
+pub mod slack;
 pub mod telegram;
