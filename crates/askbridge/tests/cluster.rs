@@ -2,19 +2,23 @@
 //! created on one instance is waited on at another and answered at a
 //! third; an instance killed with SIGKILL loses nothing it acknowledged;
 //! when the instance polling Telegram (the fake Bot API) is killed, another
-//! takes the poll over and a press on a message posted before resolves.
+//! takes the poll over and a press on a message posted before resolves;
+//! when the database is cut off and comes back, nothing acknowledged is
+//! lost and nothing is asked twice.
 //!
 //! Needs the test Postgres server (`ASKBRIDGE_TEST_POSTGRES_URL`, see
 //! `db`). Nothing sleeps: waiting is the API's own long-poll.
 
 mod daemon;
 mod db;
+mod proxy;
 
 use std::time::{Duration, Instant};
 
 use askbridge_testkit::telegram::{Chat, FakeTelegram, User};
 use daemon::{Api, Builder, Daemon};
 use db::Scratch;
+use proxy::Proxy;
 use serde_json::{Value, json};
 
 /// Leases short enough that a takeover happens within a test.
@@ -241,4 +245,117 @@ async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over
     );
     assert!(holds_feishu(&b).await);
     assert_eq!(fake.connection_stats().open, 1);
+}
+
+/// `url` with its `host:port` replaced by `addr`.
+fn through(url: &str, addr: std::net::SocketAddr) -> String {
+    let (scheme_user, rest) = url.split_once('@').expect("a user in the URL");
+    let (_, path) = rest.split_once('/').expect("a database in the URL");
+    format!("{scheme_user}@{addr}/{path}")
+}
+
+/// The `host:port` of `url`.
+fn server_of(url: &str) -> std::net::SocketAddr {
+    let (_, rest) = url.split_once('@').expect("a user in the URL");
+    let (host, _) = rest.split_once('/').expect("a database in the URL");
+    host.parse()
+        .expect("an IP address and port in the test Postgres URL")
+}
+
+/// Posts an ask with `key` until the database answers; returns the id and
+/// how many `503 unavailable` came first. Every other answer fails.
+async fn create_until_taken(daemon: &Daemon, key: &str) -> (String, usize) {
+    let mut refused = 0;
+    loop {
+        let response = daemon::client()
+            .post(daemon.url("/v1/asks"))
+            .header("Idempotency-Key", key)
+            .json(&deploy_ask())
+            .send()
+            .await
+            .expect("the daemon answers");
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("JSON");
+        match status {
+            200 | 201 => return (body["id"].as_str().expect("id").to_owned(), refused),
+            503 => {
+                assert_eq!(body["error"]["code"], "unavailable", "{body}");
+                refused += 1;
+                assert!(refused < 60, "the database never came back: {body}");
+                // A client's retry pause, as the 503 asks for.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            other => panic!("HTTP {other}: {body}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_cut_off_and_back_loses_nothing_acknowledged_and_asks_once() {
+    let db = Scratch::postgres().await;
+    let proxy = Proxy::start(server_of(&db.url())).await;
+    let url = through(&db.url(), proxy.addr());
+    let daemons: Vec<Daemon> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            Daemon::builder()
+                .env("ASKBRIDGE_DATABASE_URL", &url)
+                .env("ASKBRIDGE_CLUSTER_INSTANCE", name)
+                .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", LEASE_SECONDS)
+                .start()
+        })
+        .collect();
+    let mut acknowledged = Vec::new();
+    for n in 0..12 {
+        acknowledged.push(daemon::create(&daemons[n % 3], &deploy_ask()).await);
+    }
+
+    // Cut off: a create and a reply are refused as retryable, not lost
+    // silently and not left hanging.
+    proxy.cut();
+    let during = daemon::client()
+        .post(daemons[1].url("/v1/asks"))
+        .header("Idempotency-Key", "made-during-the-cut")
+        .json(&deploy_ask())
+        .send()
+        .await
+        .expect("the daemon answers");
+    assert_eq!(during.status(), 503);
+    let reply = daemon::client()
+        .post(daemons[2].url(&format!("/v1/asks/{}/reply", acknowledged[0])))
+        .json(&json!({"text": "1"}))
+        .send()
+        .await
+        .expect("the daemon answers");
+    assert_eq!(reply.status(), 503, "{:?}", reply.text().await);
+
+    // Back: the create retried with its key asks once, on any instance.
+    proxy.restore();
+    let (id, _) = create_until_taken(&daemons[1], "made-during-the-cut").await;
+    let (again, refused) = create_until_taken(&daemons[0], "made-during-the-cut").await;
+    assert_eq!((again.as_str(), refused), (id.as_str(), 0));
+    acknowledged.push(id);
+
+    // Every ask made before or during the cut is there and is answered
+    // exactly once, on another instance than its maker.
+    for (n, id) in acknowledged.iter().enumerate() {
+        let answering = &daemons[(n + 1) % 3];
+        let first = Api::of(answering).reply(id, json!({"text": "2"})).await;
+        assert_eq!(first["result"], "answered", "ask {n}: {first}");
+        let second = daemon::client()
+            .post(daemons[(n + 2) % 3].url(&format!("/v1/asks/{id}/reply")))
+            .json(&json!({"text": "1"}))
+            .send()
+            .await
+            .expect("the daemon answers");
+        assert_eq!(second.status(), 409, "ask {n} answered twice");
+        let ask = daemon::outcome(&daemons[n % 3], id).await;
+        assert_eq!(
+            ask["answers"]["deploy"],
+            json!(["Production"]),
+            "ask {n}: {ask}"
+        );
+    }
+    let pending = Api::of(&daemons[0]).pending_ids().await;
+    assert!(pending.is_empty(), "left pending: {pending:?}");
 }

@@ -29,6 +29,10 @@ const CHANNEL: &str = "askbridge_asks";
 
 /// Connections per instance.
 const MAX_CONNECTIONS: u32 = 16;
+/// How long a statement waits for a connection: when the server is
+/// unreachable, an API call fails with `503 unavailable` after this
+/// rather than after sqlx's default 30 s.
+const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long to wait before trying a lost listening connection again.
 const RECONNECT_AFTER: Duration = Duration::from_secs(1);
@@ -50,6 +54,7 @@ impl PostgresStore {
         let options = PgConnectOptions::from_str(url)?.application_name("askbridge");
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
