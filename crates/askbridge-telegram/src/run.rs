@@ -7,6 +7,7 @@
 //! fails anyway is classified ([`PlatformFailure`]) so the caller can retry
 //! passing failures and give up on permanent ones.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
@@ -184,13 +185,15 @@ impl TelegramApi {
     /// Long polling, forever: fetches updates and hands each batch to
     /// `handle`, and confirms a batch (by asking for the next) only after
     /// `handle` has returned, so an update is never dropped by a crash
-    /// mid-batch: at worst it is handled again. Failures are retried with
-    /// backoff. Removes a webhook first (Telegram refuses `getUpdates`
+    /// mid-batch: at worst it is handled again. `handle` says which updates
+    /// it took; from the first it did not (its database failed for now),
+    /// the batch is fetched again after a backoff, and the later updates it
+    /// did take are skipped then. Failures are retried with backoff. Removes a webhook first (Telegram refuses `getUpdates`
     /// while one is set).
     pub async fn poll<F, Fut>(&self, mut handle: F)
     where
         F: FnMut(Vec<Update>) -> Fut,
-        Fut: std::future::Future<Output = ()>,
+        Fut: std::future::Future<Output = Vec<bool>>,
     {
         let mut backoff = POLL_BACKOFF.0;
         while let Err(error) = self.delete_webhook().await {
@@ -199,6 +202,8 @@ impl TelegramApi {
             backoff = (backoff * 2).min(POLL_BACKOFF.1);
         }
         let mut offset: Option<i32> = None;
+        // Updates after one that must be fetched again, already taken.
+        let mut taken_ahead: HashSet<u32> = HashSet::new();
         backoff = POLL_BACKOFF.0;
         loop {
             let mut request = self.bot.get_updates();
@@ -206,12 +211,46 @@ impl TelegramApi {
             request.payload_mut().timeout = Some(LONG_POLL_SECS);
             match request.await {
                 Ok(updates) => {
-                    backoff = POLL_BACKOFF.0;
-                    if let Some(last) = updates.last() {
-                        offset = i32::try_from(last.id.0).ok().map(|id| id.saturating_add(1));
-                    }
-                    if !updates.is_empty() {
-                        handle(updates).await;
+                    let Some(last) = updates.last().map(|update| update.id.0) else {
+                        backoff = POLL_BACKOFF.0;
+                        continue;
+                    };
+                    let fresh: Vec<Update> = updates
+                        .into_iter()
+                        .filter(|update| !taken_ahead.contains(&update.id.0))
+                        .collect();
+                    let ids: Vec<u32> = fresh.iter().map(|update| update.id.0).collect();
+                    let taken = if fresh.is_empty() {
+                        Vec::new()
+                    } else {
+                        handle(fresh).await
+                    };
+                    match ids.iter().zip(&taken).position(|(_, taken)| !taken) {
+                        None => {
+                            backoff = POLL_BACKOFF.0;
+                            taken_ahead.clear();
+                            offset = i32::try_from(last).ok().map(|id| id.saturating_add(1));
+                        }
+                        Some(first) => {
+                            // Confirm what comes before it; fetch it again.
+                            let again = ids[first];
+                            taken_ahead.retain(|id| *id > again);
+                            taken_ahead.extend(
+                                ids.iter()
+                                    .zip(&taken)
+                                    .skip(first + 1)
+                                    .filter(|(_, taken)| **taken)
+                                    .map(|(id, _)| *id),
+                            );
+                            offset = i32::try_from(again).ok();
+                            tracing::warn!(
+                                update_id = again,
+                                retry_in_ms = backoff.as_millis() as u64,
+                                "an update was not recorded; fetching it again"
+                            );
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(POLL_BACKOFF.1);
+                        }
                     }
                 }
                 Err(error) => {

@@ -127,13 +127,14 @@ pub fn client(config: &DiscordConfig) -> Result<DiscordApi, SetupError> {
 }
 
 /// Hands one event to the driver; `reply` makes the answer to an
-/// interaction.
+/// interaction. Discord does not offer an event again: a press that could
+/// not be recorded is left unanswered, so the person sees it fail.
 async fn handle(
     driver: &ChatDriver<DiscordPlatform>,
     event: Event,
     reply: impl FnOnce(InteractionRef) -> Reply,
 ) {
-    driver.handle(parse::inbound(event).map_reply(reply)).await
+    let _handled = driver.handle(parse::inbound(event).map_reply(reply)).await;
 }
 
 /// How an interaction is answered: through the REST callback (gateway),

@@ -181,7 +181,7 @@ impl Inbound {
     async fn handle(&self, event: Event) {
         let mut inbound = parse::inbound(event);
         self.name(inbound.person_mut()).await;
-        self.driver.handle(inbound).await
+        let _handled = self.driver.handle(inbound).await;
     }
 
     /// Names `person` as Slack shows them when the event did not

@@ -33,7 +33,7 @@ use axum::routing::post;
 use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, Handled, OwnWords};
 use crate::chat::{self, AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
@@ -308,17 +308,29 @@ impl Inbound {
 
     /// Handles one update. Whatever the bridge recorded is stored before
     /// this returns; replies to the person may still be on their way.
-    pub async fn handle(&self, update: parse::Update) {
-        if let Some(inbound) = parse::inbound(&update) {
-            self.driver.handle(inbound).await;
+    pub async fn handle(&self, update: parse::Update) -> Handled {
+        match parse::inbound(&update) {
+            Some(inbound) => self.driver.handle(inbound).await,
+            None => Handled::Done,
         }
     }
 
     /// Handles one `getUpdates` batch, each person's updates in each chat
-    /// in the order Telegram gave them.
-    pub async fn handle_batch(&self, updates: Vec<parse::Update>) {
-        let batch = updates.iter().filter_map(parse::inbound).collect();
-        self.driver.handle_in_order(batch).await;
+    /// in the order Telegram gave them; says, for each update, whether it
+    /// was taken (not: the database failed for now, so it must be fetched
+    /// again rather than confirmed).
+    pub async fn handle_batch(&self, updates: Vec<parse::Update>) -> Vec<bool> {
+        let mut taken = vec![true; updates.len()];
+        let (at, batch): (Vec<usize>, Vec<_>) = updates
+            .iter()
+            .enumerate()
+            .filter_map(|(at, update)| Some((at, parse::inbound(update)?)))
+            .unzip();
+        let handled = self.driver.handle_in_order(batch).await;
+        for (at, handled) in at.into_iter().zip(handled) {
+            taken[at] = handled == Handled::Done;
+        }
+        taken
     }
 }
 
@@ -355,6 +367,9 @@ async fn webhook(State(hook): State<Webhook>, headers: HeaderMap, body: Bytes) -
             .into_response();
         }
     };
-    hook.inbound.handle(update).await;
-    StatusCode::OK.into_response()
+    match hook.inbound.handle(update).await {
+        Handled::Done => StatusCode::OK.into_response(),
+        // Telegram delivers the update again later.
+        Handled::Retry => ApiError::unavailable("the update could not be recorded").into_response(),
+    }
 }

@@ -359,3 +359,82 @@ async fn postgres_cut_off_and_back_loses_nothing_acknowledged_and_asks_once() {
     let pending = Api::of(&daemons[0]).pending_ids().await;
     assert!(pending.is_empty(), "left pending: {pending:?}");
 }
+
+/// A press read from Telegram while Postgres is cut off cannot be
+/// recorded: it is not confirmed to Telegram (the next `getUpdates` asks
+/// for it again), and once the database is back it answers the ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_counts() {
+    const CHAT: i64 = -100_200_301;
+    let alice = User::new(42, "Alice").username("alice");
+    let db = Scratch::postgres().await;
+    let proxy = Proxy::start(server_of(&db.url())).await;
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&Chat::supergroup(CHAT, "Releases"));
+    let a = Daemon::builder()
+        .env("ASKBRIDGE_DATABASE_URL", through(&db.url(), proxy.addr()))
+        .env("ASKBRIDGE_CLUSTER_INSTANCE", "a")
+        // Long enough that the cut does not cost the poll its lease.
+        .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "60")
+        .env("TELEGRAM_BOT_TOKEN", fake.token())
+        .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
+        .start();
+    let ask = json!({
+        "to": format!("telegram:{CHAT}@42"),
+        "questions": [{"id": "deploy", "question": "Where should I deploy?",
+                       "options": ["Staging", "Production"]}]
+    });
+    let id = daemon::create(&a, &ask).await;
+    let question = fake.wait_for_sends(1).await.swap_remove(0);
+    // The question is on record and the poll is waiting.
+    let _ = daemon::status(&a, &id).await;
+    fake.wait_for("the poll", |state| {
+        (state.active_long_polls() > 0).then_some(())
+    })
+    .await;
+    assert!(polls_telegram(&a).await);
+
+    proxy.cut();
+    let press = fake.press_button(&alice, CHAT, question.message_id, "Production");
+    let update_id = fake.inspect(|state| {
+        state.pending_updates()[0]["update_id"]
+            .as_i64()
+            .expect("the press's update id")
+    });
+    let handed_out = |state: &askbridge_testkit::telegram::State| {
+        state
+            .calls_to("getUpdates")
+            .iter()
+            .position(|call| call.response.to_string().contains(&press))
+    };
+    let first = fake.wait_for("the press handed out", handed_out).await;
+    // The poll after it does not confirm it.
+    let next_offset = fake
+        .wait_for("the next getUpdates", |state| {
+            let calls = state.calls_to("getUpdates");
+            calls
+                .get(first + 1)
+                .map(|call| call.params["offset"].as_i64())
+        })
+        .await;
+    assert_eq!(
+        next_offset,
+        Some(update_id),
+        "the press was confirmed unrecorded"
+    );
+    assert_eq!(
+        fake.callback_answer(&press),
+        None,
+        "an unrecorded press was answered"
+    );
+
+    proxy.restore();
+    let notice = fake.wait_for_callback_answer(&press).await;
+    assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+    let outcome = daemon::outcome(&a, &id).await;
+    assert_eq!(
+        outcome["answers"]["deploy"],
+        json!(["Production"]),
+        "{outcome}"
+    );
+}

@@ -306,8 +306,9 @@ impl Bridge {
                     }
                     Err(error) => {
                         tracing::warn!(lease = %name, error = %error, "could not renew a lease");
-                        // Keep running only while surely still the holder.
-                        now.saturating_add(millis(lease / 3)) < held_until
+                        // Keep running only while surely still the holder
+                        // (the failed call itself may have taken a while).
+                        wall_millis().saturating_add(millis(lease / 3)) < held_until
                     }
                 };
                 match (&running, keep) {

@@ -379,7 +379,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
     }
 
     /// Handles whatever a person did.
-    pub async fn handle(&self, inbound: Inbound<P>) {
+    pub async fn handle(&self, inbound: Inbound<P>) -> Handled {
         match inbound {
             inbound::Inbound::Press(press) => self.press(press).await,
             inbound::Inbound::Submission(submission) => self.submitted(submission).await,
@@ -390,7 +390,10 @@ impl<P: ChatPlatform> ChatDriver<P> {
     /// Handles a batch the platform sent in order: what one person does in
     /// one conversation is applied in that order ("2", then "no, 3"), as if
     /// sent one at a time; different people and places go on at once.
-    pub async fn handle_in_order(&self, batch: Vec<Inbound<P>>) {
+    /// Returns what came of each event, in the order given: a person's
+    /// events after one that must be retried are not handled (they would
+    /// overtake it) and count as [`Handled::Retry`] too.
+    pub async fn handle_in_order(&self, batch: Vec<Inbound<P>>) -> Vec<Handled> {
         serial::in_order(
             batch,
             |event| {
@@ -400,12 +403,17 @@ impl<P: ChatPlatform> ChatDriver<P> {
                 )
             },
             |event| self.handle(event),
+            |handled| *handled == Handled::Done,
         )
-        .await;
+        .await
+        .into_iter()
+        .map(|handled| handled.unwrap_or(Handled::Retry))
+        .collect()
     }
 
-    /// Handles a press; it is always acknowledged, once.
-    pub async fn press(&self, press: Press<P>) {
+    /// Handles a press; it is acknowledged once, unless it could not be
+    /// recorded for now ([`Handled::Retry`]): then the person sees it fail.
+    pub async fn press(&self, press: Press<P>) -> Handled {
         let inbound::Press {
             reply,
             button,
@@ -415,36 +423,50 @@ impl<P: ChatPlatform> ChatDriver<P> {
             from,
         } = press;
         let Some(bridge) = self.bridge.upgrade() else {
-            self.platform.acknowledge(reply, Ack::Quiet).await;
-            return;
+            return self.quietly(reply).await;
         };
         let (Some(button), Some(chat), Some(message)) = (button, chat, message) else {
-            self.platform.acknowledge(reply, Ack::Quiet).await;
-            return;
+            return self.quietly(reply).await;
         };
         let _alone = self.serial.lock(&button.ask_key).await;
         let view = match self.find(&bridge, &button.ask_key, &chat, &from).await {
             Ok(Some(view)) => view,
-            Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
-            Err(error) => {
-                self.platform.acknowledge(reply, Ack::Quiet).await;
-                return warn_unhandled::<P>(&error);
-            }
+            Ok(None) => return self.quietly(reply).await,
+            Err(error) => return self.not_taken(reply, &error).await,
         };
         match self
             .pressed(&bridge, &view, button, chosen, &chat, message, &from)
             .await
         {
-            Ok(Pressed::Ack(ack)) => self.platform.acknowledge(reply, ack).await,
+            Ok(Pressed::Ack(ack)) => {
+                self.platform.acknowledge(reply, ack).await;
+                Handled::Done
+            }
             Ok(Pressed::OwnWords(question)) => {
                 self.open_own_words(&bridge, &view, reply, &chat, question)
-                    .await
+                    .await;
+                Handled::Done
             }
-            Err(error) => {
-                self.platform.acknowledge(reply, Ack::Quiet).await;
-                warn_unhandled::<P>(&error);
-            }
+            Err(error) => self.not_taken(reply, &error).await,
         }
+    }
+
+    /// Acknowledges with nothing to say.
+    async fn quietly(&self, reply: P::Reply) -> Handled {
+        self.platform.acknowledge(reply, Ack::Quiet).await;
+        Handled::Done
+    }
+
+    /// A press or submission the bridge failed on: one that may work when
+    /// tried again is left unacknowledged (the person sees it fail; a
+    /// platform that offers it again gets [`Handled::Retry`]); any other
+    /// is acknowledged quietly.
+    async fn not_taken(&self, reply: P::Reply, error: &BridgeError) -> Handled {
+        let handled = unhandled::<P>(error);
+        if handled == Handled::Done {
+            self.platform.acknowledge(reply, Ack::Quiet).await;
+        }
+        handled
     }
 
     /// The ask a key names, if it was posted where the person is.
@@ -633,12 +655,13 @@ impl<P: ChatPlatform> ChatDriver<P> {
             .save_message_ref(&self.record(&view.id, chat, prompt_id, Some(&posted)))
             .await
         {
-            warn_unhandled::<P>(&error);
+            let _logged = unhandled::<P>(&error);
         }
     }
 
-    /// Handles the person's own words from a modal; always acknowledged.
-    pub async fn submitted(&self, submission: Submission<P>) {
+    /// Handles the person's own words from a modal; acknowledged like a
+    /// press.
+    pub async fn submitted(&self, submission: Submission<P>) -> Handled {
         let inbound::Submission {
             reply,
             key,
@@ -647,16 +670,13 @@ impl<P: ChatPlatform> ChatDriver<P> {
             from,
         } = submission;
         let (Some(bridge), Some(key)) = (self.bridge.upgrade(), key) else {
-            return self.platform.acknowledge(reply, Ack::Quiet).await;
+            return self.quietly(reply).await;
         };
         let _alone = self.serial.lock(&key.ask_key).await;
         let view = match self.find(&bridge, &key.ask_key, &chat, &from).await {
             Ok(Some(view)) => view,
-            Ok(None) => return self.platform.acknowledge(reply, Ack::Quiet).await,
-            Err(error) => {
-                self.platform.acknowledge(reply, Ack::Quiet).await;
-                return warn_unhandled::<P>(&error);
-            }
+            Ok(None) => return self.quietly(reply).await,
+            Err(error) => return self.not_taken(reply, &error).await,
         };
         let input = Input::Other {
             from: from.responder.clone(),
@@ -669,23 +689,22 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Ok((step, _)) => {
                 let ack = self.after_press(&step, &view);
                 self.platform.acknowledge(reply, ack).await;
+                Handled::Done
             }
-            Err(error) => {
-                self.platform.acknowledge(reply, Ack::Quiet).await;
-                warn_unhandled::<P>(&error);
-            }
+            Err(error) => self.not_taken(reply, &error).await,
         }
     }
 
     /// Handles a typed message. Whatever the bridge recorded is stored
     /// before this returns; the reply to the person may still be on its
     /// way.
-    pub async fn typed(&self, typed: Typed<P>) {
+    pub async fn typed(&self, typed: Typed<P>) -> Handled {
         let Some(bridge) = self.bridge.upgrade() else {
-            return;
+            return Handled::Done;
         };
-        if let Err(error) = self.typed_in(&bridge, typed).await {
-            warn_unhandled::<P>(&error);
+        match self.typed_in(&bridge, typed).await {
+            Ok(()) => Handled::Done,
+            Err(error) => unhandled::<P>(&error),
         }
     }
 
@@ -814,6 +833,26 @@ fn storage(error: BridgeError) -> PlatformFailure {
     PlatformFailure::Transient(format!("storage: {error}"))
 }
 
-fn warn_unhandled<P: ChatPlatform>(error: &BridgeError) {
-    tracing::warn!(channel = P::KIND.as_str(), error = %error, "chat event not handled");
+/// Logs an event the bridge failed on; [`Handled::Retry`] when trying
+/// again may work.
+fn unhandled<P: ChatPlatform>(error: &BridgeError) -> Handled {
+    if error.is_retryable() {
+        tracing::warn!(channel = P::KIND.as_str(), error = %error, "chat event not recorded; it may be offered again");
+        Handled::Retry
+    } else {
+        tracing::warn!(channel = P::KIND.as_str(), error = %error, "chat event not handled");
+        Handled::Done
+    }
+}
+
+/// Whether an inbound event was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Handled {
+    /// Recorded, or nothing to record (refused, not ours, unrecoverable).
+    Done,
+    /// Not recorded because the database failed for now: a platform that
+    /// can offer the event again (Telegram's `getUpdates`, a webhook's
+    /// retry) should, rather than confirm it.
+    Retry,
 }

@@ -66,29 +66,49 @@ impl Drop for AskGuard<'_> {
 
 /// Handles `events` with `handle`: the events of one `key` (a person in a
 /// conversation) one after another in the order given, different keys at
-/// once.
-pub async fn in_order<E, K, F, Fut>(events: Vec<E>, key: impl Fn(&E) -> K, handle: F)
+/// once. A key's events stop at the first whose result `go_on` refuses (a
+/// later one must not overtake it). Returns each event's result, in the
+/// order given; `None` for those not handled.
+pub async fn in_order<E, K, T, F, Fut>(
+    events: Vec<E>,
+    key: impl Fn(&E) -> K,
+    handle: F,
+    go_on: impl Fn(&T) -> bool,
+) -> Vec<Option<T>>
 where
     K: Eq + std::hash::Hash,
     F: Fn(E) -> Fut,
-    Fut: Future<Output = ()>,
+    Fut: Future<Output = T>,
 {
-    let mut queues: Vec<Vec<E>> = Vec::new();
+    let count = events.len();
+    let mut queues: Vec<Vec<(usize, E)>> = Vec::new();
     let mut index: HashMap<K, usize> = HashMap::new();
-    for event in events {
-        let at = *index.entry(key(&event)).or_insert_with(|| {
+    for (at, event) in events.into_iter().enumerate() {
+        let queue = *index.entry(key(&event)).or_insert_with(|| {
             queues.push(Vec::new());
             queues.len() - 1
         });
-        queues[at].push(event);
+        queues[queue].push((at, event));
     }
-    let handle = &handle;
-    join_all(queues.into_iter().map(|queue| async move {
-        for event in queue {
-            handle(event).await;
+    let (handle, go_on) = (&handle, &go_on);
+    let done = join_all(queues.into_iter().map(|queue| async move {
+        let mut done = Vec::with_capacity(queue.len());
+        for (at, event) in queue {
+            let result = handle(event).await;
+            let stop = !go_on(&result);
+            done.push((at, result));
+            if stop {
+                break;
+            }
         }
+        done
     }))
     .await;
+    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
+    for (at, result) in done.into_iter().flatten() {
+        results[at] = Some(result);
+    }
+    results
 }
 
 #[cfg(test)]
@@ -143,6 +163,7 @@ mod tests {
                     seen.lock().expect("seen").push(event);
                 }
             },
+            |()| true,
         )
         .await;
         let seen = seen.into_inner().expect("seen");
@@ -154,5 +175,23 @@ mod tests {
         };
         assert_eq!(of("a"), [1, 2, 3]);
         assert_eq!(of("b"), [1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_persons_events_stop_at_the_first_refused_and_results_keep_their_places() {
+        // a2 is not taken: a3 must wait for it, b goes on.
+        let events = vec![("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)];
+        let results = in_order(
+            events,
+            |(who, _)| *who,
+            |(who, n)| async move { format!("{who}{n}") },
+            |result: &String| result != "a2",
+        )
+        .await;
+        let results: Vec<Option<&str>> = results.iter().map(Option::as_deref).collect();
+        assert_eq!(
+            results,
+            [Some("a1"), Some("b1"), Some("a2"), None, Some("b2")]
+        );
     }
 }
