@@ -30,6 +30,7 @@ use std::fmt;
 use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::inbound;
@@ -312,8 +313,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
                 step: first_step(&drawn),
                 ..Posted::default()
             });
-            bridge
-                .save_message_ref(&self.record(&view.id, &chat, id, extra.as_ref()))
+            let posted = self.record(&view.id, &chat, id, extra.as_ref());
+            record_posted(|| bridge.save_message_ref(&posted))
                 .await
                 .map_err(storage)?;
         }
@@ -829,6 +830,28 @@ fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, 
     })
 }
 
+/// Records a message just posted: a database that fails for a moment is
+/// waited out (backing off from 100 ms to 5 s), because failing here would
+/// post the message again; only a failure that will not pass is returned.
+async fn record_posted<F, Fut>(mut save: F) -> Result<(), BridgeError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), BridgeError>>,
+{
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match save().await {
+            Ok(()) => return Ok(()),
+            Err(error) if error.is_retryable() => {
+                tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "a posted message is not on record yet; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 fn storage(error: BridgeError) -> PlatformFailure {
     PlatformFailure::Transient(format!("storage: {error}"))
 }
@@ -855,4 +878,38 @@ pub enum Handled {
     /// can offer the event again (Telegram's `getUpdates`, a webhook's
     /// retry) should, rather than confirm it.
     Retry,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_posted_message_is_recorded_through_a_passing_failure_but_not_a_refusal() {
+        let tries = AtomicUsize::new(0);
+        let recorded = record_posted(|| {
+            let attempt = tries.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if attempt < 2 {
+                    Err(BridgeError::Contended("ask_1".into()))
+                } else {
+                    Ok(())
+                }
+            }
+        })
+        .await;
+        assert!(recorded.is_ok());
+        assert_eq!(tries.load(Ordering::SeqCst), 3);
+
+        let tries = AtomicUsize::new(0);
+        let refused = record_posted(|| {
+            tries.fetch_add(1, Ordering::SeqCst);
+            async { Err(BridgeError::NotFound("ask_1".into())) }
+        })
+        .await;
+        assert!(matches!(refused, Err(BridgeError::NotFound(_))));
+        assert_eq!(tries.load(Ordering::SeqCst), 1);
+    }
 }
