@@ -21,6 +21,11 @@ use tokio::sync::Notify;
 use super::channel::Channel;
 use super::{AskView, Change, Entry, Inner, lock};
 
+/// An edit (progress, closing line) is tried this many times as often as
+/// a delivery: repeating one is harmless, while giving up leaves live
+/// buttons on an ask that has ended.
+const EDIT_ATTEMPTS_FACTOR: u32 = 3;
+
 /// Not delivered, and no delivery queued (reloaded before its channel
 /// was registered).
 pub(super) const UNDELIVERED: u8 = 0;
@@ -41,8 +46,8 @@ pub(super) const FOREIGN: u8 = 4;
 /// out at the latest); `rate_limited_waits` bounds the rest.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
-    /// Attempts per operation, the first included (at least 1), counting
-    /// transient failures only.
+    /// Attempts per delivery, the first included (at least 1), counting
+    /// transient failures only; edits get three times as many.
     pub attempts: u32,
     /// The wait after the first transient failure; doubled each time.
     pub first_backoff: Duration,
@@ -76,8 +81,8 @@ struct Tries {
 
 impl RetryPolicy {
     /// Counts `error` in `tries` and says how long to wait before the next
-    /// try, or `None` when none is left.
-    fn wait(&self, tries: &mut Tries, error: &PlatformFailure) -> Option<Duration> {
+    /// try, or `None` when none of `attempts` is left.
+    fn wait(&self, tries: &mut Tries, error: &PlatformFailure, attempts: u32) -> Option<Duration> {
         match error {
             PlatformFailure::RetryAfter(secs) => {
                 tries.rate_limited += 1;
@@ -85,7 +90,7 @@ impl RetryPolicy {
             }
             PlatformFailure::Transient(_) => {
                 tries.failures += 1;
-                if tries.failures >= self.attempts.max(1) {
+                if tries.failures >= attempts.max(1) {
                     return None;
                 }
                 let factor = 2u32.saturating_pow(tries.failures - 1);
@@ -209,7 +214,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
             }
             Err(error) => error,
         };
-        let Some(wait) = inner.retry.wait(&mut tries, &error) else {
+        let Some(wait) = inner.retry.wait(&mut tries, &error, inner.retry.attempts) else {
             fail(inner, entry, error.to_string()).await;
             return;
         };
@@ -273,7 +278,8 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) 
             Ok(()) => return,
             Err(error) => error,
         };
-        match inner.retry.wait(&mut tries, &error) {
+        let attempts = inner.retry.attempts.saturating_mul(EDIT_ATTEMPTS_FACTOR);
+        match inner.retry.wait(&mut tries, &error, attempts) {
             Some(wait) => inner.clock.sleep(wait).await,
             None => {
                 tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), call = ?call, error = %error, "channel call failed");
