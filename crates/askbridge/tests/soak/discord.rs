@@ -31,7 +31,7 @@ impl DiscordSoak {
     pub async fn start(faults: Faults, places: usize) -> DiscordSoak {
         let fake = FakeDiscord::builder()
             .faults(faults)
-            .wait_timeout(Duration::from_secs(600))
+            .wait_timeout(Duration::from_secs(300))
             .start()
             .await;
         for n in 0..places as u64 {

@@ -35,7 +35,7 @@ impl FeishuSoak {
         let fake = FakeFeishu::builder()
             .faults(faults)
             .receive_all_group_messages(true)
-            .wait_timeout(Duration::from_secs(600))
+            .wait_timeout(Duration::from_secs(300))
             .start()
             .await;
         fake.add_user(ALICE, "Alice");

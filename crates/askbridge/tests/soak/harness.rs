@@ -15,6 +15,7 @@ use askbridge::bridge::{Bridge, BridgeEvent, BridgeOptions, NewAsk};
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_testkit::faults::{FaultCounts, Faults};
+use futures_util::future::join_all;
 use serde_json::json;
 
 /// The label every ask is answered with, by press or by typing `2`.
@@ -286,6 +287,7 @@ pub async fn run<P: Platform>(platform: &mut P, plan: &Plan, dir: &std::path::Pa
             ),
         };
         let now = Instant::now();
+        let mut fresh = Vec::new();
         for post in posts.iter().skip(all_posts.len()) {
             if first_seen.contains_key(&post.ask) {
                 continue;
@@ -294,22 +296,30 @@ pub async fn run<P: Platform>(platform: &mut P, plan: &Plan, dir: &std::path::Pa
                 .delivery
                 .push(now.duration_since(created_at[post.ask]));
             answered_at.insert(post.ask, unix_millis());
-            if post.ask % 2 == 0 {
-                platform.press(post).await;
-            } else {
-                platform.type_reply(post).await;
-            }
             first_seen.insert(post.ask, post.clone());
+            fresh.push(post);
         }
+        // Answered together, so a slow answer does not hold up seeing
+        // the next posts.
+        let answering: &P = platform;
+        join_all(fresh.into_iter().map(|post| async move {
+            if post.ask % 2 == 0 {
+                answering.press(post).await;
+            } else {
+                answering.type_reply(post).await;
+            }
+        }))
+        .await;
         all_posts = posts;
     }
 
     // Every ask ends: answered as the person said, or failed.
-    for (n, id) in ids.iter().enumerate() {
-        let view = tokio::select! {
-            view = bridge.wait(id, plan.budget) => view.expect("wait"),
-            () = drop_while(&mut drops, platform, &mut figures.connection_drops) => unreachable!(),
-        };
+    let views = tokio::select! {
+        views = join_all(ids.iter().map(|id| bridge.wait(id, plan.budget))) => views,
+        () = drop_while(&mut drops, platform, &mut figures.connection_drops) => unreachable!(),
+    };
+    for ((n, id), view) in ids.iter().enumerate().zip(views) {
+        let view = view.expect("wait");
         let outcome = view.outcome.as_ref();
         match view.state.as_str() {
             "answered"

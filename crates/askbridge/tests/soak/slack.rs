@@ -33,7 +33,7 @@ impl SlackSoak {
     pub async fn start(faults: Faults, places: usize) -> SlackSoak {
         let fake = FakeSlack::builder()
             .faults(faults)
-            .wait_timeout(Duration::from_secs(600))
+            .wait_timeout(Duration::from_secs(300))
             .start()
             .await;
         for place in 0..places {

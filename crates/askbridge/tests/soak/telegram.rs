@@ -22,7 +22,7 @@ impl TelegramSoak {
     pub async fn start(faults: Faults) -> TelegramSoak {
         let fake = FakeTelegram::builder()
             .faults(faults)
-            .wait_timeout(std::time::Duration::from_secs(600))
+            .wait_timeout(std::time::Duration::from_secs(300))
             .start()
             .await;
         TelegramSoak {
