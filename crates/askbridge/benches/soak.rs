@@ -17,22 +17,11 @@ mod soak;
 use std::time::Duration;
 
 use askbridge_testkit::faults::Faults;
-use soak::harness::{self, Figures, Plan, Platform};
+use soak::harness::{self, Plan};
 use soak::{discord, feishu, slack, telegram};
 
 const DEFAULT_ASKS: usize = 1_000;
 const PLACES: usize = 100;
-
-async fn one<P: Platform>(mut platform: P, plan: &Plan, name: &str) -> Figures {
-    let dir = std::env::temp_dir().join(format!("askbridge-soak-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let figures = harness::run(&mut platform, plan, &dir).await;
-    let _ = std::fs::remove_dir_all(&dir);
-    println!("{figures}");
-    figures.assert_clean();
-    figures
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,20 +51,20 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async {
         if wanted("telegram") {
-            let platform = telegram::TelegramSoak::start(plan.faults.clone()).await;
-            one(platform, &plan, "telegram").await;
+            let mut platform = telegram::TelegramSoak::start(plan.faults.clone()).await;
+            harness::run_clean(&mut platform, &plan).await;
         }
         if wanted("discord") {
-            let platform = discord::DiscordSoak::start(plan.faults.clone(), plan.places).await;
-            one(platform, &plan, "discord").await;
+            let mut platform = discord::DiscordSoak::start(plan.faults.clone(), plan.places).await;
+            harness::run_clean(&mut platform, &plan).await;
         }
         if wanted("slack") {
-            let platform = slack::SlackSoak::start(plan.faults.clone(), plan.places).await;
-            one(platform, &plan, "slack").await;
+            let mut platform = slack::SlackSoak::start(plan.faults.clone(), plan.places).await;
+            harness::run_clean(&mut platform, &plan).await;
         }
         if wanted("feishu") {
-            let platform = feishu::FeishuSoak::start(plan.faults.clone(), plan.places).await;
-            one(platform, &plan, "feishu").await;
+            let mut platform = feishu::FeishuSoak::start(plan.faults.clone(), plan.places).await;
+            harness::run_clean(&mut platform, &plan).await;
         }
     });
 }

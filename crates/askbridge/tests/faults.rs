@@ -31,59 +31,36 @@ fn plan(seed: u64) -> Plan {
     }
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("askbridge-soak-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn telegram_at_20_percent_faults_loses_and_doubles_nothing() {
     let plan = plan(24);
     let mut platform = telegram::TelegramSoak::start(plan.faults.clone()).await;
-    let dir = scratch("telegram");
-    let figures = harness::run(&mut platform, &plan, &dir).await;
-    println!("{figures}");
-    figures.assert_clean();
+    let figures = harness::run_clean(&mut platform, &plan).await;
     assert!(figures.faults.total() > 0, "no faults were injected");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discord_at_20_percent_faults_loses_and_doubles_nothing() {
     let plan = plan(25);
     let mut platform = discord::DiscordSoak::start(plan.faults.clone(), plan.places).await;
-    let dir = scratch("discord");
-    let figures = harness::run(&mut platform, &plan, &dir).await;
-    println!("{figures}");
-    figures.assert_clean();
+    let figures = harness::run_clean(&mut platform, &plan).await;
     assert!(figures.faults.total() > 0, "no faults were injected");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slack_at_20_percent_faults_loses_and_doubles_nothing() {
     let plan = plan(26);
     let mut platform = slack::SlackSoak::start(plan.faults.clone(), plan.places).await;
-    let dir = scratch("slack");
-    let figures = harness::run(&mut platform, &plan, &dir).await;
-    println!("{figures}");
-    figures.assert_clean();
+    let figures = harness::run_clean(&mut platform, &plan).await;
     assert!(figures.faults.total() > 0, "no faults were injected");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn feishu_at_20_percent_faults_loses_and_doubles_nothing() {
     let plan = plan(27);
     let mut platform = feishu::FeishuSoak::start(plan.faults.clone(), plan.places).await;
-    let dir = scratch("feishu");
-    let figures = harness::run(&mut platform, &plan, &dir).await;
-    println!("{figures}");
-    figures.assert_clean();
+    let figures = harness::run_clean(&mut platform, &plan).await;
     assert!(figures.faults.total() > 0, "no faults were injected");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Without faults, replies come right after each post: a reply to a
@@ -98,8 +75,5 @@ async fn telegram_replies_right_after_each_post_answer_that_post() {
         ..plan(0)
     };
     let mut platform = telegram::TelegramSoak::start(plan.faults.clone()).await;
-    let dir = scratch("telegram-quick");
-    let figures = harness::run(&mut platform, &plan, &dir).await;
-    figures.assert_clean();
-    let _ = std::fs::remove_dir_all(&dir);
+    harness::run_clean(&mut platform, &plan).await;
 }

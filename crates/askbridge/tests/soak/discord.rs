@@ -12,7 +12,7 @@ use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::discord::{Channel, FakeDiscord, IncomingMessage, User};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 
-use super::harness::{CHOSEN, Platform, Post, ask_number};
+use super::harness::{CHOSEN, Platform, Post, Running, ask_number};
 
 const GUILD: u64 = 800_000_000_000_000_001;
 const FIRST_CHANNEL: u64 = 810_000_000_000_000_001;
@@ -23,7 +23,7 @@ const EDIT_ROUTE: &str = "/channels/{channel.id}/messages/{message.id}";
 pub struct DiscordSoak {
     fake: FakeDiscord,
     alice: User,
-    gateway: Option<tokio::task::JoinHandle<()>>,
+    gateway: Running,
     presses: Mutex<Vec<u64>>,
 }
 
@@ -46,16 +46,8 @@ impl DiscordSoak {
         DiscordSoak {
             fake,
             alice,
-            gateway: None,
+            gateway: Running::default(),
             presses: Mutex::default(),
-        }
-    }
-}
-
-impl Drop for DiscordSoak {
-    fn drop(&mut self) {
-        if let Some(gateway) = self.gateway.take() {
-            gateway.abort();
         }
     }
 }
@@ -78,7 +70,7 @@ impl Platform for DiscordSoak {
             },
         )
         .expect("Discord channel");
-        self.gateway = Some(discord.start());
+        self.gateway = Running::new(discord.start());
         self.fake.wait_for_ready().await;
     }
 

@@ -12,7 +12,7 @@ use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::feishu::FakeFeishu;
 
-use super::harness::{CHOSEN, Platform, Post, ask_number};
+use super::harness::{CHOSEN, Platform, Post, Running, ask_number};
 
 const ALICE: &str = "ou_alice000000000000000000000000001";
 /// Presses of one card before the person gives up (Feishu does not
@@ -25,7 +25,7 @@ fn chat(place: usize) -> String {
 
 pub struct FeishuSoak {
     fake: FakeFeishu,
-    connection: Option<tokio::task::JoinHandle<()>>,
+    connection: Running,
     pressed: AtomicUsize,
     failed_presses: AtomicUsize,
 }
@@ -44,17 +44,9 @@ impl FeishuSoak {
         }
         FeishuSoak {
             fake,
-            connection: None,
+            connection: Running::default(),
             pressed: AtomicUsize::new(0),
             failed_presses: AtomicUsize::new(0),
-        }
-    }
-}
-
-impl Drop for FeishuSoak {
-    fn drop(&mut self) {
-        if let Some(connection) = self.connection.take() {
-            connection.abort();
         }
     }
 }
@@ -79,7 +71,7 @@ impl Platform for FeishuSoak {
             },
         )
         .expect("Feishu channel");
-        self.connection = Some(feishu.start());
+        self.connection = Running::new(feishu.start());
         self.fake.wait_for_open_connections(1).await;
     }
 

@@ -216,6 +216,44 @@ fn ask_json(n: usize, to: &str) -> serde_json::Value {
     })
 }
 
+/// A background task that stops when dropped (a channel's receiving
+/// side).
+#[derive(Default)]
+pub struct Running(Option<tokio::task::JoinHandle<()>>);
+
+impl Running {
+    pub fn new(task: tokio::task::JoinHandle<()>) -> Running {
+        Running(Some(task))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// [`run`] in a scratch folder of its own, removed afterwards; prints the
+/// figures and fails on anything lost, doubled or answered wrongly.
+pub async fn run_clean<P: Platform>(platform: &mut P, plan: &Plan) -> Figures {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run_number = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "askbridge-soak-{}-{}-{run_number}",
+        platform.name(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let figures = run(platform, plan, &dir).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("{figures}");
+    figures.assert_clean();
+    figures
+}
+
 /// Runs `plan` against `platform` with a fresh SQLite database in `dir`.
 pub async fn run<P: Platform>(platform: &mut P, plan: &Plan, dir: &std::path::Path) -> Figures {
     let started = Instant::now();

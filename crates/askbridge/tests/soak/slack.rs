@@ -13,7 +13,7 @@ use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::slack::{Channel, FakeSlack, IncomingMessage, User};
 use serde_json::Value;
 
-use super::harness::{CHOSEN, Platform, Post, ask_number};
+use super::harness::{CHOSEN, Platform, Post, Running, ask_number};
 
 const ALICE: &str = "U0ALICE";
 
@@ -24,7 +24,7 @@ fn channel(place: usize) -> String {
 pub struct SlackSoak {
     fake: FakeSlack,
     alice: User,
-    socket: Option<tokio::task::JoinHandle<()>>,
+    socket: Running,
     /// The envelope of each press and typed reply.
     envelopes: Mutex<Vec<String>>,
 }
@@ -44,16 +44,8 @@ impl SlackSoak {
         SlackSoak {
             fake,
             alice,
-            socket: None,
+            socket: Running::default(),
             envelopes: Mutex::default(),
-        }
-    }
-}
-
-impl Drop for SlackSoak {
-    fn drop(&mut self) {
-        if let Some(socket) = self.socket.take() {
-            socket.abort();
         }
     }
 }
@@ -96,7 +88,7 @@ impl Platform for SlackSoak {
             },
         )
         .expect("Slack channel");
-        self.socket = Some(slack.start());
+        self.socket = Running::new(slack.start());
         self.fake.wait_for_connections(1).await;
     }
 

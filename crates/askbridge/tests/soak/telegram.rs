@@ -10,11 +10,11 @@ use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::telegram::{Chat, FakeTelegram, IncomingMessage, User};
 
-use super::harness::{CHOSEN, Platform, Post, ask_number};
+use super::harness::{CHOSEN, Platform, Post, Running, ask_number};
 
 pub struct TelegramSoak {
     fake: FakeTelegram,
-    receiving: Option<tokio::task::JoinHandle<()>>,
+    receiving: Running,
     presses: Mutex<Vec<String>>,
 }
 
@@ -27,16 +27,8 @@ impl TelegramSoak {
             .await;
         TelegramSoak {
             fake,
-            receiving: None,
+            receiving: Running::default(),
             presses: Mutex::default(),
-        }
-    }
-}
-
-impl Drop for TelegramSoak {
-    fn drop(&mut self) {
-        if let Some(receiving) = self.receiving.take() {
-            receiving.abort();
         }
     }
 }
@@ -64,7 +56,7 @@ impl Platform for TelegramSoak {
             },
         )
         .expect("Telegram channel");
-        self.receiving = Some(telegram.start("127.0.0.1:0".parse().expect("address")));
+        self.receiving = Running::new(telegram.start("127.0.0.1:0".parse().expect("address")));
     }
 
     fn target(&self, place: usize) -> String {
