@@ -11,8 +11,10 @@
 //! not decided here: the driver decides them once for every platform.
 //!
 //! Platforms deliver again what they think was lost (a retry, a
-//! redelivered envelope); [`Recent`] remembers the latest deliveries'
-//! keys so each is acted on once.
+//! redelivered envelope); [`Deliveries`] remembers the latest deliveries'
+//! keys so each is acted on once, and what is still being handled, so a
+//! delivery is acknowledged only once what it carries is recorded
+//! ([`Handled`]).
 
 use std::collections::{HashSet, VecDeque};
 
@@ -200,6 +202,77 @@ impl Recent {
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
+
+    /// Whether `key` is remembered.
+    pub fn contains(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
+}
+
+/// Whether an inbound event was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Handled {
+    /// Recorded, or nothing to record (refused, not ours, unrecoverable):
+    /// acknowledge it.
+    Done,
+    /// Not recorded (the database failed for now, or the handling is not
+    /// finished): a platform that can offer the event again (Telegram's
+    /// `getUpdates`, a webhook's retry, an unacknowledged envelope) should,
+    /// rather than hear it arrived.
+    Retry,
+}
+
+/// What a delivery is, by its key ([`Deliveries::begin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Not seen, or seen and not taken: handle it (it is now in flight).
+    New,
+    /// Taken already: acknowledge it, do nothing.
+    Taken,
+    /// Still being handled: do not acknowledge it yet (the platform offers
+    /// it again later, when the first handling has settled).
+    InFlight,
+}
+
+/// The deliveries of one platform connection: the latest ones taken (at
+/// most a given number) and the ones being handled. A delivery that was
+/// not taken ([`Handled::Retry`]) is forgotten, so its redelivery is
+/// handled afresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deliveries {
+    taken: Recent,
+    in_flight: HashSet<String>,
+}
+
+impl Deliveries {
+    /// Remembers at most `capacity` taken keys.
+    pub fn new(capacity: usize) -> Deliveries {
+        Deliveries {
+            taken: Recent::new(capacity),
+            in_flight: HashSet::new(),
+        }
+    }
+
+    /// What delivery `key` is; a new one is in flight from now until
+    /// [`Deliveries::settle`].
+    pub fn begin(&mut self, key: &str) -> Delivery {
+        if self.taken.contains(key) {
+            Delivery::Taken
+        } else if !self.in_flight.insert(key.to_owned()) {
+            Delivery::InFlight
+        } else {
+            Delivery::New
+        }
+    }
+
+    /// Records how the handling of `key` ended.
+    pub fn settle(&mut self, key: &str, handled: Handled) {
+        self.in_flight.remove(key);
+        if handled == Handled::Done {
+            self.taken.insert(key);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -217,5 +290,32 @@ mod tests {
         assert_eq!(recent.len(), 3);
         assert!(recent.insert("a"), "the oldest was forgotten");
         assert!(!recent.insert("d"));
+    }
+
+    #[test]
+    fn inbound_a_delivery_is_taken_once_and_offered_again_until_it_is() {
+        use Delivery::*;
+        let mut deliveries = Deliveries::new(2);
+        // (key, settle the first handling with, what a redelivery is)
+        let table = [
+            ("a", None, InFlight),
+            ("b", Some(Handled::Done), Taken),
+            ("c", Some(Handled::Retry), New),
+        ];
+        for (key, settled, again) in table {
+            assert_eq!(deliveries.begin(key), New, "{key}");
+            if let Some(handled) = settled {
+                deliveries.settle(key, handled);
+            }
+            assert_eq!(deliveries.begin(key), again, "{key}");
+        }
+        deliveries.settle("a", Handled::Done);
+        assert_eq!(deliveries.begin("a"), Taken);
+        deliveries.settle("c", Handled::Done);
+        assert_eq!(
+            deliveries.begin("b"),
+            New,
+            "the oldest taken key was forgotten"
+        );
     }
 }

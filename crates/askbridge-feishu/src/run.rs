@@ -645,13 +645,15 @@ impl LongConnection {
     }
 
     /// Connects and hands every push to `handle`, whose answer (the body
-    /// of a callback answer) goes back in a frame; connects again when
+    /// of a callback answer) goes back in a frame with code 200; `None`
+    /// answers with code 500, so Feishu sends an event again and shows a
+    /// card press as failed. Connects again when
     /// the connection drops. Returns only when Feishu refuses the app's
     /// credentials for good; drop the future to close the connection.
     pub async fn run<H, F>(&self, handle: H) -> Result<(), SetupError>
     where
         H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + Clone + 'static,
-        F: Future<Output = Value> + Send + 'static,
+        F: Future<Output = Option<Value>> + Send + 'static,
     {
         let mut backoff = RECONNECT_BACKOFF.0;
         loop {
@@ -674,7 +676,7 @@ impl LongConnection {
     async fn session<H, F>(&self, handle: H) -> Result<(), PlatformFailure>
     where
         H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + Clone + 'static,
-        F: Future<Output = Value> + Send + 'static,
+        F: Future<Output = Option<Value>> + Send + 'static,
     {
         let (url, config) = self.api.endpoint().await?;
         let service: i32 = Url::parse(&url)
@@ -786,7 +788,7 @@ fn whole(
 fn answer<H, F>(frame: Frame, payload: Vec<u8>, handle: H, answers: mpsc::Sender<Frame>)
 where
     H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + 'static,
-    F: Future<Output = Value> + Send + 'static,
+    F: Future<Output = Option<Value>> + Send + 'static,
 {
     let kind = match frame.header("type") {
         Some("card") => PushKind::Card,
@@ -796,11 +798,14 @@ where
         let started = Instant::now();
         let body = handle(kind, payload).await;
         let took = started.elapsed().as_millis().to_string();
-        let response = json!({
-            "code": 200,
-            "headers": {"biz_rt": took},
-            "data": BASE64.encode(body.to_string()),
-        });
+        let response = match body {
+            Some(body) => json!({
+                "code": 200,
+                "headers": {"biz_rt": took},
+                "data": BASE64.encode(body.to_string()),
+            }),
+            None => json!({"code": 500, "headers": {"biz_rt": took}}),
+        };
         let mut reply = frame;
         reply.headers.push(Header {
             key: "biz_rt".into(),

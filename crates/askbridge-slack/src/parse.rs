@@ -280,7 +280,19 @@ pub enum EventsBody {
         challenge: String,
     },
     /// An event, read as for Socket Mode (`None`: not acted on).
-    Event(Option<Event>),
+    Event(Option<Delivered>),
+}
+
+/// An event with its delivery key, which is the same for every delivery
+/// of one event (Slack delivers again what it saw no acknowledgement
+/// for): `event:` and the `event_id`, `trigger:` and an interaction's
+/// `trigger_id`, or `view:` and a submitted view's id and hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivered {
+    /// The delivery key.
+    pub key: String,
+    /// The event.
+    pub event: Event,
 }
 
 /// Reads an Events API event; `None` unless it is a `message` askbridge
@@ -290,6 +302,14 @@ pub fn push_event(callback: &SlackPushEventCallback, bot: &SlackUserId) -> Optio
         SlackEventCallbackBody::Message(event) => message(event, bot).map(Event::Text),
         _ => None,
     }
+}
+
+/// [`push_event`] with its delivery key.
+pub fn delivered_push(callback: &SlackPushEventCallback, bot: &SlackUserId) -> Option<Delivered> {
+    Some(Delivered {
+        key: format!("event:{}", callback.event_id.0),
+        event: push_event(callback, bot)?,
+    })
 }
 
 /// Reads an interaction: a button press on a message or a modal submit;
@@ -305,6 +325,25 @@ pub fn interaction(event: &SlackInteractionEvent) -> Option<Event> {
     }
 }
 
+/// [`interaction`] with its delivery key.
+pub fn delivered_interaction(event: &SlackInteractionEvent) -> Option<Delivered> {
+    let key = match event {
+        SlackInteractionEvent::BlockActions(actions) => format!("trigger:{}", actions.trigger_id.0),
+        SlackInteractionEvent::ViewSubmission(submission) => match &submission.trigger_id {
+            Some(trigger) => format!("trigger:{}", trigger.0),
+            None => format!(
+                "view:{}:{}",
+                submission.view.state_params.id.0, submission.view.state_params.hash
+            ),
+        },
+        _ => return None,
+    };
+    Some(Delivered {
+        key,
+        event: interaction(event)?,
+    })
+}
+
 /// Reads the body of an Events API request (after its signature was
 /// checked with [`crate::run::SignatureCheck`]). Slack retries a request
 /// it got no 200 for within 3 seconds (with `X-Slack-Retry-Num`); the
@@ -316,7 +355,7 @@ pub fn events_body(body: &[u8], bot: &SlackUserId) -> Result<EventsBody, BadRequ
         SlackPushEvent::UrlVerification(verification) => EventsBody::UrlVerification {
             challenge: verification.challenge.clone(),
         },
-        SlackPushEvent::EventCallback(callback) => EventsBody::Event(push_event(callback, bot)),
+        SlackPushEvent::EventCallback(callback) => EventsBody::Event(delivered_push(callback, bot)),
         SlackPushEvent::AppRateLimited(_) => EventsBody::Event(None),
     })
 }
@@ -324,14 +363,14 @@ pub fn events_body(body: &[u8], bot: &SlackUserId) -> Result<EventsBody, BadRequ
 /// Reads the body of an interactivity request, a form whose `payload`
 /// field is the interaction's JSON (after its signature was checked with
 /// [`crate::run::SignatureCheck`]).
-pub fn interactivity_body(body: &[u8]) -> Result<Option<Event>, BadRequest> {
+pub fn interactivity_body(body: &[u8]) -> Result<Option<Delivered>, BadRequest> {
     let payload = form_urlencoded::parse(body)
         .find(|(name, _)| name == "payload")
         .map(|(_, value)| value)
         .ok_or_else(|| "the Slack interaction has no payload field".to_owned())?;
     let parsed: SlackInteractionEvent = serde_json::from_str(&payload)
         .map_err(|error| format!("unreadable Slack interaction: {error}"))?;
-    Ok(interaction(&parsed))
+    Ok(delivered_interaction(&parsed))
 }
 
 /// Reads a `message` event; `None` unless it is a person's message (no

@@ -18,11 +18,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
-use askbridge_core::inbound::Recent;
+use askbridge_core::inbound::Handled;
 use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper_rustls::HttpsConnector;
@@ -46,7 +46,7 @@ use slack_morphism::signature_verifier::{
     SlackEventSignatureVerifier, SlackEventSignatureVerifierError,
 };
 
-use crate::parse::{self, Event};
+use crate::parse::{self, Delivered};
 use crate::render::{self, Message};
 
 /// Slack's own Web API root; an `api_url` equal to it is no fake.
@@ -62,26 +62,6 @@ const UNKNOWN_RETRY_AFTER_SECS: u64 = 1;
 const START_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(60));
 /// How long slack-morphism waits before reconnecting a dropped socket.
 const RECONNECT_SECS: u64 = 5;
-/// How many envelope keys are remembered to drop redeliveries.
-const REMEMBERED_ENVELOPES: usize = 1_024;
-
-/// How long an event's handling may take before Slack is told the event
-/// arrived anyway: Slack wants that within 3 seconds.
-pub const HANDLED_WITHIN: Duration = Duration::from_millis(2_500);
-
-/// Runs `handling` on a task of its own and waits for it, at most
-/// [`HANDLED_WITHIN`]: so what it records is recorded before Slack hears
-/// the event arrived (a crash in between cannot lose what Slack believes
-/// delivered). Slower handling goes on alone after that.
-pub async fn handle_within(handling: impl Future<Output = ()> + Send + 'static) {
-    let task = tokio::spawn(handling);
-    if tokio::time::timeout(HANDLED_WITHIN, task).await.is_err() {
-        tracing::warn!(
-            within_ms = HANDLED_WITHIN.as_millis() as u64,
-            "a Slack event is not handled in time; acknowledged while it still runs"
-        );
-    }
-}
 /// The longest HTTP error body quoted in a failure.
 const MAX_QUOTED_BODY: usize = 200;
 
@@ -469,7 +449,8 @@ async fn call<T>(
 }
 
 /// A handler, type-erased for the listener state.
-type Handler = Arc<dyn Fn(Event) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+type Handler =
+    Arc<dyn Fn(Delivered) -> Pin<Box<dyn Future<Output = Handled> + Send>> + Send + Sync>;
 
 /// Socket Mode: one WebSocket connection that delivers events and
 /// interactions, opened with an app-level token. Its `Debug` never shows
@@ -501,18 +482,15 @@ impl SocketMode {
     }
 
     /// Listens: every button press, modal submit and typed message
-    /// askbridge acts on is handed to `handle` as an [`Event`], each on a
-    /// task of its own.
+    /// askbridge acts on is handed to `handle` with its delivery key
+    /// ([`Delivered`]).
     ///
-    /// Every envelope is acknowledged once its handler has run, or after
-    /// [`HANDLED_WITHIN`] when it is slower ([`handle_within`]): what a
-    /// press records is recorded before Slack hears it arrived, and
-    /// envelopes are handled in the order the socket brings them (modals
-    /// close on submit). Slack redelivers an envelope it saw no
-    /// acknowledgement for; a redelivery carries the same event (`event_id`,
-    /// or the interaction's `trigger_id` / view id and hash), and the last
-    /// 1,024 are remembered, so `handle` never gets one twice. The socket
-    /// is one connection; slack-morphism pings it, and reconnects (a new
+    /// Envelopes are handed over in the order the socket brings them, and
+    /// each is acknowledged once `handle` returns [`Handled::Done`]; on
+    /// [`Handled::Retry`] it is not, so Slack delivers an event again
+    /// (and shows a press as failed). Slack wants the acknowledgement
+    /// within 3 seconds: `handle` must return by then. The socket is one
+    /// connection; slack-morphism pings it, and reconnects (a new
     /// `apps.connections.open`) when it drops or Slack asks it to.
     ///
     /// Before listening it checks both tokens (`auth.test` with the bot
@@ -521,8 +499,8 @@ impl SocketMode {
     /// refuses one of them, with the reason. The tokens are never logged.
     pub async fn listen<F, Fut>(&self, handle: F) -> Result<(), SetupError>
     where
-        F: Fn(Event) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
+        F: Fn(Delivered) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Handled> + Send + 'static,
     {
         // tungstenite's wss:// connections take rustls' process default
         // provider; make sure there is one (ring, as everywhere here). An
@@ -547,7 +525,6 @@ impl SocketMode {
         let dispatcher = Arc::new(Dispatcher {
             handler,
             bot: me.user_id,
-            seen: Mutex::new(Recent::new(REMEMBERED_ENVELOPES)),
         });
         let environment = SlackClientEventsListenerEnvironment::new(Arc::clone(&self.api.client))
             .with_error_handler(on_error);
@@ -626,49 +603,30 @@ where
     }
 }
 
-/// The listener's state: the handler, the bot, the envelopes seen.
+/// The listener's state: the handler and the bot.
 struct Dispatcher {
     handler: Handler,
     bot: SlackUserId,
-    seen: Mutex<Recent>,
 }
 
 impl Dispatcher {
-    /// Hands `event` to the handler ([`handle_within`]), unless its
-    /// envelope (`key`) was seen already.
-    async fn dispatch(&self, key: Option<String>, event: Option<Event>) {
-        if let Some(key) = key {
-            let fresh = match self.seen.lock() {
-                Ok(mut seen) => seen.insert(&key),
-                Err(poisoned) => poisoned.into_inner().insert(&key),
-            };
-            if !fresh {
-                tracing::debug!("dropped a redelivered Slack envelope");
-                return;
-            }
-        }
-        if let Some(event) = event {
-            handle_within((self.handler)(event)).await;
+    /// Hands `event` to the handler; an envelope that carries nothing
+    /// askbridge acts on is taken at once.
+    async fn dispatch(&self, event: Option<Delivered>) -> slack_morphism::UserCallbackResult<()> {
+        let Some(event) = event else {
+            return Ok(());
+        };
+        match (self.handler)(event).await {
+            Handled::Done => Ok(()),
+            Handled::Retry => Err(Box::new(NotTaken)),
         }
     }
 }
 
-/// The key that tells a redelivered interaction from a new one.
-fn interaction_key(event: &SlackInteractionEvent) -> Option<String> {
-    match event {
-        SlackInteractionEvent::BlockActions(actions) => {
-            Some(format!("trigger:{}", actions.trigger_id.0))
-        }
-        SlackInteractionEvent::ViewSubmission(submission) => Some(match &submission.trigger_id {
-            Some(trigger) => format!("trigger:{}", trigger.0),
-            None => format!(
-                "view:{}:{}",
-                submission.view.state_params.id.0, submission.view.state_params.hash
-            ),
-        }),
-        _ => None,
-    }
-}
+/// An envelope whose event was not taken: it is left unacknowledged.
+#[derive(Debug, thiserror::Error)]
+#[error("the event was not taken; Slack may deliver it again")]
+struct NotTaken;
 
 async fn dispatcher(state: &SlackClientEventsUserState) -> Option<Arc<Dispatcher>> {
     state
@@ -684,9 +642,8 @@ async fn on_push(
     state: SlackClientEventsUserState,
 ) -> slack_morphism::UserCallbackResult<()> {
     if let Some(dispatcher) = dispatcher(&state).await {
-        let parsed = parse::push_event(&event, &dispatcher.bot);
-        dispatcher
-            .dispatch(Some(format!("event:{}", event.event_id.0)), parsed)
+        return dispatcher
+            .dispatch(parse::delivered_push(&event, &dispatcher.bot))
             .await;
     }
     Ok(())
@@ -698,20 +655,24 @@ async fn on_interaction(
     state: SlackClientEventsUserState,
 ) -> slack_morphism::UserCallbackResult<()> {
     if let Some(dispatcher) = dispatcher(&state).await {
-        dispatcher
-            .dispatch(interaction_key(&event), parse::interaction(&event))
+        return dispatcher
+            .dispatch(parse::delivered_interaction(&event))
             .await;
     }
     Ok(())
 }
 
-/// Logs a listener error; the envelope is acknowledged all the same (it
-/// would not read better redelivered).
+/// An event that was not taken leaves its envelope unacknowledged; any
+/// other listener error is logged and the envelope acknowledged all the
+/// same (it would not read better redelivered).
 fn on_error(
     error: Box<dyn std::error::Error + Send + Sync + 'static>,
     _client: Arc<Client>,
     _state: SlackClientEventsUserState,
 ) -> HttpStatusCode {
+    if error.is::<NotTaken>() {
+        return HttpStatusCode::SERVICE_UNAVAILABLE;
+    }
     tracing::warn!(error = %error, "Slack Socket Mode error");
     HttpStatusCode::OK
 }
@@ -1006,19 +967,6 @@ mod tests {
         assert!(SignatureCheck::new(" ").is_err());
     }
 
-    #[test]
-    fn run_redelivered_envelopes_are_dropped() {
-        let mut recent = Recent::new(REMEMBERED_ENVELOPES);
-        assert!(recent.insert("event:Ev1"));
-        assert!(!recent.insert("event:Ev1"));
-        for i in 0..REMEMBERED_ENVELOPES {
-            assert!(recent.insert(&format!("k{i}")));
-        }
-        // The oldest is forgotten once the window is full.
-        assert!(recent.insert("event:Ev1"));
-        assert_eq!(recent.len(), REMEMBERED_ENVELOPES);
-    }
-
     /// One canned HTTP answer on a local port; returns the request.
     async fn serve_once(
         status_line: &'static str,
@@ -1190,7 +1138,7 @@ mod tests {
             serve_once("200 OK", "", r#"{"ok": false, "error": "invalid_auth"}"#).await;
         let api = SlackApi::new("xoxb-1", Some(&format!("http://127.0.0.1:{port}/api"))).unwrap();
         let socket = SocketMode::new(&api, "xapp-1").unwrap();
-        let stopped = socket.listen(|_event| async {}).await;
+        let stopped = socket.listen(|_event| async { Handled::Done }).await;
         assert_eq!(
             stopped,
             Err(SetupError(

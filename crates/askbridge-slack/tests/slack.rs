@@ -698,18 +698,26 @@ fn parse_http_bodies() {
         })
     );
     let got = parse::events_body(fixture("message_im.json").as_bytes(), &bot()).unwrap();
-    assert!(
-        matches!(got, EventsBody::Event(Some(Event::Text(_)))),
-        "{got:?}"
-    );
+    let EventsBody::Event(Some(delivered)) = got else {
+        panic!("not an event: {got:?}");
+    };
+    assert!(matches!(delivered.event, Event::Text(_)), "{delivered:?}");
+    assert!(delivered.key.starts_with("event:Ev"), "{}", delivered.key);
     let got = parse::events_body(fixture("message_bot.json").as_bytes(), &bot()).unwrap();
     assert_eq!(got, EventsBody::Event(None));
     assert!(parse::events_body(b"{not json", &bot()).is_err());
 
     let payload = fixture("view_submission.json");
     let form: String = form_encode(&[("payload", &payload)]);
-    let got = parse::interactivity_body(form.as_bytes()).unwrap();
-    assert!(matches!(got, Some(Event::Submit(_))), "{got:?}");
+    let got = parse::interactivity_body(form.as_bytes())
+        .unwrap()
+        .expect("a submission");
+    assert!(matches!(got.event, Event::Submit(_)), "{got:?}");
+    assert!(
+        got.key.starts_with("trigger:") || got.key.starts_with("view:"),
+        "{}",
+        got.key
+    );
     assert!(parse::interactivity_body(b"other=1").is_err());
     assert!(parse::interactivity_body(b"payload=%7Bnope").is_err());
 }

@@ -14,15 +14,18 @@
 //!   connection (one instance at a time, under a lease), or serves
 //!   `POST /feishu/events` in webhook mode: decrypted with the encrypt
 //!   key, the signature and its age checked, the verification token
-//!   compared. Both hand the same pushes to one `receive`, and a
-//!   push Feishu sends again (same `event_id`) is acted on once.
+//!   compared. Both hand the same pushes to one `receive`, through one
+//!   [`Inbox`]: a push is answered once what it carries is recorded,
+//!   within Feishu's 3 seconds (else with a failure, so Feishu sends an
+//!   event again and shows a press as failed), and a push Feishu sends
+//!   again (same `event_id`) is acted on once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
-use askbridge_core::inbound::Recent;
+use askbridge_core::inbound::{self, Handled};
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
 use askbridge_feishu::parse::{self, Event, Push};
@@ -39,20 +42,16 @@ use tokio::sync::{OnceCell, oneshot};
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::inbox::Inbox;
 use crate::chat::{AllowList, Person};
 use crate::config::{FeishuConfig, FeishuMode};
 use crate::http::ApiError;
 
 /// Where Feishu posts events and card callbacks in webhook mode.
 pub const EVENTS_PATH: &str = "/feishu/events";
-/// How long a card callback waits for the driver's answer: Feishu shows
-/// its own error after 3 seconds.
-const ANSWER_WITHIN: Duration = Duration::from_millis(2_500);
 /// How long a name lookup may hold up a press (its answer is due within
 /// 3 seconds).
 const NAME_WITHIN: Duration = Duration::from_millis(800);
-/// How many push ids are remembered to act on a push once.
-const REMEMBERED_PUSHES: usize = 4_096;
 
 /// The Feishu channel and its inbound side, built from the config.
 #[derive(Debug, Clone)]
@@ -95,7 +94,7 @@ impl Feishu {
                 api,
                 check,
                 bot: OnceLock::new(),
-                seen: Mutex::new(Recent::new(REMEMBERED_PUSHES)),
+                inbox: Arc::default(),
                 names: Mutex::new(HashMap::new()),
             }),
             mode: config.mode.clone(),
@@ -147,10 +146,12 @@ impl Feishu {
                     .run(move |_, payload| {
                         let inbound = Arc::clone(&handler);
                         async move {
-                            inbound
-                                .receive(&payload)
-                                .await
-                                .unwrap_or_else(|_| json!({}))
+                            match inbound.receive(&payload).await {
+                                Ok(answer) => Some(answer),
+                                Err(Refusal::Unrecorded) => None,
+                                // Feishu would not send it better again.
+                                Err(_) => Some(json!({})),
+                            }
                         }
                     })
                     .await;
@@ -179,7 +180,8 @@ struct Inbound {
     check: CallbackCheck,
     /// The bot's own `open_id`, once Feishu said it.
     bot: OnceLock<String>,
-    seen: Mutex<Recent>,
+    /// What was pushed and taken.
+    inbox: Arc<Inbox>,
     /// Display names from the contact API, by `open_id`: one lookup per
     /// person, however many of their presses arrive at once.
     names: Mutex<HashMap<String, Arc<OnceCell<Option<String>>>>>,
@@ -192,12 +194,16 @@ enum Refusal {
     Invalid(String),
     /// Not from this app's Feishu.
     Forged(String),
+    /// Not recorded (in time): Feishu sends an event again, and shows a
+    /// card press as failed.
+    Unrecorded,
 }
 
 impl Inbound {
     /// Acts on one plain push and returns the answer: the challenge, a
-    /// card callback's toast, or `{}`.
-    async fn receive(&self, plain: &[u8]) -> Result<Value, Refusal> {
+    /// card callback's toast, or `{}`; [`Refusal::Unrecorded`] when what
+    /// it carries could not be recorded within Feishu's 3 seconds.
+    async fn receive(self: &Arc<Self>, plain: &[u8]) -> Result<Value, Refusal> {
         let pushed = parse::push(plain, self.bot.get().map(String::as_str))
             .map_err(|BadRequest(message)| Refusal::Invalid(message))?;
         let (event_id, token, event) = match pushed {
@@ -216,39 +222,33 @@ impl Inbound {
         if !self.check.token_ok(&token) {
             return Err(Refusal::Forged("wrong verification token".to_owned()));
         }
-        let first = self
-            .seen
-            .lock()
-            .map(|mut seen| seen.insert(&event_id))
-            .unwrap_or(true);
-        let Some(event) = event.filter(|_| first) else {
+        let Some(event) = event else {
             return Ok(json!({}));
         };
-        Ok(self.handle(event).await)
+        let inbound = Arc::clone(self);
+        let (reply, answer) = oneshot::channel();
+        let handled = self
+            .inbox
+            .take(&event_id, async move { inbound.handle(event, reply).await })
+            .await;
+        match handled {
+            // A card callback's answer, if the driver gave one (a push
+            // taken by an earlier delivery has none).
+            Handled::Done => Ok(answer.await.unwrap_or_else(|_| json!({}))),
+            Handled::Retry => Err(Refusal::Unrecorded),
+        }
     }
 
-    /// Hands one event to the driver; a press's answer is what it says
-    /// within [`ANSWER_WITHIN`] (after that the driver goes on alone).
-    async fn handle(&self, event: Event) -> Value {
-        let mut inbound = parse::inbound(event);
-        let from = inbound.person_mut();
+    /// Hands one event to the driver, its person named; a card callback's
+    /// answer goes to `reply`.
+    async fn handle(&self, event: Event, reply: oneshot::Sender<Value>) -> Handled {
+        let mut event = parse::inbound(event);
+        let from = event.person_mut();
         from.responder.name = self.name(&from.responder.user_id).await;
-        let askbridge_core::inbound::Inbound::Typed(typed) = inbound else {
-            let (reply, answer) = oneshot::channel();
-            let driver = Arc::clone(&self.driver);
-            let inbound = inbound.map_reply(|()| reply);
-            tokio::spawn(async move {
-                // Not recorded: the callback goes unanswered and the
-                // person sees it fail.
-                let _handled = driver.handle(inbound).await;
-            });
-            return match tokio::time::timeout(ANSWER_WITHIN, answer).await {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(_)) | Err(_) => json!({}),
-            };
-        };
-        let _handled = self.driver.typed(typed).await;
-        json!({})
+        match event {
+            inbound::Inbound::Typed(typed) => self.driver.typed(typed).await,
+            press => self.driver.handle(press.map_reply(|()| reply)).await,
+        }
     }
 
     /// A person's display name, looked up once (pushes carry only ids); a
@@ -442,5 +442,8 @@ async fn events(State(inbound): State<Arc<Inbound>>, headers: HeaderMap, body: B
             refused(StatusCode::BAD_REQUEST, "invalid_event", message)
         }
         Err(Refusal::Forged(message)) => refused(StatusCode::UNAUTHORIZED, "unauthorized", message),
+        Err(Refusal::Unrecorded) => {
+            ApiError::unavailable("the event could not be recorded in time").into_response()
+        }
     }
 }

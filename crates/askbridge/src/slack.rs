@@ -9,8 +9,11 @@
 //!   answers a refused press with an ephemeral message (through the
 //!   press's `response_url`, else `chat.postEphemeral`) — a taken press
 //!   needs no answer, its envelope or request is acknowledged once it is
-//!   recorded and the `chat.update` that follows shows it — and asks for own words with
-//!   a modal (`views.open` with the press's trigger id).
+//!   recorded and the `chat.update` that follows shows it — and asks for
+//!   own words with a modal (`views.open` with the press's trigger id).
+//! - Every delivery goes through one [`Inbox`]: acknowledged (the
+//!   envelope, or a 200) only once what it carries is recorded, within
+//!   Slack's 3 seconds, and acted on once however often Slack sends it.
 //! - Who answered is shown by name: interactions carry only a user id, so
 //!   names come from `users.info`, remembered per user.
 //! - [`Slack`] builds it from `[slack]` and listens in Socket Mode, or
@@ -22,11 +25,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
+use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
-use askbridge_slack::parse::{self, Event, EventsBody, Reply, SlackChat, Ts};
+use askbridge_slack::parse::{self, Delivered, Event, EventsBody, Reply, SlackChat, Ts};
 use askbridge_slack::render::{self as draw, Destination, Message};
-use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode, handle_within};
+use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -37,6 +41,7 @@ use slack_morphism::prelude::{SlackChannelId, SlackUserId};
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::inbox::Inbox;
 use crate::chat::{AllowList, Person};
 use crate::config::{SlackConfig, SlackMode};
 use crate::http::ApiError;
@@ -75,6 +80,7 @@ impl Slack {
                 api,
                 names: Mutex::new(HashMap::new()),
                 bot: OnceLock::new(),
+                inbox: Arc::default(),
             }),
             mode: config.mode.clone(),
         })
@@ -121,9 +127,9 @@ impl Slack {
                     };
                     let handler = Arc::clone(&inbound);
                     let listening = socket
-                        .listen(move |event| {
+                        .listen(move |delivered| {
                             let inbound = Arc::clone(&handler);
-                            async move { inbound.handle(event).await }
+                            async move { inbound.take(delivered).await }
                         })
                         .await;
                     if let Err(reason) = listening {
@@ -174,14 +180,28 @@ struct Inbound {
     names: Mutex<HashMap<String, Option<String>>>,
     /// The bot's own user id (HTTP mode; Socket Mode knows it itself).
     bot: OnceLock<SlackUserId>,
+    /// What was delivered and taken.
+    inbox: Arc<Inbox>,
 }
 
 impl Inbound {
+    /// Takes one delivery: [`Handled::Done`] once what it carries is
+    /// recorded (or was, by an earlier delivery), within Slack's 3 seconds;
+    /// else it is left unacknowledged.
+    async fn take(self: &Arc<Self>, delivered: Delivered) -> Handled {
+        let inbound = Arc::clone(self);
+        self.inbox
+            .take(&delivered.key, async move {
+                inbound.handle(delivered.event).await
+            })
+            .await
+    }
+
     /// Hands one event to the driver, its person named.
-    async fn handle(&self, event: Event) {
+    async fn handle(&self, event: Event) -> Handled {
         let mut inbound = parse::inbound(event);
         self.name(inbound.person_mut()).await;
-        let _handled = self.driver.handle(inbound).await;
+        self.driver.handle(inbound).await
     }
 
     /// Names `person` as Slack shows them when the event did not
@@ -417,6 +437,21 @@ impl Endpoint {
         })
     }
 
+    /// An empty 200 once what the request carries is recorded (it
+    /// acknowledges a press and closes a modal); a 503 when it is not (in
+    /// time), so Slack sends an event again and shows a press as failed.
+    async fn take(&self, delivered: Option<Delivered>) -> Response {
+        let Some(delivered) = delivered else {
+            return StatusCode::OK.into_response();
+        };
+        match self.inbound.take(delivered).await {
+            Handled::Done => StatusCode::OK.into_response(),
+            Handled::Retry => {
+                ApiError::unavailable("the event could not be recorded in time").into_response()
+            }
+        }
+    }
+
     fn bot(&self) -> SlackUserId {
         self.inbound
             .bot
@@ -435,15 +470,7 @@ async fn events(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Byte
         Ok(EventsBody::UrlVerification { challenge }) => {
             axum::Json(serde_json::json!({ "challenge": challenge })).into_response()
         }
-        Ok(EventsBody::Event(event)) => {
-            // Slack wants its 200 within 3 seconds; what the event records
-            // is recorded first, unless that takes longer.
-            if let Some(event) = event {
-                let inbound = Arc::clone(&endpoint.inbound);
-                handle_within(async move { inbound.handle(event).await }).await;
-            }
-            StatusCode::OK.into_response()
-        }
+        Ok(EventsBody::Event(delivered)) => endpoint.take(delivered).await,
         Err(BadRequest(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_event", message).into_response()
         }
@@ -460,15 +487,7 @@ async fn interactivity(
         return refused;
     }
     match parse::interactivity_body(&body) {
-        Ok(event) => {
-            if let Some(event) = event {
-                let inbound = Arc::clone(&endpoint.inbound);
-                handle_within(async move { inbound.handle(event).await }).await;
-            }
-            // An empty 200, once the press is recorded, acknowledges it and
-            // closes a modal.
-            StatusCode::OK.into_response()
-        }
+        Ok(delivered) => endpoint.take(delivered).await,
         Err(BadRequest(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message).into_response()
         }

@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View};
 use askbridge_telegram::ChatRef;
@@ -33,7 +34,7 @@ use axum::routing::post;
 use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, Handled, OwnWords};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::chat::{self, AllowList, Person};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;

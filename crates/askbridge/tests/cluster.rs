@@ -4,7 +4,8 @@
 //! when the instance polling Telegram (the fake Bot API) is killed, another
 //! takes the poll over and a press on a message posted before resolves;
 //! when the database is cut off and comes back, nothing acknowledged is
-//! lost and nothing is asked twice.
+//! lost and nothing is asked twice, and what a person does meanwhile is
+//! not acknowledged (Telegram, Slack, Feishu) until it is recorded.
 //!
 //! Needs the test Postgres server (`ASKBRIDGE_TEST_POSTGRES_URL`, see
 //! `db`). Nothing sleeps: waiting is the API's own long-poll.
@@ -56,6 +57,13 @@ async fn polls_telegram(daemon: &Daemon) -> bool {
 fn deploy_ask() -> Value {
     json!({"questions": [{"id": "deploy", "question": "Where should I deploy?",
                           "options": ["Staging", "Production"]}]})
+}
+
+/// [`deploy_ask`] to `target`.
+fn deploy_ask_to(target: String) -> Value {
+    let mut ask = deploy_ask();
+    ask["to"] = json!(target);
+    ask
 }
 
 /// Long-polls the ask on `daemon` until it ends (or 60 s pass).
@@ -147,12 +155,7 @@ async fn when_the_telegram_poller_is_killed_another_instance_takes_over_and_old_
     let b = telegram_instance(&db, "b", &fake);
     assert!(!polls_telegram(&b).await);
 
-    let ask = json!({
-        "to": format!("telegram:{CHAT}@42"),
-        "questions": [{"id": "deploy", "question": "Where should I deploy?",
-                       "options": ["Staging", "Production"]}]
-    });
-    let id = daemon::create(&a, &ask).await;
+    let id = daemon::create(&a, &deploy_ask_to(format!("telegram:{CHAT}@42"))).await;
     let question = fake.wait_for_sends(1).await.swap_remove(0);
     a.kill();
     let killed = Instant::now();
@@ -208,12 +211,7 @@ async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over
     assert!(!holds_feishu(&b).await);
     assert_eq!(fake.connection_stats().opened, 1, "one connection per app");
 
-    let ask = json!({
-        "to": format!("feishu:{CHAT}@{ALICE}"),
-        "questions": [{"id": "deploy", "question": "Where should I deploy?",
-                       "options": ["Staging", "Production"]}]
-    });
-    let id = daemon::create(&a, &ask).await;
+    let id = daemon::create(&a, &deploy_ask_to(format!("feishu:{CHAT}@{ALICE}"))).await;
     let card = fake.wait_for_bot_messages(1).await.swap_remove(0);
     a.kill();
     let killed = Instant::now();
@@ -225,16 +223,8 @@ async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over
         "b held the Feishu connection {:.2} s after a was killed",
         killed.elapsed().as_secs_f64()
     );
-    let name = card.card().and_then(|card| {
-        card["body"]["elements"]
-            .as_array()?
-            .iter()
-            .find(|element| element["text"]["content"] == "Production")?["name"]
-            .as_str()
-            .map(str::to_owned)
-    });
     let pressed = fake
-        .press(&card.message_id, ALICE, &name.expect("a Production button"))
+        .press(&card.message_id, ALICE, &feishu_button(&card, "Production"))
         .await;
     assert!(pressed.failure.is_none(), "{:?}", pressed.failure);
     let outcome = daemon::outcome(&b, &id).await;
@@ -245,6 +235,19 @@ async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over
     );
     assert!(holds_feishu(&b).await);
     assert_eq!(fake.connection_stats().open, 1);
+}
+
+/// The `name` of the card's button showing `text`.
+fn feishu_button(card: &askbridge_testkit::feishu::StoredMessage, text: &str) -> String {
+    let name = card.card().and_then(|card| {
+        card["body"]["elements"]
+            .as_array()?
+            .iter()
+            .find(|element| element["text"]["content"] == text)?["name"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    name.unwrap_or_else(|| panic!("no button {text:?}"))
 }
 
 /// `url` with its `host:port` replaced by `addr`.
@@ -379,12 +382,7 @@ async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_co
         .env("TELEGRAM_BOT_TOKEN", fake.token())
         .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
         .start();
-    let ask = json!({
-        "to": format!("telegram:{CHAT}@42"),
-        "questions": [{"id": "deploy", "question": "Where should I deploy?",
-                       "options": ["Staging", "Production"]}]
-    });
-    let id = daemon::create(&a, &ask).await;
+    let id = daemon::create(&a, &deploy_ask_to(format!("telegram:{CHAT}@42"))).await;
     let question = fake.wait_for_sends(1).await.swap_remove(0);
     // The question is on record and the poll is waiting.
     let _ = daemon::status(&a, &id).await;
@@ -431,6 +429,119 @@ async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_co
     proxy.restore();
     let notice = fake.wait_for_callback_answer(&press).await;
     assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+    let outcome = daemon::outcome(&a, &id).await;
+    assert_eq!(
+        outcome["answers"]["deploy"],
+        json!(["Production"]),
+        "{outcome}"
+    );
+}
+
+/// A daemon on `db` through `proxy`, with leases long enough that a cut
+/// does not cost it its bot connections.
+fn behind(proxy: &Proxy, db: &Scratch) -> Builder {
+    Daemon::builder()
+        .env("ASKBRIDGE_DATABASE_URL", through(&db.url(), proxy.addr()))
+        .env("ASKBRIDGE_CLUSTER_INSTANCE", "a")
+        .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "60")
+}
+
+/// A typed reply read from Slack's socket while Postgres is cut off
+/// cannot be recorded: its envelope is not acknowledged, however often
+/// Slack sends it, and once the database is back a delivery answers the
+/// ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slack_reply_read_while_postgres_is_cut_off_is_acknowledged_only_once_recorded() {
+    use askbridge_testkit::slack::{Channel, FakeSlack, IncomingMessage, User};
+    const CHANNEL: &str = "C0RELEASES";
+    const ALICE: &str = "U0ALICE";
+    let db = Scratch::postgres().await;
+    let proxy = Proxy::start(server_of(&db.url())).await;
+    let fake = FakeSlack::builder()
+        .ack_timeout(Duration::from_secs(1))
+        .max_retries(1_000)
+        .start()
+        .await;
+    fake.add_channel(&Channel::public(CHANNEL, "releases"));
+    fake.add_user(&User::new(ALICE, "alice"));
+    let a = behind(&proxy, &db)
+        .env("SLACK_BOT_TOKEN", fake.bot_token())
+        .env("SLACK_APP_TOKEN", fake.app_token())
+        .env("ASKBRIDGE_SLACK_API_URL", fake.api_url())
+        .start();
+    fake.wait_for_connections(1).await;
+    let id = daemon::create(&a, &deploy_ask_to(format!("slack:{CHANNEL}@{ALICE}"))).await;
+    let question = fake.wait_for_bot_messages(1).await.swap_remove(0);
+
+    proxy.cut();
+    let typed =
+        fake.inject_message(IncomingMessage::new(CHANNEL, ALICE, "2").in_thread(&question.ts));
+    let delivered = fake.wait_for_deliveries(&typed.envelope_id, 4).await;
+    assert!(
+        !delivered.acked(),
+        "acknowledged while it could not be recorded: {delivered:?}"
+    );
+
+    proxy.restore();
+    fake.wait_for_ack(&typed.envelope_id).await;
+    let outcome = daemon::outcome(&a, &id).await;
+    assert_eq!(
+        outcome["answers"]["deploy"],
+        json!(["Production"]),
+        "{outcome}"
+    );
+}
+
+/// A typed reply and a card press pushed by Feishu while Postgres is cut
+/// off cannot be recorded: both are answered as failures (the press is
+/// not shown as taken), and the reply Feishu sends again once the
+/// database is back answers the ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feishu_push_while_postgres_is_cut_off_fails_and_its_redelivery_counts() {
+    const CHAT: &str = "oc_releases0000000000000000000001";
+    const ALICE: &str = "ou_alice000000000000000000000000001";
+    let db = Scratch::postgres().await;
+    let proxy = Proxy::start(server_of(&db.url())).await;
+    let fake = askbridge_testkit::feishu::FakeFeishu::start().await;
+    fake.add_chat(CHAT, "releases");
+    fake.add_user(ALICE, "Alice");
+    let a = behind(&proxy, &db)
+        .env("FEISHU_APP_ID", fake.app_id())
+        .env("FEISHU_APP_SECRET", fake.app_secret())
+        .env("ASKBRIDGE_FEISHU_API_URL", fake.api_url())
+        .start();
+    fake.wait_for_open_connections(1).await;
+    let id = daemon::create(&a, &deploy_ask_to(format!("feishu:{CHAT}@{ALICE}"))).await;
+    let card = fake.wait_for_bot_messages(1).await.swap_remove(0);
+
+    proxy.cut();
+    let typed = fake.send_text(CHAT, ALICE, "@bot 2", Some(&card.message_id));
+    let push = typed.push.expect("a reply to the bot is pushed");
+    let answered = fake.wait_for_answer(push).await;
+    let failure = answered
+        .last()
+        .and_then(|delivery| delivery.failure.clone());
+    assert!(failure.is_some(), "taken while it could not be recorded");
+    let pressed = fake
+        .press(&card.message_id, ALICE, &feishu_button(&card, "Production"))
+        .await;
+    assert!(
+        pressed.failure.is_some(),
+        "a press shown as taken while it could not be recorded: {pressed:?}"
+    );
+
+    proxy.restore();
+    // Feishu sends a failed event again, with pauses; a delivery while the
+    // first handling still runs fails too.
+    for attempt in 1.. {
+        fake.redeliver(push);
+        let again = fake.wait_for_answer(push).await;
+        match again.last().and_then(|delivery| delivery.failure.clone()) {
+            None => break,
+            Some(failure) => assert!(attempt < 60, "never taken: {failure}"),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let outcome = daemon::outcome(&a, &id).await;
     assert_eq!(
         outcome["answers"]["deploy"],

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::inbound;
+use askbridge_core::inbound::{self, Handled};
 use askbridge_core::lifecycle::{Input, Rejection, Step};
 use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
 use askbridge_core::outcome::Via;
@@ -866,18 +866,6 @@ fn unhandled<P: ChatPlatform>(error: &BridgeError) -> Handled {
         tracing::warn!(channel = P::KIND.as_str(), error = %error, "chat event not handled");
         Handled::Done
     }
-}
-
-/// Whether an inbound event was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use]
-pub enum Handled {
-    /// Recorded, or nothing to record (refused, not ours, unrecoverable).
-    Done,
-    /// Not recorded because the database failed for now: a platform that
-    /// can offer the event again (Telegram's `getUpdates`, a webhook's
-    /// retry) should, rather than confirm it.
-    Retry,
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub use askbridge_core::inbound::Person;
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
 
 pub mod driver;
+pub mod inbox;
 pub mod serial;
 
 /// Who a channel admits to answer asks that name no user: user ids,
