@@ -549,3 +549,72 @@ async fn a_feishu_push_while_postgres_is_cut_off_fails_and_its_redelivery_counts
         "{outcome}"
     );
 }
+
+/// An instance whose link to Postgres hangs (no error, no answer) gives up
+/// the Telegram poll before its lease runs out; another instance takes
+/// the poll over within the lease + 5 s and reads a press made meanwhile;
+/// when the link comes back the first rejoins without polling a second
+/// time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_whose_database_link_hangs_hands_its_poll_over_and_rejoins_without_a_second() {
+    const CHAT: i64 = -100_200_302;
+    let alice = User::new(42, "Alice").username("alice");
+    let db = Scratch::postgres().await;
+    let proxy = Proxy::start(server_of(&db.url())).await;
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&Chat::supergroup(CHAT, "Releases"));
+    let a = instance_builder(&db, "a")
+        .env("ASKBRIDGE_DATABASE_URL", through(&db.url(), proxy.addr()))
+        .env("TELEGRAM_BOT_TOKEN", fake.token())
+        .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
+        .start();
+    fake.wait_for_call("getUpdates", |_| true).await;
+    assert!(polls_telegram(&a).await);
+    let b = telegram_instance(&db, "b", &fake);
+    assert!(!polls_telegram(&b).await);
+    let id = daemon::create(&b, &deploy_ask_to(format!("telegram:{CHAT}@42"))).await;
+    let question = fake.wait_for_sends(1).await.swap_remove(0);
+
+    proxy.hang();
+    let hung = Instant::now();
+    let press = fake.press_button(&alice, CHAT, question.message_id, "Production");
+    let notice = fake.wait_for_callback_answer(&press).await;
+    let taken_over = hung.elapsed();
+    eprintln!(
+        "a press after a's database link hung was answered {:.2} s later",
+        taken_over.as_secs_f64()
+    );
+    let lease: u64 = LEASE_SECONDS.parse().expect("lease seconds");
+    assert!(
+        taken_over < Duration::from_secs(lease + 5),
+        "taken over after {taken_over:?}"
+    );
+    assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+    assert_eq!(
+        daemon::outcome(&b, &id).await["answers"]["deploy"],
+        json!(["Production"])
+    );
+    assert!(polls_telegram(&b).await);
+    assert!(!polls_telegram(&a).await, "a polls without its database");
+
+    proxy.restore();
+    let calls_before = fake.inspect(|state| state.calls_to("getUpdates").len());
+    // a works again, and a press on its new ask is read by b's poll.
+    let id = daemon::create(&a, &deploy_ask_to(format!("telegram:{CHAT}@42"))).await;
+    let question = fake.wait_for_sends(2).await.swap_remove(1);
+    let press = fake.press_button(&alice, CHAT, question.message_id, "Staging");
+    fake.wait_for_callback_answer(&press).await;
+    assert_eq!(
+        daemon::outcome(&a, &id).await["answers"]["deploy"],
+        json!(["Staging"])
+    );
+    assert!(polls_telegram(&b).await);
+    assert!(!polls_telegram(&a).await, "a polls a second time");
+    let conflicts = fake.inspect(|state| {
+        state.calls_to("getUpdates")[calls_before..]
+            .iter()
+            .filter(|call| call.response["error_code"] == 409)
+            .count()
+    });
+    assert_eq!(conflicts, 0, "two instances polled at once");
+}

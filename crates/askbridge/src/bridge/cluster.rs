@@ -26,7 +26,7 @@ use futures_util::TryStreamExt;
 
 use super::outbox::{self, FOREIGN, Op, QUEUED, UNDELIVERED};
 use super::{Bridge, BridgeError, BridgeEvent, Found, Inner, lock};
-use crate::store::{Announcement, LeaseTaken, Store};
+use crate::store::{Announcement, LeaseTaken, Store, StoreError};
 
 /// Milliseconds since the epoch on the wall clock.
 fn wall_millis() -> i64 {
@@ -290,10 +290,15 @@ impl Bridge {
                 };
                 let now = wall_millis();
                 let until = now.saturating_add(millis(lease));
-                let taken = inner
-                    .store
-                    .take_lease(&name, &inner.instance, now, until)
-                    .await;
+                // A link to the database that hangs must not keep the
+                // connection running past the lease: an answer that does
+                // not come within a third of it counts as a failure.
+                let taken = tokio::time::timeout(
+                    lease / 3,
+                    inner.store.take_lease(&name, &inner.instance, now, until),
+                )
+                .await
+                .unwrap_or_else(|_| Err(StoreError::Database(sqlx::Error::PoolTimedOut)));
                 let keep = match taken {
                     Ok(LeaseTaken::No) => false,
                     Ok(taken) => {

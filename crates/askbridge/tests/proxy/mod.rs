@@ -1,7 +1,9 @@
 //! A TCP proxy on 127.0.0.1 in front of a server (the test Postgres), for
 //! cutting it off: [`Proxy::cut`] closes every connection through it and
 //! refuses new ones (as a restarting or unreachable server does, seen from
-//! the client), [`Proxy::restore`] lets connections through again.
+//! the client), [`Proxy::hang`] keeps every connection open and forwards
+//! nothing, new ones included (a link that drops packets: no error, no
+//! answer), [`Proxy::restore`] lets connections through again.
 //!
 //! Use it from an integration test file with `mod proxy;`.
 
@@ -11,6 +13,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinHandle};
 
 #[derive(Default)]
@@ -25,6 +28,8 @@ struct Links {
 pub struct Proxy {
     addr: SocketAddr,
     links: Arc<Mutex<Links>>,
+    /// Whether links hang ([`Proxy::hang`]); every link watches it.
+    hanging: watch::Sender<bool>,
     accept: JoinHandle<()>,
 }
 
@@ -37,10 +42,17 @@ impl Proxy {
             .expect("bind the proxy");
         let addr = listener.local_addr().expect("proxy address");
         let links = Arc::new(Mutex::new(Links::default()));
-        let accept = tokio::spawn(accept(listener, upstream, Arc::clone(&links)));
+        let hanging = watch::Sender::new(false);
+        let accept = tokio::spawn(accept(
+            listener,
+            upstream,
+            Arc::clone(&links),
+            hanging.subscribe(),
+        ));
         Proxy {
             addr,
             links,
+            hanging,
             accept,
         }
     }
@@ -59,9 +71,22 @@ impl Proxy {
         }
     }
 
-    /// Lets connections through again.
+    /// Forwards nothing any more, and holds every connection open, new
+    /// ones too.
+    pub fn hang(&self) {
+        self.hanging.send_replace(true);
+    }
+
+    /// Lets connections through again; connections that hung are closed
+    /// (they timed out, as far as either side can tell).
     pub fn restore(&self) {
-        lock(&self.links).cut = false;
+        let mut links = lock(&self.links);
+        links.cut = false;
+        if self.hanging.send_replace(false) {
+            for link in links.open.drain(..) {
+                link.abort();
+            }
+        }
     }
 
     /// Connections refused while cut.
@@ -81,7 +106,12 @@ fn lock(links: &Mutex<Links>) -> std::sync::MutexGuard<'_, Links> {
     links.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-async fn accept(listener: TcpListener, upstream: SocketAddr, links: Arc<Mutex<Links>>) {
+async fn accept(
+    listener: TcpListener,
+    upstream: SocketAddr,
+    links: Arc<Mutex<Links>>,
+    hanging: watch::Receiver<bool>,
+) {
     while let Ok((mut client, _)) = listener.accept().await {
         let mut links_now = lock(&links);
         if links_now.cut {
@@ -89,9 +119,26 @@ async fn accept(listener: TcpListener, upstream: SocketAddr, links: Arc<Mutex<Li
             drop(client);
             continue;
         }
+        let mut hanging = hanging.clone();
         let link = tokio::spawn(async move {
-            if let Ok(mut server) = TcpStream::connect(upstream).await {
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            if *hanging.borrow() {
+                // Accepted, and never answered.
+                return std::future::pending::<()>().await;
+            }
+            let Ok(mut server) = TcpStream::connect(upstream).await else {
+                return;
+            };
+            let hung = {
+                let copy = tokio::io::copy_bidirectional(&mut client, &mut server);
+                tokio::select! {
+                    _ = copy => false,
+                    _ = hanging.wait_for(|hang| *hang) => true,
+                }
+            };
+            if hung {
+                // Both sockets stay open; nothing moves between them.
+                let _held = (client, server);
+                std::future::pending::<()>().await
             }
         });
         links_now.open.retain(|link| !link.is_finished());
