@@ -695,6 +695,19 @@ impl LongConnection {
         let (answers, mut outgoing) = mpsc::channel::<Frame>(64);
         let mut ping = tokio::time::interval(ping_interval(&config).unwrap_or(DEFAULT_PING));
         let mut parts: HashMap<String, Vec<Option<Vec<u8>>>> = HashMap::new();
+        // Events (messages) are handled one after another, in the order
+        // they arrive, so a person's "2" and then "no, 3" apply in that
+        // order; card callbacks each on a task of their own.
+        let (events, mut queued) = mpsc::unbounded_channel::<(Frame, Vec<u8>)>();
+        let in_order = {
+            let handle = handle.clone();
+            let answers = answers.clone();
+            AbortOnDrop(tokio::spawn(async move {
+                while let Some((frame, payload)) = queued.recv().await {
+                    answer(frame, payload, handle.clone(), answers.clone()).await;
+                }
+            }))
+        };
         loop {
             tokio::select! {
                 _ = ping.tick() => {
@@ -735,7 +748,11 @@ impl LongConnection {
                         }
                         DATA => {
                             if let Some((frame, payload)) = whole(&mut parts, frame) {
-                                answer(frame, payload, handle.clone(), answers.clone());
+                                if frame.header("type") == Some("card") {
+                                    tokio::spawn(answer(frame, payload, handle.clone(), answers.clone()));
+                                } else if events.send((frame, payload)).is_err() || in_order.0.is_finished() {
+                                    return Err(PlatformFailure::Transient("the event queue stopped".to_owned()));
+                                }
                             }
                         }
                         _ => {}
@@ -784,8 +801,8 @@ fn whole(
     Some((frame, whole))
 }
 
-/// Handles one push in a task of its own and sends the answer frame.
-fn answer<H, F>(frame: Frame, payload: Vec<u8>, handle: H, answers: mpsc::Sender<Frame>)
+/// Handles one push and sends the answer frame.
+async fn answer<H, F>(frame: Frame, payload: Vec<u8>, handle: H, answers: mpsc::Sender<Frame>)
 where
     H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + 'static,
     F: Future<Output = Option<Value>> + Send + 'static,
@@ -794,27 +811,34 @@ where
         Some("card") => PushKind::Card,
         _ => PushKind::Event,
     };
-    tokio::spawn(async move {
-        let started = Instant::now();
-        let body = handle(kind, payload).await;
-        let took = started.elapsed().as_millis().to_string();
-        let response = match body {
-            Some(body) => json!({
-                "code": 200,
-                "headers": {"biz_rt": took},
-                "data": BASE64.encode(body.to_string()),
-            }),
-            None => json!({"code": 500, "headers": {"biz_rt": took}}),
-        };
-        let mut reply = frame;
-        reply.headers.push(Header {
-            key: "biz_rt".into(),
-            value: took,
-        });
-        reply.payload = Some(response.to_string().into_bytes());
-        // The connection may be gone; the push is Feishu's to send again.
-        let _ = answers.send(reply).await;
+    let started = Instant::now();
+    let body = handle(kind, payload).await;
+    let took = started.elapsed().as_millis().to_string();
+    let response = match body {
+        Some(body) => json!({
+            "code": 200,
+            "headers": {"biz_rt": took},
+            "data": BASE64.encode(body.to_string()),
+        }),
+        None => json!({"code": 500, "headers": {"biz_rt": took}}),
+    };
+    let mut reply = frame;
+    reply.headers.push(Header {
+        key: "biz_rt".into(),
+        value: took,
     });
+    reply.payload = Some(response.to_string().into_bytes());
+    // The connection may be gone; the push is Feishu's to send again.
+    let _ = answers.send(reply).await;
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn send_frame<S>(sink: &mut S, frame: &Frame) -> Result<(), PlatformFailure>

@@ -193,6 +193,34 @@ async fn feishu_own_words_come_from_the_cards_form() {
     closed(&fake, &question).await;
 }
 
+/// Two messages of one person pushed back to back are applied in the
+/// order sent, every time: "2" answers, and the "3" after it finds nothing
+/// open.
+#[tokio::test]
+async fn feishu_a_persons_messages_pushed_back_to_back_apply_in_order() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    for round in 1..=5 {
+        let id = create(&daemon, &deploy_ask()).await;
+        let question = posted(&fake, round).await;
+        let pushes = ["@bot 2", "@bot 3"].map(|text| {
+            fake.send_text(CHAT, ALICE, text, None)
+                .push
+                .expect("a mention is pushed")
+        });
+        let done = outcome(&daemon, &id).await;
+        assert_eq!(
+            done["answers"],
+            json!({"env": ["Production"]}),
+            "round {round}: {done}"
+        );
+        closed(&fake, &question).await;
+        for push in pushes {
+            fake.wait_for_answer(push).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn feishu_typed_replies_resolve_numbers_labels_and_mentions() {
     let fake = fake().await;
