@@ -697,16 +697,19 @@ impl LongConnection {
         let mut parts: HashMap<String, Vec<Option<Vec<u8>>>> = HashMap::new();
         // Events (messages) are handled one after another, in the order
         // they arrive, so a person's "2" and then "no, 3" apply in that
-        // order; card callbacks each on a task of their own.
+        // order; card callbacks each on a task of their own. When the
+        // connection closes, what is queued is still handled (its answers
+        // go nowhere; Feishu sends those events again, and they are
+        // acted on once).
         let (events, mut queued) = mpsc::unbounded_channel::<(Frame, Vec<u8>)>();
         let in_order = {
             let handle = handle.clone();
             let answers = answers.clone();
-            AbortOnDrop(tokio::spawn(async move {
+            tokio::spawn(async move {
                 while let Some((frame, payload)) = queued.recv().await {
                     answer(frame, payload, handle.clone(), answers.clone()).await;
                 }
-            }))
+            })
         };
         loop {
             tokio::select! {
@@ -750,7 +753,7 @@ impl LongConnection {
                             if let Some((frame, payload)) = whole(&mut parts, frame) {
                                 if frame.header("type") == Some("card") {
                                     tokio::spawn(answer(frame, payload, handle.clone(), answers.clone()));
-                                } else if events.send((frame, payload)).is_err() || in_order.0.is_finished() {
+                                } else if events.send((frame, payload)).is_err() || in_order.is_finished() {
                                     return Err(PlatformFailure::Transient("the event queue stopped".to_owned()));
                                 }
                             }
@@ -830,15 +833,6 @@ where
     reply.payload = Some(response.to_string().into_bytes());
     // The connection may be gone; the push is Feishu's to send again.
     let _ = answers.send(reply).await;
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 async fn send_frame<S>(sink: &mut S, frame: &Frame) -> Result<(), PlatformFailure>

@@ -66,6 +66,13 @@ fn deploy_ask_to(target: String) -> Value {
     ask
 }
 
+/// Asserts that ask `id`, seen from `daemon`, ended with `choice` for
+/// its one question.
+async fn assert_answered(daemon: &Daemon, id: &str, choice: &str) {
+    let outcome = daemon::outcome(daemon, id).await;
+    assert_eq!(outcome["answers"]["deploy"], json!([choice]), "{outcome}");
+}
+
 /// Long-polls the ask on `daemon` until it ends (or 60 s pass).
 fn wait_on(daemon: &Daemon, id: &str) -> tokio::task::JoinHandle<Value> {
     let url = daemon.url(&format!("/v1/asks/{id}?wait=60"));
@@ -227,12 +234,7 @@ async fn one_instance_holds_the_feishu_long_connection_and_another_takes_it_over
         .press(&card.message_id, ALICE, &feishu_button(&card, "Production"))
         .await;
     assert!(pressed.failure.is_none(), "{:?}", pressed.failure);
-    let outcome = daemon::outcome(&b, &id).await;
-    assert_eq!(
-        outcome["answers"]["deploy"],
-        json!(["Production"]),
-        "{outcome}"
-    );
+    assert_answered(&b, &id, "Production").await;
     assert!(holds_feishu(&b).await);
     assert_eq!(fake.connection_stats().open, 1);
 }
@@ -429,12 +431,7 @@ async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_co
     proxy.restore();
     let notice = fake.wait_for_callback_answer(&press).await;
     assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
-    let outcome = daemon::outcome(&a, &id).await;
-    assert_eq!(
-        outcome["answers"]["deploy"],
-        json!(["Production"]),
-        "{outcome}"
-    );
+    assert_answered(&a, &id, "Production").await;
 }
 
 /// A daemon on `db` through `proxy`, with leases long enough that a cut
@@ -484,12 +481,7 @@ async fn a_slack_reply_read_while_postgres_is_cut_off_is_acknowledged_only_once_
 
     proxy.restore();
     fake.wait_for_ack(&typed.envelope_id).await;
-    let outcome = daemon::outcome(&a, &id).await;
-    assert_eq!(
-        outcome["answers"]["deploy"],
-        json!(["Production"]),
-        "{outcome}"
-    );
+    assert_answered(&a, &id, "Production").await;
 }
 
 /// A typed reply and a card press pushed by Feishu while Postgres is cut
@@ -542,12 +534,7 @@ async fn a_feishu_push_while_postgres_is_cut_off_fails_and_its_redelivery_counts
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let outcome = daemon::outcome(&a, &id).await;
-    assert_eq!(
-        outcome["answers"]["deploy"],
-        json!(["Production"]),
-        "{outcome}"
-    );
+    assert_answered(&a, &id, "Production").await;
 }
 
 /// An instance whose link to Postgres hangs (no error, no answer) gives up
@@ -590,10 +577,7 @@ async fn an_instance_whose_database_link_hangs_hands_its_poll_over_and_rejoins_w
         "taken over after {taken_over:?}"
     );
     assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
-    assert_eq!(
-        daemon::outcome(&b, &id).await["answers"]["deploy"],
-        json!(["Production"])
-    );
+    assert_answered(&b, &id, "Production").await;
     assert!(polls_telegram(&b).await);
     assert!(!polls_telegram(&a).await, "a polls without its database");
 
@@ -604,10 +588,7 @@ async fn an_instance_whose_database_link_hangs_hands_its_poll_over_and_rejoins_w
     let question = fake.wait_for_sends(2).await.swap_remove(1);
     let press = fake.press_button(&alice, CHAT, question.message_id, "Staging");
     fake.wait_for_callback_answer(&press).await;
-    assert_eq!(
-        daemon::outcome(&a, &id).await["answers"]["deploy"],
-        json!(["Staging"])
-    );
+    assert_answered(&a, &id, "Staging").await;
     assert!(polls_telegram(&b).await);
     assert!(!polls_telegram(&a).await, "a polls a second time");
     let conflicts = fake.inspect(|state| {
