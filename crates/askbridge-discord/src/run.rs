@@ -291,11 +291,20 @@ impl Gateway {
     }
 
     /// Listens forever: every component press, modal submit and typed
-    /// message askbridge acts on is handed to `handle` as an [`Event`]
-    /// (each on a task of its own, so a slow one does not hold up the
-    /// rest). serenity keeps the connection: heartbeats, resumes,
-    /// reconnects. Returns only when Discord refuses the bot for good (an
-    /// invalid token), with the reason.
+    /// message askbridge acts on is handed to `handle` as an [`Event`].
+    /// Presses and modals each run on a task of their own, so a slow one
+    /// does not hold up the rest; typed messages are handled one after
+    /// another in the order Discord sent them ("2", then "no, 3"). serenity
+    /// keeps the connection: heartbeats, resumes, reconnects. Returns only
+    /// when Discord refuses the bot for good (an invalid token), with the
+    /// reason.
+    ///
+    /// serenity hands every event to a task of its own, and a
+    /// multi-threaded runtime may start a later task first. So the
+    /// connection runs on a single-threaded runtime of its own, on its own
+    /// thread, which starts tasks in the order they were spawned; each
+    /// event is passed on at its task's first step, before anything can
+    /// overtake it. Dropping the returned future stops that thread.
     ///
     /// If Discord refuses the Message Content intent (close code 4014: it
     /// is privileged and off in the developer portal), this logs what to
@@ -307,8 +316,69 @@ impl Gateway {
         F: Fn(Event) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        let (events, mut arriving) = tokio::sync::mpsc::unbounded_channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (ended, end) = tokio::sync::oneshot::channel();
+        let gateway = self.clone();
+        std::thread::Builder::new()
+            .name("discord-gateway".to_owned())
+            .spawn(move || {
+                let result = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(async {
+                        tokio::select! {
+                            result = gateway.keep_connected(events) => result,
+                            // The caller went away.
+                            _ = stopped => Ok(()),
+                        }
+                    }),
+                    Err(error) => Err(SetupError(format!(
+                        "cannot start the Discord gateway's runtime: {error}"
+                    ))),
+                };
+                let _ = ended.send(result);
+            })
+            .map_err(|error| {
+                SetupError(format!(
+                    "cannot start the Discord gateway's thread: {error}"
+                ))
+            })?;
+        let _stop_on_drop = stop;
+
+        let handle = Arc::new(handle);
+        let (typed, mut typed_queue) = tokio::sync::mpsc::unbounded_channel();
+        let in_turn = Arc::clone(&handle);
+        // Ends once `typed` is dropped and the queue is drained.
+        tokio::spawn(async move {
+            while let Some(event) = typed_queue.recv().await {
+                in_turn(event).await;
+            }
+        });
+        while let Some(event) = arriving.recv().await {
+            match event {
+                Event::Text(_) => {
+                    let _ = typed.send(event);
+                }
+                _ => {
+                    tokio::spawn(handle(event));
+                }
+            }
+        }
+        end.await
+            .unwrap_or_else(|_| Err("the Discord gateway's thread stopped".into()))
+    }
+
+    /// Connects, and again after every failure (backing off), sending
+    /// each event to `events` in arrival order; returns when Discord
+    /// refuses the bot for good.
+    async fn keep_connected(
+        &self,
+        events: tokio::sync::mpsc::UnboundedSender<Event>,
+    ) -> Result<(), SetupError> {
         let listener = Arc::new(Listener {
-            handle,
+            events,
             bot_id: AtomicU64::new(0),
             message_content: AtomicBool::new(true),
             ready: AtomicBool::new(false),
@@ -372,15 +442,11 @@ impl Gateway {
     }
 
     /// One serenity client, run until it stops.
-    async fn connect<F, Fut>(
+    async fn connect(
         &self,
         intents: GatewayIntents,
-        listener: Arc<Listener<F>>,
-    ) -> Result<(), ConnectError>
-    where
-        F: Fn(Event) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
+        listener: Arc<Listener>,
+    ) -> Result<(), ConnectError> {
         let http = build_http(&self.token, self.api_url.as_deref()).map_err(ConnectError::Fatal)?;
         // Who the bot is, before any message arrives (READY is handled on a
         // task of its own, which a first message could overtake); a token
@@ -439,9 +505,10 @@ enum ConnectError {
     Other(String),
 }
 
-/// serenity's event handler: parses and hands on.
-struct Listener<F> {
-    handle: F,
+/// serenity's event handler: parses and passes on, in arrival order.
+struct Listener {
+    /// Where events go, at their task's first step.
+    events: tokio::sync::mpsc::UnboundedSender<Event>,
     /// The bot's own user id, from READY (0 before).
     bot_id: AtomicU64,
     /// The connection asked for the Message Content intent.
@@ -451,11 +518,7 @@ struct Listener<F> {
 }
 
 #[serenity::async_trait]
-impl<F, Fut> EventHandler for Listener<F>
-where
-    F: Fn(Event) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ()> + Send + 'static,
-{
+impl EventHandler for Listener {
     async fn ready(&self, _ctx: Context, ready: Ready) {
         self.bot_id.store(ready.user.id.get(), Ordering::Relaxed);
         self.ready.store(true, Ordering::Relaxed);
@@ -473,13 +536,13 @@ where
             return;
         };
         if let Some(text) = parse::message(&message, UserId::from(bot_id)) {
-            (self.handle)(Event::Text(text)).await;
+            let _ = self.events.send(Event::Text(text));
         }
     }
 
     async fn interaction_create(&self, _ctx: Context, interaction: Interaction) {
         if let Some(event) = parse::interaction(&interaction) {
-            (self.handle)(event).await;
+            let _ = self.events.send(event);
         }
     }
 }

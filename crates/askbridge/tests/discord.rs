@@ -273,6 +273,28 @@ async fn discord_typed_replies_resolve_numbers_and_labels() {
     closed(&fake, &question).await;
 }
 
+/// Two messages a person sends back to back on the gateway apply in the
+/// order Discord sent them: "2" answers, "3" comes too late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discord_a_persons_messages_sent_back_to_back_apply_in_order() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    for round in 1..=5 {
+        let id = create(&daemon, &deploy_ask()).await;
+        let question = posted(&fake, round).await;
+        for text in ["2", "3"] {
+            fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), text));
+        }
+        let done = outcome(&daemon, &id).await;
+        assert_eq!(
+            done["answers"],
+            json!({"env": ["Production"]}),
+            "round {round}: {done}"
+        );
+        closed(&fake, &question).await;
+    }
+}
+
 #[tokio::test]
 async fn discord_multi_question_text_reply_keeps_partial_answers_and_reasks_the_rest() {
     let fake = fake().await;
