@@ -5,10 +5,12 @@
 //! takes the poll over and a press on a message posted before resolves;
 //! when the database is cut off and comes back, nothing acknowledged is
 //! lost and nothing is asked twice, and what a person does meanwhile is
-//! not acknowledged (Telegram, Slack, Feishu) until it is recorded.
+//! not acknowledged (Telegram, Slack, Feishu) until it is recorded; when
+//! Postgres itself restarts mid-loop, every acknowledged ask and answer is
+//! there and every parked waiter hears its answer.
 //!
 //! Needs the test Postgres server (`ASKBRIDGE_TEST_POSTGRES_URL`, see
-//! `db`). Nothing sleeps: waiting is the API's own long-poll.
+//! `db`), and the server programs for a private one (`db::server`). Nothing sleeps: waiting is the API's own long-poll.
 
 mod daemon;
 mod db;
@@ -598,4 +600,146 @@ async fn an_instance_whose_database_link_hangs_hands_its_poll_over_and_rejoins_w
             .count()
     });
     assert_eq!(conflicts, 0, "two instances polled at once");
+}
+
+/// Postgres restarted (`pg_ctl restart`) in the middle of a create, wait
+/// and answer loop on three instances: every acknowledged ask and answer
+/// is there afterwards, each ask has exactly one answer, and the waiters
+/// parked before the restart are woken by answers given after it on other
+/// instances (their first long-poll returns the answer; nothing re-reads).
+/// Requests that meet the restart get `503` and are sent again, as the
+/// API asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_restarted_mid_loop_keeps_every_acknowledged_ask_and_answer() {
+    const BEFORE: usize = 12;
+    let server = tokio::task::spawn_blocking(db::server::PrivateServer::start)
+        .await
+        .expect("the private server");
+    let server = std::sync::Arc::new(server);
+    let daemons: Vec<Daemon> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            Daemon::builder()
+                .env("ASKBRIDGE_DATABASE_URL", server.url())
+                .env("ASKBRIDGE_CLUSTER_INSTANCE", name)
+                .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", LEASE_SECONDS)
+                .start()
+        })
+        .collect();
+    // Ask n is made on instance n % 3, waited on at n + 1, answered at
+    // n + 2, with option 1 or 2 by its parity.
+    let choice = |n: usize| ["Staging", "Production"][n % 2];
+    let mut ids = Vec::new();
+    let mut parked = Vec::new();
+    for n in 0..BEFORE {
+        ids.push(
+            create_until_taken(&daemons[n % 3], &format!("loop-{n}"))
+                .await
+                .0,
+        );
+        parked.push(wait_on(&daemons[(n + 1) % 3], &ids[n]));
+    }
+    while waiting(&daemons).await < BEFORE {
+        tokio::task::yield_now().await;
+    }
+
+    let restarting = tokio::task::spawn_blocking({
+        let server = std::sync::Arc::clone(&server);
+        move || server.restart()
+    });
+    // The loop goes on while Postgres restarts, and for a few asks after.
+    let mut refused = 0;
+    let mut after = 0;
+    while after < 6 {
+        if restarting.is_finished() {
+            after += 1;
+        }
+        let n = ids.len();
+        let (id, retries) = create_until_taken(&daemons[n % 3], &format!("loop-{n}")).await;
+        refused += retries;
+        refused += reply_until_taken(&daemons[(n + 2) % 3], &id, n).await;
+        ids.push(id);
+    }
+    restarting.await.expect("pg_ctl restart");
+    // The asks waited on since before the restart, answered after it.
+    for (n, id) in ids.iter().enumerate().take(BEFORE) {
+        refused += reply_until_taken(&daemons[(n + 2) % 3], id, n).await;
+    }
+
+    for (n, waiter) in parked.into_iter().enumerate() {
+        let heard = waiter.await.expect("the waiter");
+        assert_eq!(heard["status"], "answered", "waiter {n}: {heard}");
+        assert_eq!(heard["answers"]["deploy"], json!([choice(n)]), "waiter {n}");
+    }
+    for (n, id) in ids.iter().enumerate() {
+        assert_answered(&daemons[(n + 1) % 3], id, choice(n)).await;
+        let again = daemon::client()
+            .post(daemons[n % 3].url(&format!("/v1/asks/{id}/reply")))
+            .json(&json!({"text": "1"}))
+            .send()
+            .await
+            .expect("the daemon answers");
+        assert_eq!(again.status(), 409, "ask {n} answered twice");
+    }
+    let all = Api::of(&daemons[0])
+        .send(daemon::client().get(daemons[0].url("/v1/asks?limit=100")))
+        .await;
+    assert_eq!(
+        all["asks"].as_array().map(Vec::len),
+        Some(ids.len()),
+        "an ask lost or made twice"
+    );
+    eprintln!(
+        "{} asks made and answered while Postgres restarted; {refused} requests met \
+         the restart and were sent again",
+        ids.len() - BEFORE - 6
+    );
+}
+
+/// Long-polls waiting now, over every instance (`/metrics`).
+async fn waiting(daemons: &[Daemon]) -> usize {
+    let mut total = 0;
+    for daemon in daemons {
+        let metrics = daemon::client()
+            .get(daemon.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        total += metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("askbridge_http_waiting "))
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .expect("the waiting gauge");
+    }
+    total
+}
+
+/// Answers ask `id` (the n-th) with option 1 or 2 by n's parity, sending
+/// again after `503`; returns how many `503` came first. A `409` after a
+/// `503` is the first try's answer having landed: the ask must then hold
+/// it (checked by the caller).
+async fn reply_until_taken(daemon: &Daemon, id: &str, n: usize) -> usize {
+    let mut refused = 0;
+    loop {
+        let response = daemon::client()
+            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+            .json(&json!({"text": (n % 2 + 1).to_string()}))
+            .send()
+            .await
+            .expect("the daemon answers");
+        match response.status().as_u16() {
+            200 => return refused,
+            409 if refused > 0 => return refused,
+            503 => {
+                refused += 1;
+                assert!(refused < 60, "the database never came back");
+                // A client's retry pause, as the 503 asks for.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => panic!("HTTP {other}: {:?}", response.text().await),
+        }
+    }
 }

@@ -13,6 +13,8 @@
 
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
