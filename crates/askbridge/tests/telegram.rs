@@ -741,3 +741,171 @@ async fn telegram_a_persons_messages_in_one_batch_apply_in_order() {
         fake.wait_for_updates_consumed().await;
     }
 }
+
+/// A directory of one test on the small filesystem `.ci/run` mounts (a
+/// tmpfs named by `ASKBRIDGE_TEST_SMALL_DISK`), and a file that fills it.
+/// Both are removed when dropped.
+struct SmallDisk {
+    dir: std::path::PathBuf,
+    filler: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    const VAR: &str = "ASKBRIDGE_TEST_SMALL_DISK";
+
+    fn new() -> SmallDisk {
+        let root = std::env::var_os(Self::VAR).unwrap_or_else(|| {
+            panic!(
+                "{} is not set: the disk-full test needs a small filesystem of its own \
+                 (`.ci/run` mounts one: mount -t tmpfs -o size=16m tmpfs DIR)",
+                Self::VAR
+            )
+        });
+        let name = uuid::Uuid::new_v4().simple().to_string();
+        let dir = std::path::Path::new(&root).join(&name);
+        std::fs::create_dir_all(&dir).expect("a directory on the small disk");
+        let filler = std::path::Path::new(&root).join(format!("{name}.filler"));
+        SmallDisk { dir, filler }
+    }
+
+    /// Writes until the filesystem says it is full.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&self.filler).expect("the filler");
+        for chunk in [1 << 20, 4 << 10, 1] {
+            let bytes = vec![0_u8; chunk];
+            loop {
+                match file.write_all(&bytes) {
+                    Ok(()) => {}
+                    Err(error) if error.raw_os_error() == Some(28) => break,
+                    Err(error) => panic!("filling the disk: {error}"),
+                }
+            }
+        }
+    }
+
+    /// Makes room again.
+    fn free(&self) {
+        std::fs::remove_file(&self.filler).expect("remove the filler");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.filler);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The database's disk full: creates are refused with `503` saying so,
+/// a press read meanwhile is not confirmed to Telegram; once there is
+/// room, the retried create asks once, the press counts, and nothing
+/// acknowledged is lost or corrupted (checked after a restart too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn telegram_and_the_api_on_a_full_disk_refuse_clearly_lose_nothing_and_resume() {
+    let disk = SmallDisk::new();
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let mut daemon = daemon_for(&fake).data_dir(&disk.dir).start();
+    let id = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 1).await;
+    let _ = status(&daemon, &id).await;
+    fake.wait_for("the poll", |state| {
+        (state.active_long_polls() > 0).then_some(())
+    })
+    .await;
+
+    disk.fill();
+    let mut acknowledged = vec![id.clone()];
+    let post = |key: String| {
+        daemon::client()
+            .post(daemon.url("/v1/asks"))
+            .header("Idempotency-Key", key)
+            .json(&json!({"to": "web", "questions": [{"question": "Go on?", "type": "yesno"}]}))
+            .send()
+    };
+    // SQLite may still have room in pages it holds; it runs out soon.
+    let (refused_key, refusal) = 'full: {
+        for n in 0..500 {
+            let key = format!("full-{n}");
+            let response = post(key.clone()).await.expect("the daemon answers");
+            let status = response.status().as_u16();
+            let body: Value = response.json().await.expect("JSON");
+            match status {
+                201 => acknowledged.push(body["id"].as_str().expect("id").to_owned()),
+                503 => break 'full (key, body),
+                other => panic!("HTTP {other}: {body}"),
+            }
+        }
+        panic!("500 asks fit on a full disk");
+    };
+    eprintln!("{} asks taken before the disk was full", acknowledged.len());
+    assert_eq!(refusal["error"]["code"], "unavailable", "{refusal}");
+    let message = refusal["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("disk is full"), "{message}");
+
+    // A press read now cannot be recorded: Telegram is asked for it again.
+    let press = fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    let handed_out = |state: &askbridge_testkit::telegram::State| {
+        state
+            .calls_to("getUpdates")
+            .iter()
+            .position(|call| call.response.to_string().contains(&press))
+    };
+    let first = fake.wait_for("the press handed out", handed_out).await;
+    fake.wait_for("the next getUpdates", |state| {
+        (state.calls_to("getUpdates").len() > first + 1).then_some(())
+    })
+    .await;
+    assert_eq!(
+        fake.callback_answer(&press),
+        None,
+        "an unrecorded press was answered"
+    );
+
+    disk.free();
+    let retried = loop {
+        let response = post(refused_key.clone()).await.expect("the daemon answers");
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.expect("JSON");
+        match status {
+            201 => break body["id"].as_str().expect("id").to_owned(),
+            // Room came back under a write still under way; a client's
+            // retry pause, as the 503 asks for.
+            503 => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            other => panic!("HTTP {other}: {body}"),
+        }
+    };
+    acknowledged.push(retried);
+    let notice = fake.wait_for_callback_answer(&press).await;
+    assert_eq!(notice.text.as_deref(), Some("Answer submitted"));
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+
+    daemon.kill();
+    let file = disk.dir.join("askbridge.db");
+    let check: String = {
+        use sqlx::Connection;
+        let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .expect("open the database");
+        sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_one(&mut db)
+            .await
+            .expect("integrity check")
+    };
+    assert_eq!(check, "ok");
+    daemon.restart();
+    for id in &acknowledged {
+        let ask = status(&daemon, id).await;
+        assert_eq!(ask["id"], json!(id), "{ask}");
+    }
+    let all = Api::of(&daemon)
+        .send(daemon::client().get(daemon.url("/v1/asks?limit=1000")))
+        .await;
+    assert_eq!(
+        all["asks"].as_array().map(Vec::len),
+        Some(acknowledged.len()),
+        "an ask lost or made twice"
+    );
+}

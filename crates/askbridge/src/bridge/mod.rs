@@ -210,6 +210,12 @@ pub enum BridgeError {
 }
 
 impl BridgeError {
+    /// Whether the database had no room to write (its disk is full): a
+    /// [retryable](BridgeError::is_retryable) failure worth naming.
+    pub fn is_full(&self) -> bool {
+        matches!(self, BridgeError::Storage(error) if error.is_full())
+    }
+
     /// Whether trying again later may succeed: the database was
     /// unreachable or busy, or other processes changed the ask meanwhile.
     /// A refusal (no such ask, a reused key) or a bug is not.

@@ -146,6 +146,20 @@ impl ApiError {
         error
     }
 
+    /// `503 unavailable`, because the database's disk is full; the same
+    /// request may be sent once there is room. `cause` goes to the log
+    /// only.
+    pub fn disk_full(cause: impl Into<String>) -> ApiError {
+        let mut error = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "askbridge's database has no room to write (its disk is full); nothing was changed: \
+             try again once there is room (a retried create with the same Idempotency-Key asks once)",
+        );
+        error.cause = Some(cause.into());
+        error
+    }
+
     /// The error for a rejected reply: `409 already_answered`,
     /// `403 not_for_you`, `422 invalid_answer`; the message is the one a
     /// person in a chat is told (in English).
@@ -209,6 +223,7 @@ impl From<BridgeError> for ApiError {
                 format!("Idempotency-Key {key:?} was already used for a different ask"),
             )
             .at("Idempotency-Key"),
+            error if error.is_full() => ApiError::disk_full(crate::error_chain(&error)),
             error if error.is_retryable() => ApiError::unavailable(crate::error_chain(&error)),
             error => ApiError::internal(crate::error_chain(&error)),
         }

@@ -63,6 +63,19 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the database had no room to write: its disk (or quota) is
+    /// full (SQLite's `SQLITE_FULL`, Postgres's `disk_full`, 53100). It is
+    /// [transient](StoreError::is_transient): writes go on once there is
+    /// room.
+    pub fn is_full(&self) -> bool {
+        match self {
+            StoreError::Database(error) => sql::is_full(error),
+            StoreError::UnsupportedUrl(_) | StoreError::Migrate(_) | StoreError::Corrupt { .. } => {
+                false
+            }
+        }
+    }
+
     /// Whether the database was unreachable or busy (the connection went
     /// away, no connection was free in time, SQLite's file was locked):
     /// trying again later may succeed. A refused statement, a failed

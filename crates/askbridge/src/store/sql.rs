@@ -42,6 +42,17 @@ pub(super) fn is_transient(error: &sqlx::Error) -> bool {
         }
 }
 
+/// Whether `error` says the disk is full: SQLite's `SQLITE_FULL` (13),
+/// Postgres's `disk_full` (53100).
+pub(super) fn is_full(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Database(database) => database
+            .code()
+            .is_some_and(|code| matches!(&*code, "13" | "53100")),
+        _ => false,
+    }
+}
+
 /// Whether `error` says the connection went away (rather than that the
 /// statement was wrong): a socket error, or Postgres's "connection
 /// exception" (SQLSTATE class 08) and "operator intervention" (57P01–03:

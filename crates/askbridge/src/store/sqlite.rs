@@ -309,6 +309,7 @@ mod tests {
         }
         let full = full.expect("the database filled up");
         assert!(full.is_transient(), "{full:?}");
+        assert!(full.is_full(), "{full:?}");
         sqlx::query("PRAGMA max_page_count = 1073741823")
             .execute(&store.writer)
             .await
