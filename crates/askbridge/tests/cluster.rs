@@ -403,22 +403,8 @@ async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_co
             .as_i64()
             .expect("the press's update id")
     });
-    let handed_out = |state: &askbridge_testkit::telegram::State| {
-        state
-            .calls_to("getUpdates")
-            .iter()
-            .position(|call| call.response.to_string().contains(&press))
-    };
-    let first = fake.wait_for("the press handed out", handed_out).await;
-    // The poll after it does not confirm it.
-    let next_offset = fake
-        .wait_for("the next getUpdates", |state| {
-            let calls = state.calls_to("getUpdates");
-            calls
-                .get(first + 1)
-                .map(|call| call.params["offset"].as_i64())
-        })
-        .await;
+    // The poll after the one that handed it out does not confirm it.
+    let next_offset = fake.wait_for_poll_after(&press).await;
     assert_eq!(
         next_offset,
         Some(update_id),

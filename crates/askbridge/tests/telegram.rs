@@ -846,17 +846,12 @@ async fn telegram_and_the_api_on_a_full_disk_refuse_clearly_lose_nothing_and_res
 
     // A press read now cannot be recorded: Telegram is asked for it again.
     let press = fake.press_button(&alice(), CHAT, question.message_id, "Production");
-    let handed_out = |state: &askbridge_testkit::telegram::State| {
-        state
-            .calls_to("getUpdates")
-            .iter()
-            .position(|call| call.response.to_string().contains(&press))
-    };
-    let first = fake.wait_for("the press handed out", handed_out).await;
-    fake.wait_for("the next getUpdates", |state| {
-        (state.calls_to("getUpdates").len() > first + 1).then_some(())
-    })
-    .await;
+    let update_id = fake.inspect(|state| state.pending_updates()[0]["update_id"].as_i64());
+    assert_eq!(
+        fake.wait_for_poll_after(&press).await,
+        update_id,
+        "the press was confirmed unrecorded"
+    );
     assert_eq!(
         fake.callback_answer(&press),
         None,

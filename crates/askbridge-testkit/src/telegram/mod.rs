@@ -440,6 +440,28 @@ impl FakeTelegram {
             .await
     }
 
+    /// Waits until a `getUpdates` handed out the update holding `text`
+    /// (a callback query id, say) and the bot polled again; returns that
+    /// next poll's `offset`: the update's own id when the bot did not
+    /// confirm it.
+    pub async fn wait_for_poll_after(&self, text: &str) -> Option<i64> {
+        let handed_out = self
+            .wait_for(&format!("an update holding {text:?} handed out"), |state| {
+                state
+                    .calls_to("getUpdates")
+                    .iter()
+                    .position(|call| call.response.to_string().contains(text))
+            })
+            .await;
+        self.wait_for("the next getUpdates", |state| {
+            state
+                .calls_to("getUpdates")
+                .get(handed_out + 1)
+                .map(|call| call.params["offset"].as_i64())
+        })
+        .await
+    }
+
     /// Waits until every update was confirmed (`getUpdates` offset) or
     /// delivered (webhook 2xx).
     pub async fn wait_for_updates_consumed(&self) {
