@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use askbridge_testkit::telegram::{Chat, FakeTelegram, User};
 use daemon::{Api, Builder, Daemon};
 use db::Scratch;
+use db::server::Shutdown;
 use proxy::Proxy;
 use serde_json::{Value, json};
 
@@ -589,14 +590,28 @@ async fn an_instance_whose_database_link_hangs_hands_its_poll_over_and_rejoins_w
 }
 
 /// Postgres restarted (`pg_ctl restart`) in the middle of a create, wait
-/// and answer loop on three instances: every acknowledged ask and answer
-/// is there afterwards, each ask has exactly one answer, and the waiters
-/// parked before the restart are woken by answers given after it on other
-/// instances (their first long-poll returns the answer; nothing re-reads).
-/// Requests that meet the restart get `503` and are sent again, as the
-/// API asks.
+/// and answer loop on three instances: see [`restart_mid_loop`].
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_restarted_mid_loop_keeps_every_acknowledged_ask_and_answer() {
+    restart_mid_loop(Shutdown::Fast).await;
+}
+
+/// Postgres crashed (`pg_ctl restart -m immediate`: every server process
+/// killed) and recovered from its log in the middle of the loop: see
+/// [`restart_mid_loop`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_crashed_mid_loop_keeps_every_acknowledged_ask_and_answer() {
+    restart_mid_loop(Shutdown::Immediate).await;
+}
+
+/// Restarts Postgres (stopped as `mode` says) in the middle of a create,
+/// wait and answer loop on three instances. Every acknowledged ask and
+/// answer is there afterwards, each ask has exactly one answer, and the
+/// waiters parked before the restart are woken by answers given after it
+/// on other instances (their first long-poll returns the answer; nothing
+/// re-reads). Requests that meet the restart get `503` and are sent
+/// again, as the API asks.
+async fn restart_mid_loop(mode: Shutdown) {
     const BEFORE: usize = 12;
     let server = tokio::task::spawn_blocking(db::server::PrivateServer::start)
         .await
@@ -631,7 +646,7 @@ async fn postgres_restarted_mid_loop_keeps_every_acknowledged_ask_and_answer() {
 
     let restarting = tokio::task::spawn_blocking({
         let server = std::sync::Arc::clone(&server);
-        move || server.restart()
+        move || server.restart(mode)
     });
     // The loop goes on while Postgres restarts, and for a few asks after.
     let mut refused = 0;
@@ -676,8 +691,8 @@ async fn postgres_restarted_mid_loop_keeps_every_acknowledged_ask_and_answer() {
         "an ask lost or made twice"
     );
     eprintln!(
-        "{} asks made and answered while Postgres restarted; {refused} requests met \
-         the restart and were sent again",
+        "{mode:?}: {} asks made and answered while Postgres restarted; {refused} requests \
+         met the restart and were sent again",
         ids.len() - BEFORE - 6
     );
 }

@@ -15,6 +15,17 @@ use std::process::Command;
 /// The variable naming the directory of `initdb` and `pg_ctl`.
 pub const POSTGRES_BIN_VAR: &str = "ASKBRIDGE_TEST_POSTGRES_BIN";
 
+/// How [`PrivateServer::restart`] stops the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Shutdown {
+    /// Sessions are ended and the server shuts down cleanly (a checkpoint
+    /// written): `pg_ctl restart`'s default.
+    Fast,
+    /// Every process is killed at once, as in a crash: the server
+    /// recovers from its write-ahead log when it starts again.
+    Immediate,
+}
+
 /// A running private server.
 #[derive(Debug)]
 pub struct PrivateServer {
@@ -61,11 +72,14 @@ impl PrivateServer {
         format!("postgres://askbridge@127.0.0.1:{}/postgres", self.port)
     }
 
-    /// `pg_ctl restart` (fast shutdown: sessions are ended, then the
-    /// server starts again with the same options); returns once it
-    /// accepts connections.
-    pub fn restart(&self) {
-        run(self.pg_ctl().args(["-m", "fast", "restart"]));
+    /// `pg_ctl restart` in `mode`; returns once the server accepts
+    /// connections again.
+    pub fn restart(&self, mode: Shutdown) {
+        let mode = match mode {
+            Shutdown::Fast => "fast",
+            Shutdown::Immediate => "immediate",
+        };
+        run(self.pg_ctl().args(["-m", mode, "restart"]));
     }
 
     fn data(&self) -> PathBuf {
