@@ -206,10 +206,7 @@ impl TelegramApi {
         let mut taken_ahead: HashSet<u32> = HashSet::new();
         backoff = POLL_BACKOFF.0;
         loop {
-            let mut request = self.bot.get_updates();
-            request.payload_mut().offset = offset;
-            request.payload_mut().timeout = Some(LONG_POLL_SECS);
-            match request.await {
+            match self.get_updates(offset).await {
                 Ok(updates) => {
                     let Some(last) = updates.last().map(|update| update.id.0) else {
                         backoff = POLL_BACKOFF.0;
@@ -253,8 +250,7 @@ impl TelegramApi {
                         }
                     }
                 }
-                Err(error) => {
-                    let failure = classify(&error);
+                Err(failure) => {
                     let wait = match failure {
                         PlatformFailure::RetryAfter(secs) => Duration::from_secs(secs),
                         _ => backoff,
@@ -265,6 +261,76 @@ impl TelegramApi {
                 }
             }
         }
+    }
+}
+
+impl TelegramApi {
+    /// One long poll: `getUpdates` from `offset`, waiting up to
+    /// [`LONG_POLL_SECS`] for updates.
+    ///
+    /// Sent with teloxide's own HTTP client but not through its request
+    /// code, which waits 10 s after any 5xx answer before returning it
+    /// (teloxide-core's `DELAY_ON_SERVER_ERROR`): one failed poll would
+    /// hold every person's next press and message that long. The poll loop
+    /// has its own backoff.
+    async fn get_updates(&self, offset: Option<i32>) -> Result<Vec<Update>, PlatformFailure> {
+        let bot = self.bot.inner();
+        let url = bot
+            .api_url()
+            .join(&format!("/bot{}/getUpdates", bot.token()))
+            .map_err(|error| PlatformFailure::Permanent(format!("no getUpdates URL: {error}")))?;
+        let mut payload = serde_json::json!({"timeout": LONG_POLL_SECS});
+        if let Some(offset) = offset {
+            payload["offset"] = offset.into();
+        }
+        let response = bot
+            .client()
+            .post(url)
+            .json(&payload)
+            .send()
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.without_url().to_string()))?;
+        let status = response.status();
+        let body = response
+            .text()
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.without_url().to_string()))?;
+        read_updates(status.as_u16(), &body)
+    }
+}
+
+/// A `getUpdates` answer: its updates, or why it failed (a 429's wait,
+/// Telegram's own description).
+fn read_updates(status: u16, body: &str) -> Result<Vec<Update>, PlatformFailure> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        ok: bool,
+        result: Option<Vec<Update>>,
+        description: Option<String>,
+        parameters: Option<Parameters>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Parameters {
+        retry_after: Option<u64>,
+    }
+    let Ok(answer) = serde_json::from_str::<Answer>(body) else {
+        return Err(PlatformFailure::Transient(format!(
+            "unreadable getUpdates answer (HTTP {status}): {body:.200}"
+        )));
+    };
+    if let (true, Some(updates)) = (answer.ok, answer.result) {
+        return Ok(updates);
+    }
+    if let Some(after) = answer.parameters.and_then(|p| p.retry_after) {
+        return Err(PlatformFailure::RetryAfter(after));
+    }
+    let reason = answer
+        .description
+        .unwrap_or_else(|| format!("getUpdates failed with HTTP {status}"));
+    if status >= 500 || is_server_failure(&reason) {
+        Err(PlatformFailure::Transient(reason))
+    } else {
+        Err(PlatformFailure::Permanent(reason))
     }
 }
 
@@ -280,6 +346,47 @@ mod tests {
     use teloxide::types::{ChatId, Seconds};
 
     use super::*;
+
+    #[test]
+    fn get_updates_answers_are_read_and_failures_classified() {
+        let update = r#"{"update_id": 7, "message": {"message_id": 1, "date": 0,
+            "chat": {"id": 5, "type": "private", "first_name": "A"},
+            "from": {"id": 5, "is_bot": false, "first_name": "A"}, "text": "2"}}"#;
+        let ok = format!(r#"{{"ok": true, "result": [{update}]}}"#);
+        let updates = read_updates(200, &ok).expect("updates");
+        assert_eq!(updates.iter().map(|u| u.id.0).collect::<Vec<_>>(), [7]);
+        let cases = [
+            (
+                429,
+                r#"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 3","parameters":{"retry_after":3}}"#,
+                PlatformFailure::RetryAfter(3),
+            ),
+            (
+                500,
+                r#"{"ok":false,"error_code":500,"description":"Internal Server Error"}"#,
+                PlatformFailure::Transient("Internal Server Error".to_owned()),
+            ),
+            (
+                502,
+                "<html>Bad Gateway</html>",
+                PlatformFailure::Transient(
+                    "unreadable getUpdates answer (HTTP 502): <html>Bad Gateway</html>".to_owned(),
+                ),
+            ),
+            (
+                401,
+                r#"{"ok":false,"error_code":401,"description":"Unauthorized"}"#,
+                PlatformFailure::Permanent("Unauthorized".to_owned()),
+            ),
+        ];
+        for (status, body, expected) in cases {
+            assert_eq!(
+                read_updates(status, body).map(|_| ()),
+                Err(expected),
+                "{body}"
+            );
+        }
+    }
 
     #[test]
     fn run_failures_are_classified_for_retries() {

@@ -904,3 +904,40 @@ async fn telegram_and_the_api_on_a_full_disk_refuse_clearly_lose_nothing_and_res
         "an ask lost or made twice"
     );
 }
+
+/// A `getUpdates` that fails with a 500 does not hold up the next one:
+/// a press made after it is answered at once. (teloxide's request code
+/// waits 10 s after any 5xx; the poll does not go through it. The fake
+/// gives up after 5 s, far above the poll's own 250 ms backoff.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn telegram_a_failed_poll_does_not_hold_up_the_next_press() {
+    use askbridge_testkit::faults::{Fault, Faults};
+    let fake = FakeTelegram::builder()
+        .wait_timeout(std::time::Duration::from_secs(5))
+        .start()
+        .await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let id = create(&daemon, &deploy_ask()).await;
+    let question = sent(&fake, 1).await;
+    let _ = status(&daemon, &id).await;
+    fake.wait_for("the poll", |state| {
+        (state.active_long_polls() > 0).then_some(())
+    })
+    .await;
+
+    // The poll now waiting hands out Bob's chatter (which calls nothing);
+    // the poll after it fails.
+    fake.set_faults(Faults::share(1.0).kinds(&[Fault::ServerError]));
+    fake.inject_message(IncomingMessage::new(&group(), &bob(), "lunch?"));
+    while fake.fault_counts().total() == 0 {
+        tokio::task::yield_now().await;
+    }
+    fake.set_faults(Faults::NONE);
+
+    let pressed = fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    let answer = fake.wait_for_callback_answer(&pressed).await;
+    assert_eq!(answer.text.as_deref(), Some("Answer submitted"));
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+}
