@@ -742,6 +742,19 @@ async fn telegram_a_persons_messages_in_one_batch_apply_in_order() {
     }
 }
 
+/// Asks [`deploy_ask`]; returns its id and its question once the post is
+/// on record and the bot is polling for what people do.
+async fn asked_and_polling(daemon: &Daemon, fake: &FakeTelegram) -> (String, StoredMessage) {
+    let id = create(daemon, &deploy_ask()).await;
+    let question = sent(fake, 1).await;
+    let _ = status(daemon, &id).await;
+    fake.wait_for("the poll", |state| {
+        (state.active_long_polls() > 0).then_some(())
+    })
+    .await;
+    (id, question)
+}
+
 /// A directory of one test on the small filesystem `.ci/run` mounts (a
 /// tmpfs named by `ASKBRIDGE_TEST_SMALL_DISK`), and a file that fills it.
 /// Both are removed when dropped.
@@ -807,13 +820,7 @@ async fn telegram_and_the_api_on_a_full_disk_refuse_clearly_lose_nothing_and_res
     let fake = FakeTelegram::start().await;
     fake.add_chat(&group());
     let mut daemon = daemon_for(&fake).data_dir(&disk.dir).start();
-    let id = create(&daemon, &deploy_ask()).await;
-    let question = sent(&fake, 1).await;
-    let _ = status(&daemon, &id).await;
-    fake.wait_for("the poll", |state| {
-        (state.active_long_polls() > 0).then_some(())
-    })
-    .await;
+    let (id, question) = asked_and_polling(&daemon, &fake).await;
 
     disk.fill();
     let mut acknowledged = vec![id.clone()];
@@ -918,13 +925,7 @@ async fn telegram_a_failed_poll_does_not_hold_up_the_next_press() {
         .await;
     fake.add_chat(&group());
     let daemon = daemon_for(&fake).start();
-    let id = create(&daemon, &deploy_ask()).await;
-    let question = sent(&fake, 1).await;
-    let _ = status(&daemon, &id).await;
-    fake.wait_for("the poll", |state| {
-        (state.active_long_polls() > 0).then_some(())
-    })
-    .await;
+    let (id, question) = asked_and_polling(&daemon, &fake).await;
 
     // The poll now waiting hands out Bob's chatter (which calls nothing);
     // the poll after it fails.
