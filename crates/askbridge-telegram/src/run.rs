@@ -262,9 +262,7 @@ impl TelegramApi {
             }
         }
     }
-}
 
-impl TelegramApi {
     /// One long poll: `getUpdates` from `offset`, waiting up to
     /// [`LONG_POLL_SECS`] for updates.
     ///

@@ -137,25 +137,25 @@ impl ApiError {
     /// `503 unavailable`: the database is unreachable or busy for now;
     /// the same request may be sent again. `cause` goes to the log only.
     pub fn unavailable(cause: impl Into<String>) -> ApiError {
-        let mut error = ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
+        ApiError::unavailable_saying(
             "askbridge cannot reach its database right now; try again (a retried create with the same Idempotency-Key asks once)",
-        );
-        error.cause = Some(cause.into());
-        error
+            cause,
+        )
     }
 
     /// `503 unavailable`, because the database's disk is full; the same
     /// request may be sent once there is room. `cause` goes to the log
     /// only.
     pub fn disk_full(cause: impl Into<String>) -> ApiError {
-        let mut error = ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
+        ApiError::unavailable_saying(
             "askbridge's database has no room to write (its disk is full); nothing was changed: \
              try again once there is room (a retried create with the same Idempotency-Key asks once)",
-        );
+            cause,
+        )
+    }
+
+    fn unavailable_saying(message: &str, cause: impl Into<String>) -> ApiError {
+        let mut error = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message);
         error.cause = Some(cause.into());
         error
     }

@@ -68,12 +68,7 @@ impl StoreError {
     /// [transient](StoreError::is_transient): writes go on once there is
     /// room.
     pub fn is_full(&self) -> bool {
-        match self {
-            StoreError::Database(error) => sql::is_full(error),
-            StoreError::UnsupportedUrl(_) | StoreError::Migrate(_) | StoreError::Corrupt { .. } => {
-                false
-            }
-        }
+        matches!(self, StoreError::Database(error) if sql::is_full(error))
     }
 
     /// Whether the database was unreachable or busy (the connection went
