@@ -235,6 +235,17 @@ pub enum Place {
         /// The user's `open_id` (`ou_…`) for the bot's app.
         open_id: String,
     },
+    /// A Matrix room, by id (`!…`) or alias (`#name:server`).
+    MatrixRoom {
+        /// Room id or alias.
+        room: String,
+    },
+    /// A direct chat between the bot and a Matrix user (created on the
+    /// first ask, reused after).
+    MatrixUser {
+        /// The user's id (`@name:server`).
+        user_id: String,
+    },
     /// askbridge's own web page, optionally one session of it.
     Web {
         /// Session name; `None` is the default page.
@@ -250,6 +261,7 @@ impl Place {
             Place::DiscordChannel { .. } | Place::DiscordUser { .. } => ChannelKind::Discord,
             Place::Slack { .. } | Place::SlackUser { .. } => ChannelKind::Slack,
             Place::Feishu { .. } | Place::FeishuUser { .. } => ChannelKind::Feishu,
+            Place::MatrixRoom { .. } | Place::MatrixUser { .. } => ChannelKind::Matrix,
             Place::Web { .. } => ChannelKind::Web,
         }
     }
@@ -266,6 +278,8 @@ pub enum ChannelKind {
     Slack,
     /// Feishu, and Lark (its name outside China).
     Feishu,
+    /// Matrix (any homeserver).
+    Matrix,
     /// The built-in web page.
     Web,
     /// The agent host's own dialog (MCP elicitation). Nothing is posted
@@ -275,11 +289,12 @@ pub enum ChannelKind {
 
 impl ChannelKind {
     /// Every channel, in the order the docs list them.
-    pub const ALL: [ChannelKind; 6] = [
+    pub const ALL: [ChannelKind; 7] = [
         ChannelKind::Telegram,
         ChannelKind::Discord,
         ChannelKind::Slack,
         ChannelKind::Feishu,
+        ChannelKind::Matrix,
         ChannelKind::Web,
         ChannelKind::Host,
     ];
@@ -291,6 +306,7 @@ impl ChannelKind {
             ChannelKind::Discord => "discord",
             ChannelKind::Slack => "slack",
             ChannelKind::Feishu => "feishu",
+            ChannelKind::Matrix => "matrix",
             ChannelKind::Web => "web",
             ChannelKind::Host => "host",
         }
@@ -321,6 +337,8 @@ impl fmt::Display for Target {
             Place::SlackUser { user_id } => write!(f, "slack:user/{user_id}")?,
             Place::Feishu { chat_id } => write!(f, "feishu:{chat_id}")?,
             Place::FeishuUser { open_id } => write!(f, "feishu:user/{open_id}")?,
+            Place::MatrixRoom { room } => write!(f, "matrix:{room}")?,
+            Place::MatrixUser { user_id } => write!(f, "matrix:user/{user_id}")?,
             Place::Web { session } => {
                 f.write_str("web")?;
                 if let Some(session) = session {
@@ -412,7 +430,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     /// The part before `:` is not a channel askbridge knows.
-    #[error("unknown channel {0:?}; expected telegram, discord, slack, feishu or web")]
+    #[error("unknown channel {0:?}; expected telegram, discord, slack, feishu, matrix or web")]
     UnknownChannel(String),
     /// The channel is known but the rest is not of its form.
     #[error("{channel} target {given:?} is not of the form {expected}")]
@@ -445,13 +463,20 @@ impl Target {
     /// Parses `telegram:<chat_id>[/<thread_id>]`, `discord:<channel_id>`,
     /// `discord:user/<user_id>`, `slack:<channel_id>[/<thread_ts>]`,
     /// `feishu:<chat_id>`, `feishu:user/<open_id>` (`lark:` alike),
-    /// `web[:<session>]`, each with an optional `@<user>` suffix.
+    /// `web[:<session>]`, each with an optional `@<user>` suffix;
+    /// `matrix:<room id or #alias>[@<user id>]` and
+    /// `matrix:user/<user id>`, where the user is all after the first `@`
+    /// that follows the room (`matrix:!r:hs@@alice:hs`; its own leading
+    /// `@` may be left out).
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let input = input.trim();
         let (channel, rest) = match input.split_once(':') {
             Some((channel, rest)) => (channel, Some(rest)),
             None => (input, None),
         };
+        if channel.eq_ignore_ascii_case("matrix") {
+            return parse_matrix(rest.unwrap_or(""));
+        }
         let (rest, user) = match rest {
             Some(rest) => match rest.rsplit_once('@') {
                 Some((place, user)) if !user.is_empty() => (Some(place), Some(user.to_owned())),
@@ -499,7 +524,16 @@ impl Target {
         }
         let mut target = Target::parse(&text)?;
         if let Some(user) = user.filter(|u| !u.is_empty()) {
-            target.user = Some(user.to_owned());
+            target.user = Some(match target.place.channel() {
+                ChannelKind::Matrix => {
+                    matrix_user_id(user).ok_or_else(|| TargetError::Malformed {
+                        channel: "matrix",
+                        given: user.to_owned(),
+                        expected: MATRIX_USER,
+                    })?
+                }
+                _ => user.to_owned(),
+            });
         }
         Ok(target)
     }
@@ -592,6 +626,55 @@ fn parse_feishu(rest: &str) -> Result<Place, TargetError> {
     }
 }
 
+const MATRIX_TARGET: &str =
+    "matrix:<!room_id or #alias:server>[@<@user:server>] or matrix:user/<@user:server>";
+const MATRIX_USER: &str = "a Matrix user id, @name:server";
+
+/// Reads what follows `matrix:`: the room, or `user/` and a user id, and
+/// after a room the user who may answer, from its first `@` on (room ids
+/// and aliases hold none).
+fn parse_matrix(rest: &str) -> Result<Target, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "matrix",
+        given: rest.to_owned(),
+        expected: MATRIX_TARGET,
+    };
+    if let Some(user) = rest.strip_prefix("user/") {
+        let user_id = matrix_user_id(user).ok_or_else(malformed)?;
+        return Ok(Target {
+            place: Place::MatrixUser { user_id },
+            user: None,
+        });
+    }
+    let (room, user) = match rest.split_once('@') {
+        Some((room, user)) => (room, Some(matrix_user_id(user).ok_or_else(malformed)?)),
+        None => (rest, None),
+    };
+    let sigil_ok = room.starts_with('!') || (room.starts_with('#') && room.contains(':'));
+    let plain = |b: u8| b.is_ascii_graphic() && b != b'/' && b != b'@';
+    if room.len() < 2 || !sigil_ok || !room.bytes().all(plain) {
+        return Err(malformed());
+    }
+    Ok(Target {
+        place: Place::MatrixRoom {
+            room: room.to_owned(),
+        },
+        user,
+    })
+}
+
+/// A Matrix user id, `@name:server`, with its `@` added when left out.
+fn matrix_user_id(text: &str) -> Option<String> {
+    let bare = text.strip_prefix('@').unwrap_or(text);
+    let (name, server) = bare.split_once(':')?;
+    let ok = !name.is_empty()
+        && !server.is_empty()
+        && bare
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'@' && b != b'/');
+    ok.then(|| format!("@{bare}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,6 +712,26 @@ mod tests {
         check_target("feishu:oc 1", Err("feishu:<chat_id>"));
         check_target("feishu:user/", Err("feishu:<chat_id>"));
         check_target("slack:user/", Err("slack:user/<user_id>"));
+        check_target("matrix:!abc:hs.org", Ok("matrix:!abc:hs.org"));
+        check_target("matrix:!abc", Ok("matrix:!abc"));
+        check_target("matrix:#deploys:hs.org", Ok("matrix:#deploys:hs.org"));
+        check_target(
+            "matrix:!abc:hs.org@@alice:hs.org",
+            Ok("matrix:!abc:hs.org@@alice:hs.org"),
+        );
+        check_target(
+            "matrix:#deploys:hs.org@alice:hs.org:8448",
+            Ok("matrix:#deploys:hs.org@@alice:hs.org:8448"),
+        );
+        check_target("matrix:user/@bob:hs.org", Ok("matrix:user/@bob:hs.org"));
+        check_target("matrix:user/bob:hs.org", Ok("matrix:user/@bob:hs.org"));
+        check_target("MATRIX:!abc:hs", Ok("matrix:!abc:hs"));
+        check_target("matrix:", Err("matrix:<!room_id"));
+        check_target("matrix:abc:hs", Err("matrix:<!room_id"));
+        check_target("matrix:#noserver", Err("matrix:<!room_id"));
+        check_target("matrix:!abc:hs@alice", Err("matrix:<!room_id"));
+        check_target("matrix:user/alice", Err("matrix:<!room_id"));
+        check_target("matrix:!a b:hs", Err("matrix:<!room_id"));
         check_target("web", Ok("web"));
         check_target("web:review", Ok("web:review"));
         check_target("web@alice", Ok("web@alice"));

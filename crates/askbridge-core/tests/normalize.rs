@@ -857,7 +857,7 @@ fn targets() {
         (
             r#""email:me""#,
             Err(
-                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu or web"#,
+                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu, matrix or web"#,
             ),
         ),
         (
@@ -868,7 +868,9 @@ fn targets() {
         ),
         (
             r#"{"chat": 5}"#,
-            Err("error to.channel: missing; expected telegram, discord, slack, feishu or web"),
+            Err(
+                "error to.channel: missing; expected telegram, discord, slack, feishu, matrix or web",
+            ),
         ),
         (
             r#"{"channel": "telegram", "chat": [1]}"#,

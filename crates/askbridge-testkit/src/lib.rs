@@ -14,6 +14,9 @@
 //!   ([`slack::FakeSlack`]).
 //! - [`feishu`]: a fake of Feishu / Lark's Open API, long connection and
 //!   HTTP callbacks ([`feishu::FakeFeishu`]).
+//! - [`synapse`]: not a fake but a real Matrix homeserver, Synapse, started
+//!   for a test ([`synapse::Synapse`]), and a real Matrix client acting as a
+//!   test's person ([`synapse::Person`]).
 //!
 //! Every fake can fail a chosen share of its API requests the same way
 //! ([`faults`]): rate limits in the platform's form, `500`, `502`, closed
@@ -23,5 +26,6 @@ pub mod discord;
 pub mod faults;
 pub mod feishu;
 pub mod slack;
+pub mod synapse;
 pub mod telegram;
 mod watched;

@@ -99,6 +99,8 @@ pub struct Config {
     pub slack: Option<SlackConfig>,
     /// The Feishu / Lark channel, when it is on.
     pub feishu: Option<FeishuConfig>,
+    /// The Matrix channel, when it is on.
+    pub matrix: Option<MatrixConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -212,6 +214,31 @@ pub struct FeishuConfig {
     pub allowed_users: Vec<String>,
 }
 
+/// `[matrix]`: the Matrix channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatrixConfig {
+    /// The homeserver's URL (`https://matrix.example.org`).
+    pub homeserver: String,
+    /// The bot's user id (`@askbridge:example.org`).
+    pub user_id: String,
+    /// `MATRIX_ACCESS_TOKEN`, if set.
+    pub access_token: Option<Secret>,
+    /// `MATRIX_PASSWORD`, if set: logs in once, the session is kept.
+    pub password: Option<Secret>,
+    /// `buttons` (default: polls) or `text`.
+    pub render: Mode,
+    /// The language of askbridge's own words (default `en`).
+    pub locale: Locale,
+    /// Who may answer asks that name no user (`@name:server`); empty:
+    /// everyone in the room.
+    pub allowed_users: Vec<String>,
+    /// Accept invites: from allowed users, from anyone when there is no
+    /// list (default on).
+    pub auto_join: bool,
+    /// Encrypt the direct chats askbridge opens (default on).
+    pub encrypt_direct: bool,
+}
+
 /// How Feishu events and card callbacks arrive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FeishuMode {
@@ -311,6 +338,7 @@ impl Config {
             (ChannelKind::Discord, self.discord.is_some()),
             (ChannelKind::Slack, self.slack.is_some()),
             (ChannelKind::Feishu, self.feishu.is_some()),
+            (ChannelKind::Matrix, self.matrix.is_some()),
         ]
         .into_iter()
         .filter_map(|(kind, on)| on.then_some(kind))
@@ -513,6 +541,15 @@ pub struct RawConfig {
     /// `FEISHU_VERIFICATION_TOKEN` (never from the file).
     #[serde(skip)]
     pub feishu_verification_token: Option<String>,
+    /// `[matrix]`.
+    #[serde(default)]
+    pub matrix: RawMatrix,
+    /// `MATRIX_ACCESS_TOKEN` (never from the file).
+    #[serde(skip)]
+    pub matrix_access_token: Option<String>,
+    /// `MATRIX_PASSWORD` (never from the file).
+    #[serde(skip)]
+    pub matrix_password: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -625,6 +662,40 @@ chat_section! {
         app_id,
         /// `mode = "websocket"` or `"webhook"`.
         mode,
+    }
+}
+
+/// `[matrix]` as written: the shared keys but `api_url` (the homeserver
+/// is its own key), and two flags.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMatrix {
+    /// `enabled = true` (default: on when a token or password is set).
+    pub enabled: Option<bool>,
+    /// `homeserver = "https://matrix.example.org"`.
+    pub homeserver: Option<String>,
+    /// `user_id = "@askbridge:example.org"`.
+    pub user_id: Option<String>,
+    /// `render = "buttons"` or `"text"`.
+    pub render: Option<String>,
+    /// `locale = "en"`, `"zh-CN"` or `"th"`.
+    pub locale: Option<String>,
+    /// `allowed_users = ["@alice:example.org"]`.
+    pub allowed_users: Option<Vec<String>>,
+    /// `auto_join = true`: accept invites.
+    pub auto_join: Option<bool>,
+    /// `encrypt_direct = true`: encrypt the direct chats askbridge opens.
+    pub encrypt_direct: Option<bool>,
+}
+
+impl ChatSection for RawMatrix {
+    fn shared(&self) -> SharedKeys<'_> {
+        SharedKeys {
+            api_url: None,
+            render: self.render.as_deref(),
+            locale: self.locale.as_deref(),
+            allowed_users: self.allowed_users.as_deref().unwrap_or_default(),
+        }
     }
 }
 
@@ -758,6 +829,18 @@ const FEISHU_RULES: ChatRules = ChatRules {
     not_a_user: "is not a Feishu open_id (ou_…)",
 };
 
+const MATRIX_RULES: ChatRules = ChatRules {
+    keys: [
+        "matrix.homeserver",
+        "matrix.render",
+        "matrix.locale",
+        "matrix.allowed_users",
+    ],
+    locale: Locale::En,
+    user: |user| Target::parse(&format!("matrix:user/{user}")).is_ok() && user.starts_with('@'),
+    not_a_user: "is not a Matrix user id (@name:server)",
+};
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
@@ -849,6 +932,16 @@ settings! {
     env "feishu.app_secret" "FEISHU_APP_SECRET" text => feishu_app_secret;
     env "feishu.encrypt_key" "FEISHU_ENCRYPT_KEY" text => feishu_encrypt_key;
     env "feishu.verification_token" "FEISHU_VERIFICATION_TOKEN" text => feishu_verification_token;
+    file "matrix.enabled" "ASKBRIDGE_MATRIX_ENABLED" flag => matrix.enabled;
+    file "matrix.homeserver" "ASKBRIDGE_MATRIX_HOMESERVER" text => matrix.homeserver;
+    file "matrix.user_id" "ASKBRIDGE_MATRIX_USER_ID" text => matrix.user_id;
+    file "matrix.render" "ASKBRIDGE_MATRIX_RENDER" text => matrix.render;
+    file "matrix.locale" "ASKBRIDGE_MATRIX_LOCALE" text => matrix.locale;
+    file "matrix.allowed_users" "ASKBRIDGE_MATRIX_ALLOWED_USERS" list => matrix.allowed_users;
+    file "matrix.auto_join" "ASKBRIDGE_MATRIX_AUTO_JOIN" flag => matrix.auto_join;
+    file "matrix.encrypt_direct" "ASKBRIDGE_MATRIX_ENCRYPT_DIRECT" flag => matrix.encrypt_direct;
+    env "matrix.access_token" "MATRIX_ACCESS_TOKEN" text => matrix_access_token;
+    env "matrix.password" "MATRIX_PASSWORD" text => matrix_password;
 }
 
 /// The environment variable naming the config file.
@@ -1027,6 +1120,7 @@ impl RawConfig {
         let discord = self.discord_config(&invalid)?;
         let slack = self.slack_config(&invalid)?;
         let feishu = self.feishu_config(&invalid)?;
+        let matrix = self.matrix_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -1050,6 +1144,7 @@ impl RawConfig {
             discord,
             slack,
             feishu,
+            matrix,
             file: file.map(Path::to_path_buf),
         })
     }
@@ -1360,6 +1455,75 @@ impl RawConfig {
             render,
             locale,
             allowed_users,
+        }))
+    }
+}
+
+impl RawConfig {
+    /// `[matrix]`, when it is on: explicitly, or by `MATRIX_ACCESS_TOKEN`
+    /// or `MATRIX_PASSWORD`.
+    fn matrix_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<MatrixConfig>, ConfigError> {
+        let raw = &self.matrix;
+        let token = set(&self.matrix_access_token);
+        let password = set(&self.matrix_password);
+        let secret = token.or(password).map(str::to_owned);
+        let on = (
+            "matrix.enabled",
+            "Matrix",
+            "MATRIX_ACCESS_TOKEN (or MATRIX_PASSWORD)",
+        );
+        if bot_token(raw.enabled, &secret, on, invalid)?.is_none() {
+            return Ok(None);
+        }
+        let homeserver = match set(&raw.homeserver) {
+            Some(url) => http_url(url).map_err(|message| invalid("matrix.homeserver", message))?,
+            None => {
+                return Err(invalid(
+                    "matrix.homeserver",
+                    "Matrix is on but its homeserver is not set (homeserver = \"https://matrix.example.org\" under [matrix])".to_owned(),
+                ));
+            }
+        };
+        let user_id = match set(&raw.user_id) {
+            Some(user) if (MATRIX_RULES.user)(user) => user.to_owned(),
+            Some(user) => {
+                return Err(invalid(
+                    "matrix.user_id",
+                    format!("{user:?} {}", MATRIX_RULES.not_a_user),
+                ));
+            }
+            None => {
+                return Err(invalid(
+                    "matrix.user_id",
+                    "Matrix is on but the bot's user id is not set (user_id = \"@askbridge:example.org\" under [matrix])".to_owned(),
+                ));
+            }
+        };
+        let Shared {
+            render,
+            locale,
+            allowed_users,
+            ..
+        } = raw.common(&MATRIX_RULES, invalid)?;
+        if render == Mode::Rich {
+            return Err(invalid(
+                "matrix.render",
+                "Matrix has no rich mode; expected \"buttons\" (polls) or \"text\"".to_owned(),
+            ));
+        }
+        Ok(Some(MatrixConfig {
+            homeserver,
+            user_id,
+            access_token: token.map(Secret::new),
+            password: password.map(Secret::new),
+            render,
+            locale,
+            allowed_users,
+            auto_join: raw.auto_join.unwrap_or(true),
+            encrypt_direct: raw.encrypt_direct.unwrap_or(true),
         }))
     }
 }
@@ -1726,7 +1890,7 @@ max_body_bytes = 4096
         check_error(
             "default_target = \"irc:#x\"",
             &[],
-            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu or web",
+            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu, matrix or web",
         );
         check_error(
             "[http]\nmax_body_bytes = 10\n",

@@ -11,8 +11,8 @@
 //! shapes) → [`store`] → [`bridge`] (the lifecycle driver) → [`chat`] (what
 //! the chat platforms share) → [`web`] → [`mcp`] → [`http`] (the server,
 //! which mounts the web page and MCP) → [`telegram`], [`discord`],
-//! [`slack`], [`feishu`] (each platform's wiring, whose webhooks answer through
-//! `http`) → [`commands`] (the command-line tools, which put it all
+//! [`slack`], [`feishu`], [`matrix`] (each platform's wiring, whose webhooks
+//! answer through `http`) → [`commands`] (the command-line tools, which put it all
 //! together). A conversion between two layers' types lives with the
 //! higher one.
 
@@ -24,6 +24,7 @@ pub mod discord;
 pub mod feishu;
 pub mod http;
 pub mod instance;
+pub mod matrix;
 pub mod mcp;
 pub mod slack;
 pub mod store;

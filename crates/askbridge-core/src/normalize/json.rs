@@ -1025,7 +1025,7 @@ pub(crate) fn read_target(
             let Some(channel) = channel else {
                 report.error(
                     field(&path, "channel"),
-                    "missing; expected telegram, discord, slack, feishu or web",
+                    "missing; expected telegram, discord, slack, feishu, matrix or web",
                 );
                 return None;
             };

@@ -128,6 +128,21 @@ impl Capabilities {
         menu_options: 25,
     };
 
+    /// Matrix: a poll (MSC3381) of up to 20 answers, one per line; no
+    /// hard limit on answer texts (80 used, as on Telegram); events up to
+    /// 64 KB (16,000 characters used).
+    pub const MATRIX: Capabilities = Capabilities {
+        buttons: true,
+        max_buttons: 20,
+        max_buttons_per_row: 1,
+        max_rows: 20,
+        options_per_row: 1,
+        max_button_label_chars: 80,
+        max_text_chars: 16_000,
+        rich: false,
+        menu_options: 0,
+    };
+
     /// askbridge's web page: generous limits, one option per row.
     pub const WEB: Capabilities = Capabilities {
         buttons: true,
@@ -161,6 +176,7 @@ impl Capabilities {
             ChannelKind::Discord => Capabilities::DISCORD,
             ChannelKind::Slack => Capabilities::SLACK,
             ChannelKind::Feishu => Capabilities::FEISHU,
+            ChannelKind::Matrix => Capabilities::MATRIX,
             ChannelKind::Web | ChannelKind::Host => Capabilities::WEB,
         }
     }

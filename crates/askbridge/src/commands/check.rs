@@ -9,12 +9,14 @@
 //!   unknown; pending ones are a warning, since `serve` applies them). Read
 //!   only: a SQLite file that is not there yet passes, since the first
 //!   start creates it.
-//! - **telegram**, **discord**, **slack**, **feishu** — each configured platform,
+//! - **telegram**, **discord**, **slack**, **feishu**, **matrix** — each configured platform,
 //!   through the client its channel uses: Telegram's `getMe` (the bot's
 //!   name, its privacy mode), Discord's current user and application (the
 //!   Message Content intent, the interactions public key), Slack's
 //!   `auth.test` (bot and workspace) and the scopes the token was granted,
-//!   Feishu's bot info (the app's name; what webhook mode still needs).
+//!   Feishu's bot info (the app's name; what webhook mode still needs),
+//!   the Matrix homeserver's versions and the token's device and the
+//!   bot's name (without opening the store a running daemon holds).
 //!   A platform that is not configured is listed as such.
 //!
 //! A config error is a failed check, not a crash; the checks that need the
@@ -37,7 +39,8 @@ use serde_json::{Map, Value, json};
 
 use super::ConfigArgs;
 use crate::config::{
-    Config, ConfigError, DiscordConfig, FeishuConfig, FeishuMode, SlackConfig, TelegramConfig,
+    Config, ConfigError, DiscordConfig, FeishuConfig, FeishuMode, MatrixConfig, SlackConfig,
+    TelegramConfig,
 };
 use crate::error_chain as chain;
 use crate::store::{self, Inspection, Migrations, StoreError};
@@ -46,7 +49,9 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 5] = ["database", "telegram", "discord", "slack", "feishu"];
+const AFTER_CONFIG: [&str; 6] = [
+    "database", "telegram", "discord", "slack", "feishu", "matrix",
+];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
 /// and how to report.
@@ -171,7 +176,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             return Report::new(checks);
         }
     };
-    let (database, telegram, discord, slack, feishu) = tokio::join!(
+    let (database, telegram, discord, slack, feishu, matrix) = tokio::join!(
         within(
             limit,
             "database",
@@ -182,6 +187,10 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         configured(limit, config.discord.as_ref(), discord),
         configured(limit, config.slack.as_ref(), slack),
         configured(limit, config.feishu.as_ref(), feishu),
+        configured(limit, config.matrix.as_ref(), |matrix_config| matrix(
+            matrix_config,
+            &config.data_dir
+        )),
     );
     Report::new(vec![
         config_loaded(&config),
@@ -190,6 +199,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         discord,
         slack,
         feishu,
+        matrix,
     ])
 }
 
@@ -315,6 +325,16 @@ impl Platform for FeishuConfig {
         "copy the App ID and App Secret from Credentials & Basic Info in the developer console";
     fn counterpart(&self) -> String {
         api_name("Feishu", self.api_url.as_deref(), "open.feishu.cn")
+    }
+}
+
+impl Platform for MatrixConfig {
+    const NAME: &'static str = "matrix";
+    const PLATFORM: &'static str = "Matrix";
+    const TOKEN_VAR: &'static str = "MATRIX_ACCESS_TOKEN";
+    const TOKEN_HINT: &'static str = "log the bot in once (Element: Settings → Help & About → Access Token), or set MATRIX_PASSWORD";
+    fn counterpart(&self) -> String {
+        format!("the homeserver at {}", self.homeserver)
     }
 }
 
@@ -734,6 +754,53 @@ async fn feishu(config: &FeishuConfig) -> Check {
         .with("mode", mode)
 }
 
+// ---------------------------------------------------------------- matrix
+
+/// The homeserver's versions and the bot's login: the token's device and
+/// the bot's display name, or that the first start logs in by password.
+async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
+    let login = askbridge_matrix::run::Login {
+        homeserver: config.homeserver.clone(),
+        user_id: config.user_id.clone(),
+        access_token: config.access_token.as_ref().map(|s| s.expose().to_owned()),
+        password: config.password.as_ref().map(|s| s.expose().to_owned()),
+        dir: data_dir.join("matrix"),
+        encrypt_direct: config.encrypt_direct,
+    };
+    let identity = match askbridge_matrix::run::identify(&login).await {
+        Ok(identity) => identity,
+        Err(reason) => {
+            return Check::new(
+                "matrix",
+                Status::Failed,
+                format!(
+                    "{}: {reason}; {}",
+                    config.counterpart(),
+                    MatrixConfig::TOKEN_HINT
+                ),
+            );
+        }
+    };
+    let newest = identity.versions.last().cloned().unwrap_or_default();
+    let name = identity
+        .display_name
+        .clone()
+        .unwrap_or_else(|| config.user_id.clone());
+    let message = match &identity.device_id {
+        Some(device) => format!(
+            "bot {name} ({}, device {device}) on a homeserver speaking Matrix {newest}",
+            config.user_id
+        ),
+        None => format!(
+            "bot {} on a homeserver speaking Matrix {newest}; the first start logs in with MATRIX_PASSWORD and keeps the session",
+            config.user_id
+        ),
+    };
+    Check::new("matrix", Status::Ok, message)
+        .with("user_id", config.user_id.clone())
+        .with("homeserver_versions", identity.versions)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -797,7 +864,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "config", "database", "telegram", "discord", "slack", "feishu"
+                "config", "database", "telegram", "discord", "slack", "feishu", "matrix"
             ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);

@@ -39,6 +39,9 @@ pub enum RenderChannel {
     /// Feishu / Lark interactive cards (JSON 2.0, each message's
     /// `content`), as a JSON array; the last carries the buttons.
     Feishu,
+    /// Matrix room events (`{"type", "content"}`), as a JSON array; the
+    /// last is the poll. `rich` mode draws as `buttons`.
+    Matrix,
 }
 
 /// Renders the ask in `input` (any dialect) for `channel` in render `mode`
@@ -105,6 +108,19 @@ pub fn run(
                 .map(|message| message.card)
                 .collect();
             Ok(serde_json::to_string_pretty(&cards).unwrap_or_default())
+        }
+        RenderChannel::Matrix => {
+            let mode = match mode {
+                Mode::Rich => Mode::Buttons,
+                mode => mode,
+            };
+            let caps = Capabilities::MATRIX.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let events: Vec<_> = askbridge_matrix::render::ask_messages(&view)
+                .into_iter()
+                .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))
+                .collect();
+            Ok(serde_json::to_string_pretty(&events).unwrap_or_default())
         }
     }
 }

@@ -116,6 +116,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|feishu| crate::feishu::Feishu::new(&bridge, feishu))
         .transpose()
         .map_err(|message| anyhow::anyhow!("feishu: {message}"))?;
+    let matrix = match &config.matrix {
+        Some(matrix) => Some(
+            crate::matrix::Matrix::new(&bridge, matrix, &config.data_dir)
+                .await
+                .map_err(|message| anyhow::anyhow!("matrix: {message}"))?,
+        ),
+        None => None,
+    };
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -174,6 +182,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         discord = config.discord.is_some(),
         slack = config.slack.is_some(),
         feishu = config.feishu.is_some(),
+        matrix = config.matrix.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
@@ -208,6 +217,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             }
             None => receiving.push(feishu.start()),
         }
+    }
+    if let Some(matrix) = &matrix {
+        let matrix = matrix.clone();
+        owned.push(
+            bridge.run_owned(crate::matrix::Matrix::RECEIVING_LEASE, move || {
+                matrix.start()
+            }),
+        );
     }
     let mut server = tokio::spawn(http::serve(listener, app, shutdown.clone()));
     tokio::select! {

@@ -63,7 +63,8 @@ pub struct StoredResponder {
     pub name: Option<String>,
 }
 
-/// A stored [`ChannelKind`]: `telegram`, `discord`, `slack`, `web`.
+/// A stored [`ChannelKind`]: `telegram`, `discord`, `slack`, `feishu`,
+/// `matrix`, `web`, `host`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoredChannel {
@@ -75,6 +76,8 @@ pub enum StoredChannel {
     Slack,
     /// Feishu / Lark.
     Feishu,
+    /// Matrix.
+    Matrix,
     /// The web page.
     Web,
     /// The agent host's own dialog.
@@ -90,6 +93,7 @@ impl StoredChannel {
             "discord" => Some(StoredChannel::Discord),
             "slack" => Some(StoredChannel::Slack),
             "feishu" => Some(StoredChannel::Feishu),
+            "matrix" => Some(StoredChannel::Matrix),
             "web" => Some(StoredChannel::Web),
             "host" => Some(StoredChannel::Host),
             _ => None,
@@ -220,6 +224,7 @@ impl From<ChannelKind> for StoredChannel {
             ChannelKind::Discord => StoredChannel::Discord,
             ChannelKind::Slack => StoredChannel::Slack,
             ChannelKind::Feishu => StoredChannel::Feishu,
+            ChannelKind::Matrix => StoredChannel::Matrix,
             ChannelKind::Web => StoredChannel::Web,
             ChannelKind::Host => StoredChannel::Host,
         }
@@ -233,6 +238,7 @@ impl From<StoredChannel> for ChannelKind {
             StoredChannel::Discord => ChannelKind::Discord,
             StoredChannel::Slack => ChannelKind::Slack,
             StoredChannel::Feishu => ChannelKind::Feishu,
+            StoredChannel::Matrix => ChannelKind::Matrix,
             StoredChannel::Web => ChannelKind::Web,
             StoredChannel::Host => ChannelKind::Host,
         }

@@ -1,0 +1,305 @@
+//! Asks as Matrix room events. Pure: the events depend only on the
+//! arguments.
+//!
+//! Matrix has no buttons; it has polls (MSC3381). An ask drawn with
+//! buttons — one single-choice or yes/no question — is posted as a poll
+//! the way Element sends one today (`org.matrix.msc3381.poll.start`): one
+//! answer per button, in order (the recommended option marked, then
+//! "Other…" and "Skip"), at most one selection, and as its text fallback
+//! the question with its options numbered, so a client without polls
+//! shows a prompt that a typed reply answers. Each answer's `id` is the
+//! core's opaque callback key, so a vote is read like a button press.
+//!
+//! Everything else is the numbered prompt as plain `m.text` messages,
+//! answered by typing. When the ask ends, a poll is ended
+//! (`org.matrix.msc3381.poll.end`) with the status line as its text, and a
+//! text prompt is edited (`m.replace`) to what it showed plus that line.
+//!
+//! Texts are sent as plain `body` only (no `formatted_body`), so agent
+//! text is never read as HTML and cannot mention anyone.
+
+use askbridge_core::model::Place;
+use askbridge_core::render::{Button, OptionRef, View};
+use serde_json::{Value, json};
+
+/// The event type of a poll, as Element sends it.
+pub const POLL_START: &str = "org.matrix.msc3381.poll.start";
+/// The event type that ends a poll, as Element sends it.
+pub const POLL_END: &str = "org.matrix.msc3381.poll.end";
+/// The event type of a plain message.
+pub const MESSAGE: &str = "m.room.message";
+
+/// Extensible events' plain-text representation (MSC1767).
+const TEXT_KEY: &str = "org.matrix.msc1767.text";
+/// Shown instead of a blank text.
+const EMPTY_TEXT: &str = "❓";
+
+/// Where an ask is posted, before it has a room: a room (by id or alias)
+/// or a user's direct chat with the bot.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Destination {
+    /// A room id (`!…`) or alias (`#…:server`).
+    Room(String),
+    /// A user (`@…:server`): the direct chat with them.
+    User(String),
+}
+
+impl Destination {
+    /// The destination of a `matrix:` target; `None` for other channels.
+    pub fn of(place: &Place) -> Option<Destination> {
+        match place {
+            Place::MatrixRoom { room } => Some(Destination::Room(room.clone())),
+            Place::MatrixUser { user_id } => Some(Destination::User(user_id.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// One event to send: its type and content, and the text it shows (what
+/// the server records as shown, for the closing edit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The text the message shows.
+    pub text: String,
+    /// The event type ([`MESSAGE`] or [`POLL_START`]).
+    pub event_type: &'static str,
+    /// The event content.
+    pub content: Value,
+}
+
+impl Message {
+    /// A plain text message.
+    pub fn text(text: &str) -> Message {
+        let text = non_blank(text);
+        Message {
+            content: json!({ "msgtype": "m.text", "body": text }),
+            event_type: MESSAGE,
+            text,
+        }
+    }
+
+    /// Whether it is a poll.
+    pub fn is_poll(&self) -> bool {
+        self.event_type == POLL_START
+    }
+}
+
+/// The events an ask is posted as, in order. The last one carries the
+/// controls (the poll) and is the one ended or edited later.
+pub fn ask_messages(view: &View) -> Vec<Message> {
+    match view {
+        View::Buttons(buttons) => {
+            let mut messages: Vec<Message> = buttons
+                .parts
+                .iter()
+                .map(|part| Message::text(part))
+                .collect();
+            let last = messages.pop().unwrap_or_else(|| Message::text(""));
+            let answers: Vec<&Button> = buttons.rows.iter().flatten().collect();
+            messages.push(poll(&last.text, &answers));
+            messages
+        }
+        View::Text(text) => text.parts.iter().map(|part| Message::text(part)).collect(),
+        // Matrix has no rich mode (the config refuses it); its steps are
+        // drawn as the numbered prompt would be, one text each.
+        View::Rich(rich) => rich
+            .steps
+            .iter()
+            .map(|step| Message::text(&step.text))
+            .collect(),
+    }
+}
+
+/// A poll asking `question`, one answer per button, at most one chosen.
+fn poll(question: &str, answers: &[&Button]) -> Message {
+    let question = non_blank(question);
+    let mut fallback = question.clone();
+    for button in answers {
+        if let OptionRef::Index(index) = button.action {
+            fallback.push_str(&format!("\n{}. {}", index + 1, button.label));
+        }
+    }
+    let answers: Vec<Value> = answers
+        .iter()
+        .map(|button| json!({ "id": button.key, TEXT_KEY: button.label }))
+        .collect();
+    Message {
+        content: json!({
+            POLL_START: {
+                "kind": "org.matrix.msc3381.poll.disclosed",
+                "max_selections": 1,
+                "question": { TEXT_KEY: question },
+                "answers": answers,
+            },
+            TEXT_KEY: fallback,
+        }),
+        event_type: POLL_START,
+        text: question,
+    }
+}
+
+/// Ends the poll `poll` with `status` (the closing line) as its text.
+pub fn poll_end(poll: &str, status: &str) -> Value {
+    json!({
+        "m.relates_to": { "rel_type": "m.reference", "event_id": poll },
+        POLL_END: {},
+        TEXT_KEY: non_blank(status),
+    })
+}
+
+/// Edits text message `message` to show `shown` and then the status line.
+pub fn closed(message: &str, shown: &str, status: &str) -> Value {
+    let text = format!("{}\n\n{status}", shown.trim_end());
+    json!({
+        "msgtype": "m.text",
+        "body": format!("* {text}"),
+        "m.new_content": { "msgtype": "m.text", "body": text },
+        "m.relates_to": { "rel_type": "m.replace", "event_id": message },
+    })
+}
+
+/// A message in the thread of `root` (a poll, a prompt): the answer to a
+/// vote, a prompt for someone's own words.
+pub fn in_thread(root: &str, text: &str) -> Value {
+    json!({
+        "msgtype": "m.text",
+        "body": non_blank(text),
+        "m.relates_to": {
+            "rel_type": "m.thread",
+            "event_id": root,
+            "is_falling_back": true,
+            "m.in_reply_to": { "event_id": root },
+        },
+    })
+}
+
+/// A reply to message `to` (someone's typed answer).
+pub fn reply(to: &str, text: &str) -> Value {
+    json!({
+        "msgtype": "m.text",
+        "body": non_blank(text),
+        "m.relates_to": { "m.in_reply_to": { "event_id": to } },
+    })
+}
+
+fn non_blank(text: &str) -> String {
+    match text.trim().is_empty() {
+        true => EMPTY_TEXT.to_owned(),
+        false => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askbridge_core::model::{Ask, ChannelKind};
+    use askbridge_core::normalize::normalize_input;
+    use askbridge_core::render::{Capabilities, Locale, view};
+
+    fn ask(json: &str) -> Ask {
+        normalize_input(json).expect("a valid ask").ask
+    }
+
+    fn drawn(json: &str) -> Vec<Message> {
+        let caps = Capabilities::for_channel(ChannelKind::Matrix);
+        ask_messages(&view(&ask(json), "k1", &caps, Locale::En))
+    }
+
+    #[test]
+    fn one_choice_question_is_a_poll_whose_answers_are_callback_keys() {
+        let messages = drawn(
+            r#"{"question": "Deploy where?", "options": ["Staging (Recommended)", "Production"]}"#,
+        );
+        assert_eq!(messages.len(), 1);
+        let poll = &messages[0];
+        assert!(poll.is_poll());
+        let start = &poll.content[POLL_START];
+        assert_eq!(start["max_selections"], 1);
+        assert_eq!(start["kind"], "org.matrix.msc3381.poll.disclosed");
+        assert!(
+            start["question"][TEXT_KEY]
+                .as_str()
+                .is_some_and(|q| q.contains("Deploy where?"))
+        );
+        let answers = start["answers"].as_array().expect("answers");
+        let ids: Vec<&str> = answers.iter().filter_map(|a| a["id"].as_str()).collect();
+        for id in &ids {
+            assert!(
+                askbridge_core::render::parse_callback_key(id).is_some(),
+                "{id}"
+            );
+        }
+        let labels: Vec<&str> = answers
+            .iter()
+            .filter_map(|a| a[TEXT_KEY].as_str())
+            .collect();
+        assert!(labels[0].starts_with("Staging"), "{labels:?}");
+        assert!(labels[0].len() > "Staging".len(), "recommended is marked");
+        assert_eq!(labels[1], "Production");
+        assert!(labels.iter().any(|l| l.contains("Skip")), "{labels:?}");
+        let fallback = poll.content[TEXT_KEY].as_str().expect("fallback");
+        assert!(fallback.contains("\n1. Staging"), "{fallback}");
+        assert!(fallback.contains("\n2. Production"), "{fallback}");
+        assert!(
+            !fallback.contains("\n3."),
+            "controls are not numbered: {fallback}"
+        );
+    }
+
+    #[test]
+    fn several_questions_are_the_numbered_prompt_in_text() {
+        let messages = drawn(
+            r#"{"questions": [
+                {"question": "Where?", "options": ["Staging", "Production"]},
+                {"question": "Why?", "type": "text"}
+            ]}"#,
+        );
+        assert!(!messages.is_empty());
+        for message in &messages {
+            assert_eq!(message.event_type, MESSAGE);
+            assert_eq!(message.content["msgtype"], "m.text");
+            assert!(message.content.get("formatted_body").is_none());
+        }
+        let text: String = messages.iter().map(|m| m.text.as_str()).collect();
+        assert!(text.contains("Where?") && text.contains("Why?"), "{text}");
+    }
+
+    #[test]
+    fn endings_threads_and_replies_relate_to_their_event() {
+        let end = poll_end("$poll", "✅ Staging — answered by Alice");
+        assert_eq!(end["m.relates_to"]["rel_type"], "m.reference");
+        assert_eq!(end["m.relates_to"]["event_id"], "$poll");
+        assert_eq!(end[TEXT_KEY], "✅ Staging — answered by Alice");
+
+        let edit = closed("$text", "Where?\n", "⏱ Expired");
+        assert_eq!(edit["m.new_content"]["body"], "Where?\n\n⏱ Expired");
+        assert_eq!(edit["m.relates_to"]["rel_type"], "m.replace");
+
+        let thread = in_thread("$poll", "This question is for @alice:hs");
+        assert_eq!(thread["m.relates_to"]["rel_type"], "m.thread");
+        assert_eq!(thread["m.relates_to"]["m.in_reply_to"]["event_id"], "$poll");
+
+        let answer = reply("$typed", "");
+        assert_eq!(answer["body"], EMPTY_TEXT);
+        assert_eq!(
+            answer["m.relates_to"]["m.in_reply_to"]["event_id"],
+            "$typed"
+        );
+    }
+
+    #[test]
+    fn destinations_of_matrix_targets_only() {
+        let room = askbridge_core::model::Target::parse("matrix:!r:hs@@a:hs").expect("target");
+        assert_eq!(
+            Destination::of(&room.place),
+            Some(Destination::Room("!r:hs".to_owned()))
+        );
+        let user = askbridge_core::model::Target::parse("matrix:user/@a:hs").expect("target");
+        assert_eq!(
+            Destination::of(&user.place),
+            Some(Destination::User("@a:hs".to_owned()))
+        );
+        let web = askbridge_core::model::Target::parse("web").expect("target");
+        assert_eq!(Destination::of(&web.place), None);
+    }
+}

@@ -1,0 +1,277 @@
+//! The Matrix channel wired to the bridge.
+//!
+//! [`askbridge_matrix`] draws asks as polls and prompts, reads room events
+//! and talks to the homeserver; this module only translates for the
+//! shared [`ChatDriver`]:
+//!
+//! - [`MatrixPlatform`] is Matrix as a [`ChatPlatform`]: it sends events
+//!   (a `matrix:user/…` target in the bot's direct chat with the user,
+//!   opened on the first ask), ends a poll or edits a prompt when the ask
+//!   ends, and answers a vote in the poll's thread. Matrix has no private
+//!   notice, so a refused vote is answered there for the room to see; a
+//!   vote that counted needs no answer (the poll ends with the status
+//!   line). "Other…" asks for the person's own words in the poll's thread.
+//! - [`Matrix`] logs in from `[matrix]` and syncs (one instance at a time,
+//!   under a lease): each batch's events in order, invites accepted from
+//!   the people the allow-list admits (from anyone without a list) when
+//!   `auto_join` is on.
+
+use std::sync::Arc;
+
+use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::inbound::{Handled, Person};
+use askbridge_core::model::{ChannelKind, Place, Responder};
+use askbridge_core::render::{self, Capabilities, View, fill};
+use askbridge_matrix::parse::{self, Voted};
+use askbridge_matrix::render::{self as draw, Destination, Message};
+use askbridge_matrix::run::{Incoming, Login, MatrixApi};
+
+use crate::bridge::Bridge;
+use crate::chat::AllowList;
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::config::MatrixConfig;
+
+/// The Matrix channel and its inbound side, built from the config.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    driver: Arc<ChatDriver<MatrixPlatform>>,
+    allow: AllowList,
+    auto_join: bool,
+}
+
+impl Matrix {
+    /// The lease under which the sync loop runs: one instance reads the
+    /// bot's events.
+    pub const RECEIVING_LEASE: &'static str = "matrix/sync";
+
+    /// Logs the bot in (its session and store under `data_dir/matrix`) and
+    /// registers the channel with the bridge.
+    pub async fn new(
+        bridge: &Bridge,
+        config: &MatrixConfig,
+        data_dir: &std::path::Path,
+    ) -> Result<Matrix, SetupError> {
+        let api = connect(config, data_dir).await?;
+        let allow = AllowList::new(config.allowed_users.iter().cloned());
+        let driver = ChatDriver::register(
+            bridge,
+            MatrixPlatform { api },
+            Drawing {
+                caps: Capabilities::MATRIX.with_mode(config.render),
+                locale: config.locale,
+            },
+            allow.clone(),
+        );
+        Ok(Matrix {
+            driver,
+            allow,
+            auto_join: config.auto_join,
+        })
+    }
+
+    /// Syncs until the task is stopped.
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let matrix = self.clone();
+        tokio::spawn(async move {
+            let api = matrix.driver.platform().api.clone();
+            tracing::info!(bot = %api.user_id(), device = ?api.device_id(), "Matrix bot connected");
+            let refused = api
+                .receive(
+                    |batch| matrix.handle(batch),
+                    |room, inviter| matrix.invited(room, inviter),
+                )
+                .await;
+            tracing::error!(reason = %refused, "Matrix stopped syncing");
+        })
+    }
+
+    /// Hands one sync batch to the driver, in order.
+    async fn handle(&self, batch: Vec<Incoming>) -> Vec<Handled> {
+        let events = batch
+            .into_iter()
+            .map(|incoming| {
+                parse::inbound(
+                    incoming.received,
+                    &incoming.room,
+                    incoming.direct,
+                    incoming.name,
+                )
+            })
+            .collect();
+        self.driver.handle_in_order(events).await
+    }
+
+    /// Joins a room the bot was invited to, if the inviter may ask it in.
+    async fn invited(&self, room: String, inviter: Option<String>) {
+        let admitted = inviter.as_ref().is_some_and(|inviter| {
+            self.allow.admits(&Person {
+                username: inviter.strip_prefix('@').map(str::to_owned),
+                ..Person::of(Responder {
+                    channel: ChannelKind::Matrix,
+                    user_id: inviter.clone(),
+                    name: None,
+                })
+            })
+        });
+        if !(self.auto_join && admitted) {
+            tracing::info!(room = %room, inviter = ?inviter, "Matrix invite left alone");
+            return;
+        }
+        match self.driver.platform().api.join(&room).await {
+            Ok(()) => tracing::info!(room = %room, inviter = ?inviter, "joined a Matrix room"),
+            Err(error) => tracing::warn!(room = %room, error = %error, "cannot join a Matrix room"),
+        }
+    }
+}
+
+/// The bot's login for `[matrix]`, its files under `data_dir/matrix`.
+pub async fn connect(
+    config: &MatrixConfig,
+    data_dir: &std::path::Path,
+) -> Result<MatrixApi, SetupError> {
+    MatrixApi::connect(&Login {
+        homeserver: config.homeserver.clone(),
+        user_id: config.user_id.clone(),
+        access_token: config.access_token.as_ref().map(|s| s.expose().to_owned()),
+        password: config.password.as_ref().map(|s| s.expose().to_owned()),
+        dir: data_dir.join("matrix"),
+        encrypt_direct: config.encrypt_direct,
+    })
+    .await
+}
+
+/// Matrix as a [`ChatPlatform`]: the homeserver, through matrix-sdk.
+#[derive(Debug)]
+pub struct MatrixPlatform {
+    api: MatrixApi,
+}
+
+impl ChatPlatform for MatrixPlatform {
+    type Chat = String;
+    type MessageId = String;
+    type Message = Message;
+    type Reply = Voted;
+
+    const KIND: ChannelKind = ChannelKind::Matrix;
+
+    fn conversation(room: &String) -> String {
+        room.clone()
+    }
+
+    fn parse_conversation(text: &str) -> Option<String> {
+        text.starts_with('!').then(|| text.to_owned())
+    }
+
+    /// A room ask's vote comes from that room (an alias's room is the
+    /// poll's: the vote names the poll); a direct chat's vote from its
+    /// user.
+    fn is_at(place: &Place, room: &String, from: &Person) -> bool {
+        match place {
+            Place::MatrixRoom { room: target } => target == room || target.starts_with('#'),
+            Place::MatrixUser { user_id } => from.responder.user_id == *user_id,
+            _ => false,
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<String, PlatformFailure> {
+        let destination = Destination::of(place)
+            .ok_or_else(|| PlatformFailure::Permanent("not a Matrix target".to_owned()))?;
+        self.api.room_for(&destination).await
+    }
+
+    fn ask_messages(&self, view: &View, _room: &String) -> Vec<Message> {
+        draw::ask_messages(view)
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.text
+    }
+
+    /// `once` is the transaction id: a part sent again (after a crash) is
+    /// the event already posted.
+    async fn send(
+        &self,
+        room: &String,
+        message: Message,
+        once: &str,
+    ) -> Result<String, PlatformFailure> {
+        self.api
+            .send(room, message.event_type, message.content, Some(once))
+            .await
+    }
+
+    /// Matrix has no rich mode (the config refuses it).
+    async fn show_step(
+        &self,
+        _room: &String,
+        _message: String,
+        _step: &render::Step,
+    ) -> Result<(), PlatformFailure> {
+        Ok(())
+    }
+
+    /// A poll ends with the status line; a prompt is edited to show it.
+    async fn close(
+        &self,
+        room: &String,
+        message: String,
+        shown: &str,
+        status: &str,
+    ) -> Result<(), PlatformFailure> {
+        let once = format!("end/{message}");
+        let (event_type, content) = match self.api.is_poll(room, &message).await? {
+            true => (draw::POLL_END, draw::poll_end(&message, status)),
+            false => (draw::MESSAGE, draw::closed(&message, shown, status)),
+        };
+        self.api
+            .send(room, event_type, content, Some(&once))
+            .await
+            .map(|_| ())
+    }
+
+    fn reply(&self, room: &String, to: String, text: String) {
+        let api = self.api.clone();
+        let room = room.clone();
+        tokio::spawn(async move {
+            if let Err(error) = api
+                .send(&room, draw::MESSAGE, draw::reply(&to, &text), None)
+                .await
+            {
+                tracing::warn!(error = %error, "cannot reply on Matrix");
+            }
+        });
+    }
+
+    /// A refused vote is answered in the poll's thread; one taken needs no
+    /// answer.
+    async fn acknowledge(&self, voted: Voted, ack: Ack) {
+        let Ack::Refused(text) = ack else {
+            return;
+        };
+        let content = draw::in_thread(&voted.poll, &text);
+        if let Err(error) = self
+            .api
+            .send(&voted.room, draw::MESSAGE, content, None)
+            .await
+        {
+            tracing::warn!(error = %error, "cannot answer a Matrix vote");
+        }
+    }
+
+    /// Asks for the person's own words in the poll's thread; a reply to
+    /// that message answers the question.
+    async fn ask_own_words(
+        &self,
+        voted: Voted,
+        _room: &String,
+        prompt: OwnWords<'_>,
+    ) -> Result<Option<String>, PlatformFailure> {
+        let question = prompt.question.text.trim();
+        let text = fill(prompt.locale.strings().own_words, &[("q", question)]);
+        let content = draw::in_thread(&voted.poll, &text);
+        self.api
+            .send(&voted.room, draw::MESSAGE, content, None)
+            .await
+            .map(Some)
+    }
+}
