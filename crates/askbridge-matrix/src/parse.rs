@@ -195,16 +195,7 @@ pub fn inbound(
     direct: bool,
     name: Option<String>,
 ) -> Inbound<String, String, Voted> {
-    let from = Person {
-        responder: Responder {
-            channel: ChannelKind::Matrix,
-            user_id: received.sender.clone(),
-            name,
-        },
-        // The allow-list's `@name:server` entries name people.
-        username: received.sender.strip_prefix('@').map(str::to_owned),
-        roles: Vec::new(),
-    };
+    let from = person(&received.sender, name);
     match received.event {
         Event::Vote { poll, answers } => Inbound::Press(inbound::Press {
             reply: Voted {
@@ -232,6 +223,20 @@ pub fn inbound(
             text,
             from,
         }),
+    }
+}
+
+/// A Matrix user as a person: their id, and as their username the id
+/// without its `@` (the allow-list's `@name:server` entries name people).
+pub fn person(user_id: &str, name: Option<String>) -> Person {
+    Person {
+        responder: Responder {
+            channel: ChannelKind::Matrix,
+            user_id: user_id.to_owned(),
+            name,
+        },
+        username: user_id.strip_prefix('@').map(str::to_owned),
+        roles: Vec::new(),
     }
 }
 

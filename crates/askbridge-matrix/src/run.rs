@@ -377,22 +377,10 @@ impl MatrixApi {
         raw: &Raw<AnySyncTimelineEvent>,
     ) -> Option<Incoming> {
         let json: Value = serde_json::from_str(raw.json().get()).ok()?;
+        let own_name = member_name(room, &self.user_id).await;
         let bot = Bot {
             user_id: self.user_id(),
-            display_name: None,
-        };
-        let own_name = match room {
-            Some(room) => room
-                .get_member_no_sync(&self.user_id)
-                .await
-                .ok()
-                .flatten()
-                .and_then(|member| member.display_name().map(str::to_owned)),
-            None => None,
-        };
-        let bot = Bot {
             display_name: own_name.as_deref(),
-            ..bot
         };
         let received = parse::event(&json, bot)?;
         let (direct, name) = match room {
@@ -401,15 +389,9 @@ impl MatrixApi {
                     && room.direct_targets().iter().any(|target| {
                         target.as_user_id().map(|u| u.as_str()) == Some(received.sender.as_str())
                     });
-                let sender = UserId::parse(received.sender.as_str()).ok();
-                let name = match sender {
-                    Some(sender) => room
-                        .get_member_no_sync(&sender)
-                        .await
-                        .ok()
-                        .flatten()
-                        .and_then(|member| member.display_name().map(str::to_owned)),
-                    None => None,
+                let name = match UserId::parse(received.sender.as_str()) {
+                    Ok(sender) => member_name(Some(room), &sender).await,
+                    Err(_) => None,
                 };
                 (direct, name)
             }
@@ -422,6 +404,12 @@ impl MatrixApi {
             received,
         })
     }
+}
+
+/// A member's display name in `room`, from the store (no request).
+async fn member_name(room: Option<&Room>, user: &UserId) -> Option<String> {
+    let member = room?.get_member_no_sync(user).await.ok().flatten()?;
+    member.display_name().map(str::to_owned)
 }
 
 /// Who the bot is, as `askbridge check` reports it.

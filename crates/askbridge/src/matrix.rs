@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::{Handled, Person};
-use askbridge_core::model::{ChannelKind, Place, Responder};
+use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
 use askbridge_matrix::parse::{self, Voted};
 use askbridge_matrix::render::{self as draw, Destination, Message};
@@ -103,16 +103,9 @@ impl Matrix {
 
     /// Joins a room the bot was invited to, if the inviter may ask it in.
     async fn invited(&self, room: String, inviter: Option<String>) {
-        let admitted = inviter.as_ref().is_some_and(|inviter| {
-            self.allow.admits(&Person {
-                username: inviter.strip_prefix('@').map(str::to_owned),
-                ..Person::of(Responder {
-                    channel: ChannelKind::Matrix,
-                    user_id: inviter.clone(),
-                    name: None,
-                })
-            })
-        });
+        let admitted = inviter
+            .as_ref()
+            .is_some_and(|inviter| self.allow.admits(&parse::person(inviter, None)));
         if !(self.auto_join && admitted) {
             tracing::info!(room = %room, inviter = ?inviter, "Matrix invite left alone");
             return;
@@ -129,15 +122,20 @@ pub async fn connect(
     config: &MatrixConfig,
     data_dir: &std::path::Path,
 ) -> Result<MatrixApi, SetupError> {
-    MatrixApi::connect(&Login {
+    MatrixApi::connect(&login(config, data_dir)).await
+}
+
+/// What the bot logs in with, from `[matrix]`; its files under
+/// `data_dir/matrix`.
+pub fn login(config: &MatrixConfig, data_dir: &std::path::Path) -> Login {
+    Login {
         homeserver: config.homeserver.clone(),
         user_id: config.user_id.clone(),
         access_token: config.access_token.as_ref().map(|s| s.expose().to_owned()),
         password: config.password.as_ref().map(|s| s.expose().to_owned()),
         dir: data_dir.join("matrix"),
         encrypt_direct: config.encrypt_direct,
-    })
-    .await
+    }
 }
 
 /// Matrix as a [`ChatPlatform`]: the homeserver, through matrix-sdk.

@@ -759,14 +759,7 @@ async fn feishu(config: &FeishuConfig) -> Check {
 /// The homeserver's versions and the bot's login: the token's device and
 /// the bot's display name, or that the first start logs in by password.
 async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
-    let login = askbridge_matrix::run::Login {
-        homeserver: config.homeserver.clone(),
-        user_id: config.user_id.clone(),
-        access_token: config.access_token.as_ref().map(|s| s.expose().to_owned()),
-        password: config.password.as_ref().map(|s| s.expose().to_owned()),
-        dir: data_dir.join("matrix"),
-        encrypt_direct: config.encrypt_direct,
-    };
+    let login = crate::matrix::login(config, data_dir);
     let identity = match askbridge_matrix::run::identify(&login).await {
         Ok(identity) => identity,
         Err(reason) => {
