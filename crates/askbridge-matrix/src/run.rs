@@ -26,11 +26,12 @@ use askbridge_core::inbound::{Handled, Recent};
 use matrix_sdk::authentication::matrix::{MatrixSession, MatrixSessionTokens};
 use matrix_sdk::config::{RequestConfig, SyncSettings};
 use matrix_sdk::ruma::api::client::room::create_room;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::{AnySyncTimelineEvent, InitialStateEvent};
 use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::{
-    EventId, OwnedDeviceId, OwnedUserId, RoomAliasId, RoomId, TransactionId, UserId,
+    EventId, OwnedDeviceId, OwnedRoomId, OwnedUserId, RoomAliasId, RoomId, TransactionId, UserId,
 };
 use matrix_sdk::{Client, HttpError, Room, RoomState, SessionMeta};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,9 @@ pub const RETRY_FOR: Duration = Duration::from_secs(30);
 const SYNC_WAIT: Duration = Duration::from_secs(25);
 /// Event ids taken from a batch that is read again (part of it failed).
 const REMEMBERED: usize = 1_024;
+/// How many syncs an encrypted event waits for its room key (keys are sent
+/// to the bot's device alongside, and usually come in the same sync).
+const DECRYPT_TRIES: u32 = 20;
 
 /// What the bot logs in with.
 #[derive(Debug, Clone)]
@@ -114,6 +118,9 @@ impl MatrixApi {
             .map_err(|error| SetupError(format!("cannot create {}: {error}", store.display())))?;
         let client = Client::builder()
             .homeserver_url(&login.homeserver)
+            // The homeserver's login answer may name a public URL that this
+            // host cannot reach; the configured one is the one to use.
+            .respect_login_well_known(false)
             .sqlite_store(&store, None)
             .request_config(RequestConfig::new().retry_timeout(RETRY_FOR))
             .build()
@@ -300,6 +307,8 @@ impl MatrixApi {
             .ok()
             .map(|text| text.trim().to_owned());
         let mut taken = Recent::new(REMEMBERED);
+        let mut undecrypted: Vec<Undecrypted> = Vec::new();
+        let mut synced = false;
         let mut backoff = Duration::from_millis(250);
         loop {
             let mut settings = SyncSettings::default().timeout(SYNC_WAIT);
@@ -319,6 +328,10 @@ impl MatrixApi {
                 }
             };
             backoff = Duration::from_millis(250);
+            if !synced {
+                synced = true;
+                tracing::info!("Matrix sync started: the bot's keys are on the homeserver");
+            }
             for (room, invite) in &response.rooms.invite {
                 let inviter = invite
                     .invite_state
@@ -328,18 +341,24 @@ impl MatrixApi {
                 invited(room.to_string(), inviter).await;
             }
             let fresh_start = since.is_none();
-            let mut batch = Vec::new();
+            let mut events = self.decrypted_late(&mut undecrypted).await;
             if !fresh_start {
                 for (room_id, update) in &response.rooms.join {
-                    let room = self.client.get_room(room_id);
                     for event in &update.timeline.events {
-                        if let Some(incoming) =
-                            self.incoming(room.as_ref(), room_id, event.raw()).await
-                            && !taken.contains(&incoming.received.event_id)
-                        {
-                            batch.push(incoming);
+                        match self.decrypted(room_id, event.raw()).await {
+                            Ok(raw) => events.push((room_id.clone(), raw)),
+                            Err(pending) => undecrypted.push(pending),
                         }
                     }
+                }
+            }
+            let mut batch = Vec::new();
+            for (room_id, raw) in &events {
+                let room = self.client.get_room(room_id);
+                if let Some(incoming) = self.incoming(room.as_ref(), room_id, raw).await
+                    && !taken.contains(&incoming.received.event_id)
+                {
+                    batch.push(incoming);
                 }
             }
             let ids: Vec<String> = batch
@@ -367,6 +386,62 @@ impl MatrixApi {
                 tokio::time::sleep(backoff).await;
             }
         }
+    }
+
+    /// The event, decrypted if it came encrypted; an encrypted one whose
+    /// room key has not arrived yet is tried again after the next syncs
+    /// ([`MatrixApi::decrypted_late`]).
+    async fn decrypted(
+        &self,
+        room_id: &OwnedRoomId,
+        raw: &Raw<AnySyncTimelineEvent>,
+    ) -> Result<Raw<AnySyncTimelineEvent>, Undecrypted> {
+        let encrypted =
+            raw.get_field::<String>("type").ok().flatten().as_deref() == Some("m.room.encrypted");
+        if !encrypted {
+            return Ok(raw.clone());
+        }
+        let pending = Undecrypted {
+            room: room_id.clone(),
+            event: raw.clone().cast(),
+            tries: 0,
+        };
+        self.try_decrypt(&pending).await.ok_or(pending)
+    }
+
+    async fn try_decrypt(&self, pending: &Undecrypted) -> Option<Raw<AnySyncTimelineEvent>> {
+        let room = self.client.get_room(&pending.room)?;
+        let decrypted = room.decrypt_event(&pending.event).await.ok()?;
+        decrypted
+            .encryption_info()
+            .is_some()
+            .then(|| decrypted.raw().clone())
+    }
+
+    /// The events whose room keys arrived since, in the order they came;
+    /// one still undecryptable after [`DECRYPT_TRIES`] syncs is given up
+    /// (logged).
+    async fn decrypted_late(
+        &self,
+        undecrypted: &mut Vec<Undecrypted>,
+    ) -> Vec<(OwnedRoomId, Raw<AnySyncTimelineEvent>)> {
+        let mut ready = Vec::new();
+        let mut still = Vec::new();
+        for mut pending in std::mem::take(undecrypted) {
+            match self.try_decrypt(&pending).await {
+                Some(raw) => ready.push((pending.room, raw)),
+                None if pending.tries + 1 >= DECRYPT_TRIES => {
+                    let id = pending.event.get_field::<String>("event_id").ok().flatten();
+                    tracing::warn!(room = %pending.room, event = ?id, "a Matrix event could not be decrypted: its room key never arrived");
+                }
+                None => {
+                    pending.tries += 1;
+                    still.push(pending);
+                }
+            }
+        }
+        *undecrypted = still;
+        ready
     }
 
     /// An event as [`Incoming`], if it is something a person did.
@@ -404,6 +479,15 @@ impl MatrixApi {
             received,
         })
     }
+}
+
+/// An encrypted event whose room key had not arrived when it did.
+#[derive(Debug)]
+struct Undecrypted {
+    room: OwnedRoomId,
+    event: Raw<OriginalSyncRoomEncryptedEvent>,
+    /// Syncs since, each of which tried it again.
+    tries: u32,
 }
 
 /// A member's display name in `room`, from the store (no request).
@@ -541,6 +625,7 @@ async fn session(login: &Login, user_id: &UserId) -> Result<MatrixSession, Setup
     };
     let client = Client::builder()
         .homeserver_url(&login.homeserver)
+        .respect_login_well_known(false)
         .build()
         .await
         .map_err(|error| SetupError(format!("[matrix] cannot start the client: {error}")))?;

@@ -2087,6 +2087,7 @@ max_body_bytes = 4096
             "SLACK_BOT_TOKEN" => Some(SLACK_TOKEN.to_owned()),
             "SLACK_APP_TOKEN" => Some(SLACK_APP_TOKEN.to_owned()),
             "FEISHU_APP_SECRET" => Some("s3cret".to_owned()),
+            "MATRIX_ACCESS_TOKEN" => Some("syt_s3cret".to_owned()),
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))
@@ -2396,6 +2397,75 @@ max_body_bytes = 4096
             "[feishu]\napp_id = \"cli_1\"\nallowed_users = [\"alice\"]\n",
             &[secret],
             "config/askbridge.toml: feishu.allowed_users: \"alice\" is not a Feishu open_id (ou_…)",
+        );
+    }
+
+    #[test]
+    fn config_matrix_is_on_with_a_token_or_password_and_reads_its_section() {
+        assert_eq!(from("", &[]).expect("valid").matrix, None);
+        let text = "[matrix]\nhomeserver = \"https://matrix.example.org\"\nuser_id = \"@askbridge:example.org\"\n";
+        let matrix = from(text, &[("MATRIX_ACCESS_TOKEN", "syt_s3cret")])
+            .expect("valid")
+            .matrix
+            .expect("on");
+        assert_eq!(matrix.homeserver, "https://matrix.example.org");
+        assert_eq!(matrix.user_id, "@askbridge:example.org");
+        assert_eq!((matrix.render, matrix.locale), (Mode::Buttons, Locale::En));
+        assert!(
+            matrix.auto_join && matrix.encrypt_direct,
+            "both on by default"
+        );
+        assert_eq!(matrix.password, None);
+        assert!(!format!("{matrix:?}").contains("s3cret"), "a secret leaked");
+
+        let text = format!(
+            "{text}render = \"text\"\nlocale = \"th\"\nallowed_users = [\"@alice:example.org\"]\nauto_join = false\nencrypt_direct = false\n"
+        );
+        let matrix = from(&text, &[("MATRIX_PASSWORD", "pw")])
+            .expect("valid")
+            .matrix
+            .expect("on by the password");
+        assert_eq!((matrix.render, matrix.locale), (Mode::Text, Locale::Th));
+        assert_eq!(matrix.allowed_users, ["@alice:example.org"]);
+        assert!(!matrix.auto_join && !matrix.encrypt_direct);
+        assert_eq!(matrix.password, Some(Secret::new("pw")));
+    }
+
+    #[test]
+    fn config_matrix_errors_name_the_key_and_where_it_came_from() {
+        let token = ("MATRIX_ACCESS_TOKEN", "syt_1");
+        let base = "[matrix]\nhomeserver = \"https://hs.example\"\nuser_id = \"@bot:hs.example\"\n";
+        check_error(
+            "[matrix]\nenabled = true\n",
+            &[],
+            "config/askbridge.toml: matrix.enabled: Matrix is on but MATRIX_ACCESS_TOKEN (or MATRIX_PASSWORD) is not set",
+        );
+        check_error(
+            "",
+            &[token],
+            "config/askbridge.toml: matrix.homeserver: Matrix is on but its homeserver is not set (homeserver = \"https://matrix.example.org\" under [matrix])",
+        );
+        check_error(
+            "[matrix]\nhomeserver = \"https://hs.example\"\nuser_id = \"bot\"\n",
+            &[token],
+            "config/askbridge.toml: matrix.user_id: \"bot\" is not a Matrix user id (@name:server)",
+        );
+        check_error(
+            &format!("{base}render = \"rich\"\n"),
+            &[token],
+            "config/askbridge.toml: matrix.render: Matrix has no rich mode; expected \"buttons\" (polls) or \"text\"",
+        );
+        check_error(
+            &format!("{base}allowed_users = [\"alice\"]\n"),
+            &[token],
+            "config/askbridge.toml: matrix.allowed_users: \"alice\" is not a Matrix user id (@name:server)",
+        );
+        let in_file = from(&format!("{base}access_token = \"syt_1\"\n"), &[])
+            .expect_err("a secret in the file")
+            .to_string();
+        assert!(
+            in_file.contains("unknown field `access_token`"),
+            "{in_file}"
         );
     }
 }

@@ -791,6 +791,8 @@ async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
     };
     Check::new("matrix", Status::Ok, message)
         .with("user_id", config.user_id.clone())
+        .with("display_name", identity.display_name)
+        .with("device_id", identity.device_id)
         .with("homeserver_versions", identity.versions)
 }
 

@@ -1,0 +1,424 @@
+//! The Matrix channel end to end against a real homeserver: Synapse from
+//! PyPI on 127.0.0.1 (`askbridge_testkit::synapse`), the real daemon with
+//! matrix-sdk, and people driven by real matrix-sdk clients (end-to-end
+//! encryption included). An agent asks over HTTP; people vote in polls,
+//! react and type replies; the agent gets the outcome.
+//!
+//! Each test has its own Synapse (a fresh homeserver state). Nothing
+//! sleeps: the people's `wait_for_*` wake on each synced event, the
+//! daemon's log is waited on, and the agent's side long-polls.
+
+#![allow(clippy::unwrap_used)]
+
+mod daemon;
+
+use std::time::Duration;
+
+use askbridge_testkit::synapse::{Account, Person, Synapse};
+use daemon::{Builder, Daemon, create, outcome, status};
+use serde_json::{Value, json};
+
+/// How long a person waits for the bot's events.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A homeserver with the bot and two people on it.
+struct World {
+    synapse: Synapse,
+    bot: Account,
+    alice: Person,
+    bob: Person,
+}
+
+impl World {
+    async fn new() -> World {
+        let synapse = Synapse::start().await;
+        let bot = synapse.register("askbridge", "bot-password").await;
+        let alice = synapse.register("alice", "alice-password").await;
+        let bob = synapse.register("bob", "bob-password").await;
+        let (alice, bob) = tokio::join!(
+            Person::login(&synapse, &alice),
+            Person::login(&synapse, &bob)
+        );
+        World {
+            synapse,
+            bot,
+            alice,
+            bob,
+        }
+    }
+
+    /// A daemon logged in as the bot with its access token.
+    fn daemon(&self) -> Builder {
+        Daemon::builder()
+            .env("ASKBRIDGE_MATRIX_HOMESERVER", self.synapse.url())
+            .env("ASKBRIDGE_MATRIX_USER_ID", &self.bot.user_id)
+            .env("MATRIX_ACCESS_TOKEN", &self.bot.access_token)
+            .env(
+                "ASKBRIDGE_LOG",
+                "info,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
+            )
+    }
+
+    /// Starts the daemon and waits for its first sync (the bot's keys are
+    /// then on the homeserver, so people can encrypt for it).
+    async fn started(&self, builder: Builder) -> Daemon {
+        let daemon = builder.start();
+        tokio::task::block_in_place(|| {
+            daemon.wait_for_log("Matrix sync started", WAIT);
+        });
+        daemon
+    }
+
+    /// A room Alice made, with Bob and the bot in it (the bot joined by
+    /// itself: `auto_join`).
+    async fn room(&self, encrypted: bool) -> String {
+        let bot = self.bot.user_id.as_str();
+        let room = self
+            .alice
+            .create_room(&[bot, self.bob.user_id()], encrypted, false)
+            .await;
+        self.bob.accept_invite(&room).await;
+        self.alice
+            .wait_for_membership(&room, bot, "join", WAIT)
+            .await;
+        self.alice
+            .wait_for_membership(&room, self.bob.user_id(), "join", WAIT)
+            .await;
+        room
+    }
+}
+
+/// The deploy question, for Alice only.
+fn deploy_ask(room: &str, alice: &Person) -> Value {
+    json!({
+        "to": format!("matrix:{room}@{}", alice.user_id()),
+        "questions": [{
+            "id": "env", "header": "Deploy", "question": "Where should I deploy?",
+            "options": ["Staging (Recommended)", "Production", "Canary"]
+        }]
+    })
+}
+
+/// Two questions: a numbered text prompt on Matrix.
+fn release_ask(room: &str) -> Value {
+    json!({
+        "to": format!("matrix:{room}"),
+        "title": "Release 2.4",
+        "questions": [
+            {"id": "env", "header": "Deploy", "question": "Where?", "options": ["Staging", "Production"]},
+            {"id": "notify", "header": "Notify", "question": "Who should be told?",
+             "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+        ]
+    })
+}
+
+fn id_of(event: &Value) -> String {
+    event["event_id"].as_str().unwrap().to_owned()
+}
+
+/// The id of the poll answer labelled `label`.
+fn answer(poll: &Value, label: &str) -> String {
+    let answers = poll["content"]["org.matrix.msc3381.poll.start"]["answers"]
+        .as_array()
+        .unwrap();
+    answers
+        .iter()
+        .find(|answer| answer["org.matrix.msc1767.text"] == label)
+        .unwrap_or_else(|| panic!("no answer {label:?} in {answers:?}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The answer of a one-question ask.
+fn only_answer(done: &Value) -> Value {
+    let answers = done["answers"].as_object().unwrap();
+    assert_eq!(answers.len(), 1, "{done}");
+    answers.values().next().unwrap().clone()
+}
+
+/// The text the poll ended with.
+async fn poll_end(person: &Person, room: &str, poll: &Value) -> String {
+    let end = person.wait_for_poll_end(room, &id_of(poll), WAIT).await;
+    end["content"]["org.matrix.msc1767.text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_poll_vote_by_the_addressed_person_answers_and_anyone_elses_changes_nothing() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+    let id = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    assert_eq!(poll["sender"], world.bot.user_id.as_str());
+    let start = &poll["content"]["org.matrix.msc3381.poll.start"];
+    assert_eq!(start["max_selections"], 1);
+    assert_eq!(
+        start["question"]["org.matrix.msc1767.text"],
+        "Deploy — Where should I deploy?"
+    );
+    let fallback = poll["content"]["org.matrix.msc1767.text"].as_str().unwrap();
+    assert!(fallback.contains("2. Production"), "{fallback}");
+
+    // Bob's vote counts for nothing; the bot says so in the poll's thread.
+    world
+        .bob
+        .vote(&room, &id_of(&poll), &[&answer(&poll, "Canary")])
+        .await;
+    let notice = world
+        .bob
+        .wait_for_text(&room, WAIT, "This question is for")
+        .await;
+    assert_eq!(notice["content"]["m.relates_to"]["rel_type"], "m.thread");
+    assert_eq!(notice["content"]["m.relates_to"]["event_id"], id_of(&poll));
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    // Alice's vote, in the stable form, answers.
+    world
+        .alice
+        .vote_stable(&room, &id_of(&poll), &[&answer(&poll, "Production")])
+        .await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], world.alice.user_id());
+    let ended = poll_end(&world.alice, &room, &poll).await;
+    assert!(ended.contains("Production"), "{ended}");
+    assert!(ended.contains("alice"), "{ended}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_typed_replies_by_number_in_the_thread_and_by_label_as_a_reply() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+
+    let first = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    world
+        .alice
+        .send_thread_reply(&room, &id_of(&poll), "2")
+        .await;
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["details"][0]["via"], "text");
+
+    let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let poll = world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["type"] == "org.matrix.msc3381.poll.start"
+                && event["event_id"] != poll["event_id"]
+        })
+        .await;
+    world
+        .alice
+        .send_reply(&room, &id_of(&poll), "askbridge: canary")
+        .await;
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_multi_question_prompt_keeps_partial_answers_and_asks_the_rest() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+    let id = create(&daemon, &release_ask(&room)).await;
+
+    let prompt = world.alice.wait_for_text(&room, WAIT, "Q2 Notify").await;
+    assert_eq!(prompt["sender"], world.bot.user_id.as_str());
+    world
+        .alice
+        .send_reply(&room, &id_of(&prompt), "Q1: 2")
+        .await;
+    let reask = world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["sender"] == world.bot.user_id.as_str()
+                && event["content"]["m.relates_to"]["m.in_reply_to"].is_object()
+        })
+        .await;
+    let text = reask["content"]["body"].as_str().unwrap();
+    assert!(text.contains("Notify"), "{text}");
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    world.alice.send_text(&room, "1, 2").await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Production"], "notify": ["Team", "On-call"]})
+    );
+    let edit = world
+        .alice
+        .wait_for_edit(&room, &id_of(&prompt), WAIT)
+        .await;
+    let shown = edit["content"]["m.new_content"]["body"].as_str().unwrap();
+    assert!(
+        shown.contains("Q2 Notify") && shown.contains("✅"),
+        "{shown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_skip_by_reaction_and_own_words_in_the_polls_thread() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+
+    let first = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    world.alice.react(&room, &id_of(&poll), "⏭").await;
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["reason"], "skipped");
+    let ended = poll_end(&world.alice, &room, &poll).await;
+    assert!(ended.contains("Skipped"), "{ended}");
+
+    let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let poll = world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["type"] == "org.matrix.msc3381.poll.start"
+                && event["event_id"] != poll["event_id"]
+        })
+        .await;
+    world
+        .alice
+        .vote(&room, &id_of(&poll), &[&answer(&poll, "Other…")])
+        .await;
+    let prompt = world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["sender"] == world.bot.user_id.as_str()
+                && event["content"]["m.relates_to"]["rel_type"] == "m.thread"
+                && event["content"]["m.relates_to"]["event_id"] == poll["event_id"]
+        })
+        .await;
+    let asked = prompt["content"]["body"].as_str().unwrap();
+    assert!(asked.contains("Where should I deploy?"), "{asked}");
+    world
+        .alice
+        .send_thread_reply(&room, &id_of(&poll), "blue-green, please")
+        .await;
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"], json!({"env": ["blue-green, please"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_direct_chat_is_created_encrypted_and_answered_there() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let id = create(
+        &daemon,
+        &json!({
+            "to": format!("matrix:user/{}", world.alice.user_id()),
+            "questions": [{"question": "Ship it?", "type": "confirm"}]
+        }),
+    )
+    .await;
+
+    let room = world.alice.wait_for_invite(WAIT).await;
+    world.alice.accept_invite(&room).await;
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    assert_eq!(
+        world.alice.arrived_encrypted(&room, &id_of(&poll)),
+        Some(true),
+        "a direct chat is encrypted"
+    );
+    world
+        .alice
+        .vote(&room, &id_of(&poll), &[&answer(&poll, "Yes")])
+        .await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(only_answer(&done), json!(["yes"]), "{done}");
+
+    // The next ask to Alice reuses the direct chat.
+    let again = create(
+        &daemon,
+        &json!({
+            "to": format!("matrix:user/{}", world.alice.user_id()),
+            "questions": [{"question": "And tag it?", "type": "confirm"}]
+        }),
+    )
+    .await;
+    world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["content"]["org.matrix.msc1767.text"]
+                .as_str()
+                .is_some_and(|text| text.starts_with("And tag it?"))
+        })
+        .await;
+    world.alice.send_text(&room, "no").await;
+    assert_eq!(only_answer(&outcome(&daemon, &again).await), json!(["no"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_encrypted_room_is_read_and_answered_in() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(true).await;
+    let id = create(&daemon, &release_ask(&room)).await;
+
+    let prompt = world.alice.wait_for_text(&room, WAIT, "Q2 Notify").await;
+    assert_eq!(
+        world.alice.arrived_encrypted(&room, &id_of(&prompt)),
+        Some(true)
+    );
+    world
+        .alice
+        .send_reply(&room, &id_of(&prompt), "Q1 1; Q2 3")
+        .await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Staging"], "notify": ["Nobody"]})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_vote_after_kill_and_restart_still_answers() {
+    let world = World::new().await;
+    let mut daemon = world.started(world.daemon()).await;
+    let room = world.room(true).await;
+    let id = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+
+    daemon.kill();
+    world
+        .alice
+        .vote(&room, &id_of(&poll), &[&answer(&poll, "Canary")])
+        .await;
+    daemon.restart();
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    let polls = world
+        .alice
+        .events(&room)
+        .iter()
+        .filter(|event| event["type"] == "org.matrix.msc3381.poll.start")
+        .count();
+    assert_eq!(polls, 1, "not posted again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_a_room_the_bot_left_ends_the_ask_as_delivery_failed() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+    let bot = Person::login(&world.synapse, &world.bot).await;
+    bot.leave(&room).await;
+    world
+        .alice
+        .wait_for_membership(&room, &world.bot.user_id, "leave", WAIT)
+        .await;
+
+    let id = create(&daemon, &deploy_ask(&room, &world.alice)).await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["reason"], "delivery_failed", "{done}");
+    let failure = done["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("M_FORBIDDEN"), "{done}");
+}
