@@ -22,7 +22,7 @@ mod burst;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use askbridge::bridge::{Bridge, BridgeOptions, ListFilter, NewAsk};
+use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
 use askbridge::config::{FeishuConfig, FeishuMode, Secret};
 use askbridge::feishu::Feishu;
 use askbridge_core::model::Target;
@@ -122,15 +122,7 @@ async fn run(dir: &std::path::Path, total: usize) {
         .collect();
     let watcher = tokio::spawn(watch_posts(Arc::clone(&fake), total));
     let started = Instant::now();
-    for ask in asks {
-        bridge
-            .create(NewAsk {
-                ask,
-                idempotency_key: None,
-            })
-            .await
-            .expect("create");
-    }
+    burst::create_all(&bridge, asks).await;
     let created = started.elapsed();
     println!(
         "create: {total} asks to {chats} chats in {:.3} s = {:.0} asks/s",

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use askbridge::bridge::{Bridge, BridgeOptions, ListFilter, NewAsk};
+use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
 use askbridge::config::{Secret, SlackConfig, SlackMode};
 use askbridge::slack::Slack;
 use askbridge_core::model::Target;
@@ -148,15 +148,7 @@ async fn run(dir: &std::path::Path, total: usize) {
         .collect();
     let watcher = tokio::spawn(watch_posts(Arc::clone(&fake), total));
     let started = Instant::now();
-    for ask in asks {
-        bridge
-            .create(NewAsk {
-                ask,
-                idempotency_key: None,
-            })
-            .await
-            .expect("create");
-    }
+    burst::create_all(&bridge, asks).await;
     let created = started.elapsed();
     println!(
         "create: {total} asks to {channels} channels in {:.3} s = {:.0} asks/s",

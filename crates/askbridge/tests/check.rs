@@ -122,6 +122,7 @@ async fn check_passes_with_telegram_and_names_the_bot() {
     assert_eq!(checked.line("discord"), "- discord: not configured");
     assert_eq!(checked.line("slack"), "- slack: not configured");
     assert_eq!(checked.line("feishu"), "- feishu: not configured");
+    assert_eq!(checked.line("matrix"), "- matrix: not configured");
     assert!(checked.stdout.ends_with("\nAll checks passed.\n"));
     assert_eq!(fake.calls_to("getMe").len(), 1);
     // Read only: no data directory, no database.
@@ -160,7 +161,9 @@ async fn check_names_a_bad_config_key_and_its_file() {
             file.display()
         )
     );
-    for name in ["database", "telegram", "discord", "slack", "feishu"] {
+    for name in [
+        "database", "telegram", "discord", "slack", "feishu", "matrix",
+    ] {
         assert_eq!(
             checked.line(name),
             format!("- {name}: not checked: the config has an error")
@@ -236,7 +239,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         names,
         [
-            "config", "database", "telegram", "discord", "slack", "feishu"
+            "config", "database", "telegram", "discord", "slack", "feishu", "matrix"
         ]
     );
     let statuses: Vec<&str> = checks
@@ -245,7 +248,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
         .collect();
     assert_eq!(
         statuses,
-        ["ok", "ok", "ok", "skipped", "skipped", "skipped"]
+        ["ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped"]
     );
     for check in checks {
         assert!(check["message"].is_string(), "{check}");

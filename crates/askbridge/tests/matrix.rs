@@ -130,6 +130,16 @@ fn answer(poll: &Value, label: &str) -> String {
         .to_owned()
 }
 
+/// The first poll in the room after `before`.
+async fn next_poll(person: &Person, room: &str, before: &Value) -> Value {
+    person
+        .wait_for_event(room, WAIT, |event| {
+            event["type"] == "org.matrix.msc3381.poll.start"
+                && event["event_id"] != before["event_id"]
+        })
+        .await
+}
+
 /// The answer of a one-question ask.
 fn only_answer(done: &Value) -> Value {
     let answers = done["answers"].as_object().unwrap();
@@ -207,13 +217,7 @@ async fn matrix_typed_replies_by_number_in_the_thread_and_by_label_as_a_reply() 
     assert_eq!(done["details"][0]["via"], "text");
 
     let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
-    let poll = world
-        .alice
-        .wait_for_event(&room, WAIT, |event| {
-            event["type"] == "org.matrix.msc3381.poll.start"
-                && event["event_id"] != poll["event_id"]
-        })
-        .await;
+    let poll = next_poll(&world.alice, &room, &poll).await;
     world
         .alice
         .send_reply(&room, &id_of(&poll), "askbridge: canary")
@@ -278,13 +282,7 @@ async fn matrix_skip_by_reaction_and_own_words_in_the_polls_thread() {
     assert!(ended.contains("Skipped"), "{ended}");
 
     let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
-    let poll = world
-        .alice
-        .wait_for_event(&room, WAIT, |event| {
-            event["type"] == "org.matrix.msc3381.poll.start"
-                && event["event_id"] != poll["event_id"]
-        })
-        .await;
+    let poll = next_poll(&world.alice, &room, &poll).await;
     world
         .alice
         .vote(&room, &id_of(&poll), &[&answer(&poll, "Other…")])

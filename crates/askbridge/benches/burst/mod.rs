@@ -49,6 +49,19 @@ pub fn database_url(dir: &Path) -> String {
     format!("sqlite://{}", dir.join("bench.db").display())
 }
 
+/// Creates `asks` one after another, as an agent in a hurry would.
+pub async fn create_all(bridge: &askbridge::bridge::Bridge, asks: Vec<askbridge_core::model::Ask>) {
+    for ask in asks {
+        bridge
+            .create(askbridge::bridge::NewAsk {
+                ask,
+                idempotency_key: None,
+            })
+            .await
+            .expect("create");
+    }
+}
+
 /// The `share` percentile (0–1] of sorted durations.
 pub fn percentile(sorted: &[Duration], share: f64) -> Duration {
     let index = ((sorted.len() as f64 * share).ceil() as usize).clamp(1, sorted.len()) - 1;
