@@ -98,6 +98,15 @@ impl From<SlackTs> for Ts {
     }
 }
 
+impl Ts {
+    /// Seconds and microseconds: in the order messages were posted in a
+    /// conversation (`None` for a `ts` that is not `<digits>.<digits>`).
+    pub fn order(&self) -> Option<(u64, u64)> {
+        let (seconds, micros) = self.0.0.split_once('.')?;
+        Some((seconds.parse().ok()?, micros.parse().ok()?))
+    }
+}
+
 impl fmt::Display for Ts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0.0)

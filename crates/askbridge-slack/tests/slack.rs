@@ -844,3 +844,12 @@ fn run_signature_check_accepts_fresh_slack_requests_only() {
         Err(Refusal::BadTimestamp("yesterday".into()))
     );
 }
+
+#[test]
+fn ts_orders_by_seconds_then_microseconds() {
+    let ts = |text: &str| text.parse::<parse::Ts>().unwrap();
+    assert_eq!(ts("1700000000.000100").order(), Some((1_700_000_000, 100)));
+    assert!(ts("999999999.999999").order() < ts("1700000000.000001").order());
+    assert!(ts("1700000000.000002").order() > ts("1700000000.000001").order());
+    assert_eq!(ts("1700000000").order(), None);
+}

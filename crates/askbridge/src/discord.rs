@@ -193,6 +193,11 @@ impl ChatPlatform for DiscordPlatform {
     /// A channel ask's press comes from that channel (or thread). A DM's
     /// channel id is Discord's to choose and only its recipient can press
     /// there, so a DM ask's press must come from the DM's user.
+    /// Snowflakes begin with the time they were made.
+    fn sent_before(a: &MessageId, b: &MessageId) -> bool {
+        a < b
+    }
+
     fn is_at(place: &Place, chat: &ChannelId, from: &Person) -> bool {
         match place {
             Place::DiscordChannel { channel_id } => chat.get() == *channel_id,

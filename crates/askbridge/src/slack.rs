@@ -265,6 +265,11 @@ impl ChatPlatform for SlackPlatform {
     /// A channel ask's press comes from that channel; an IM's id is
     /// Slack's to choose and only its user can press there, so a DM ask's
     /// press must come from the DM's user.
+    /// A `ts` is the time the message was posted, unique per channel.
+    fn sent_before(a: &Ts, b: &Ts) -> bool {
+        matches!((a.order(), b.order()), (Some(a), Some(b)) if a < b)
+    }
+
     fn is_at(place: &Place, chat: &SlackChat, from: &Person) -> bool {
         match place {
             Place::Slack { channel_id, .. } => chat.channel.0 == *channel_id,

@@ -194,6 +194,11 @@ impl ChatPlatform for TelegramPlatform {
 
     /// A button's message is in the ask's chat (or topic): Telegram says
     /// which chat every callback query's message is in.
+    /// Message ids count up in each chat.
+    fn sent_before(a: &i32, b: &i32) -> bool {
+        a < b
+    }
+
     fn is_at(place: &Place, chat: &ChatRef, _from: &Person) -> bool {
         ChatRef::of(place) == Some(*chat)
     }

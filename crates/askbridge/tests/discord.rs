@@ -274,7 +274,9 @@ async fn discord_typed_replies_resolve_numbers_and_labels() {
 }
 
 /// Two messages a person sends back to back on the gateway apply in the
-/// order Discord sent them: "2" answers, "3" comes too late.
+/// order Discord sent them: "2" answers, "3" comes too late, and does not
+/// answer the next round's ask either, however late it is handled (it
+/// was sent before that ask was posted).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discord_a_persons_messages_sent_back_to_back_apply_in_order() {
     let fake = fake().await;

@@ -65,11 +65,22 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// The channel this platform serves.
     const KIND: ChannelKind;
 
+    /// The lease an instance must hold to post (see [`Channel::lease`]).
+    const LEASE: Option<&'static str> = None;
+
     /// The conversation's notation in message refs.
     fn conversation(chat: &Self::Chat) -> String;
 
     /// Reads [`ChatPlatform::conversation`] back.
     fn parse_conversation(text: &str) -> Option<Self::Chat>;
+
+    /// Whether message `a` was sent before message `b` of the same
+    /// conversation, where the platform's ids are in the order sent
+    /// (`false` where they are not).
+    fn sent_before(a: &Self::MessageId, b: &Self::MessageId) -> bool {
+        let _ = (a, b);
+        false
+    }
 
     /// Whether a press by `from` in `chat` can be about an ask posted to
     /// `place` (a press on a message elsewhere is ignored).
@@ -719,6 +730,11 @@ impl<P: ChatPlatform> ChatDriver<P> {
             reply_to.as_deref(),
             &typed.from,
             &self.allow,
+            |posted| {
+                posted
+                    .parse::<P::MessageId>()
+                    .is_ok_and(|posted| P::sent_before(&typed.message, &posted))
+            },
         )
         .await?
         else {
@@ -749,6 +765,10 @@ enum Pressed {
 impl<P: ChatPlatform> Channel for ChatDriver<P> {
     fn kind(&self) -> ChannelKind {
         P::KIND
+    }
+
+    fn lease(&self) -> Option<&'static str> {
+        P::LEASE
     }
 
     fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {

@@ -8,8 +8,11 @@
 //! - A typed message that replies to one of askbridge's messages answers
 //!   that message's ask (a reply to an "Other…" prompt answers that one
 //!   question). Otherwise it answers the newest pending ask in the
-//!   conversation that the sender may answer; chatter in a conversation
-//!   with nothing for the sender is left alone.
+//!   conversation that the sender may answer and, unless the message is
+//!   a reply, that was posted before the message was sent, where the
+//!   platform's message ids tell (a late "3" meant for an ask that just
+//!   ended does not answer the next one);
+//!   chatter in a conversation with nothing for the sender is left alone.
 //! - Who may answer is the core's rule
 //!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
@@ -107,7 +110,10 @@ pub struct Addressed {
 }
 
 /// Which ask a typed message answers (see the module docs), or `None`.
-/// `conversation` is the channel's notation of `place` for message refs.
+/// `conversation` is the channel's notation of `place` for message refs;
+/// `sent_before` says whether the typed message was sent before a posted
+/// message (by its id; `false` where the platform's ids do not tell).
+#[allow(clippy::too_many_arguments)]
 pub async fn address(
     bridge: &Bridge,
     channel: ChannelKind,
@@ -116,6 +122,7 @@ pub async fn address(
     reply_to: Option<&str>,
     person: &Person,
     allow: &AllowList,
+    sent_before: impl Fn(&str) -> bool,
 ) -> Result<Option<Addressed>, BridgeError> {
     if let Some(reply_to) = reply_to
         && let Some(message) = bridge
@@ -127,14 +134,33 @@ pub async fn address(
             ask_id: message.ask_id,
         }));
     }
-    let pending = bridge.pending_at(place).await?;
-    Ok(pending
-        .into_iter()
-        .find(|(_, target)| may_answer(target, person, allow))
-        .map(|(ask_id, _)| Addressed {
+    for (ask_id, target) in bridge.pending_at(place).await? {
+        if !may_answer(&target, person, allow) {
+            continue;
+        }
+        // Sent before every message of the ask: not meant for it. (A
+        // reply to a message not on record, perhaps the ask's own from
+        // before a crash, is not judged by when it was sent.)
+        if reply_to.is_none() {
+            let refs = bridge.message_refs(&ask_id).await?;
+            let mut posted_here = refs
+                .iter()
+                .filter(|message| {
+                    message.channel == channel && message.conversation == conversation
+                })
+                .peekable();
+            if posted_here.peek().is_some()
+                && posted_here.all(|message| sent_before(&message.message_id))
+            {
+                continue;
+            }
+        }
+        return Ok(Some(Addressed {
             ask_id,
             question: None,
-        }))
+        }));
+    }
+    Ok(None)
 }
 
 /// Whether `person` may answer an ask posted to `target`: the core's rule
