@@ -109,7 +109,7 @@ async fn run(dir: &std::path::Path, total: usize, default_limits: bool) {
     )
     .await
     .expect("Matrix channel");
-    let _sync = matrix.start();
+    let _sync = matrix.run(&bridge);
 
     let rooms_wanted = total.min(ROOMS);
     let mut rooms = Vec::with_capacity(rooms_wanted);

@@ -26,7 +26,8 @@ use askbridge_matrix::parse::{self, Voted};
 use askbridge_matrix::render::{self as draw, Destination, Message};
 use askbridge_matrix::run::{Incoming, Login, MatrixApi};
 
-use crate::bridge::Bridge;
+use crate::bridge::{Bridge, Owned};
+
 use crate::chat::AllowList;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::config::MatrixConfig;
@@ -69,8 +70,15 @@ impl Matrix {
         })
     }
 
+    /// Syncs, and posts, while this instance holds the lease
+    /// [`Matrix::RECEIVING_LEASE`]; dropping the handle stops both.
+    pub fn run(&self, bridge: &Bridge) -> Owned {
+        let matrix = self.clone();
+        bridge.run_owned(Self::RECEIVING_LEASE, move || matrix.start())
+    }
+
     /// Syncs until the task is stopped.
-    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+    fn start(&self) -> tokio::task::JoinHandle<()> {
         let matrix = self.clone();
         tokio::spawn(async move {
             let api = matrix.driver.platform().api.clone();
@@ -151,6 +159,8 @@ impl ChatPlatform for MatrixPlatform {
     type Reply = Voted;
 
     const KIND: ChannelKind = ChannelKind::Matrix;
+    /// The client knows the bot's rooms and keys only where it syncs.
+    const LEASE: Option<&'static str> = Some(Matrix::RECEIVING_LEASE);
 
     fn conversation(room: &String) -> String {
         room.clone()

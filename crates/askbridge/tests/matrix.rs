@@ -11,15 +11,19 @@
 #![allow(clippy::unwrap_used)]
 
 mod daemon;
+mod db;
 
 use std::time::Duration;
 
 use askbridge_testkit::synapse::{Account, Person, Synapse};
-use daemon::{Builder, Daemon, create, outcome, status};
+use daemon::{Api, Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
 
 /// How long a person waits for the bot's events.
 const WAIT: Duration = Duration::from_secs(30);
+
+/// The bot account's password.
+const BOT_PASSWORD: &str = "bot-password";
 
 /// A homeserver with the bot and two people on it.
 struct World {
@@ -32,7 +36,7 @@ struct World {
 impl World {
     async fn new() -> World {
         let synapse = Synapse::start().await;
-        let bot = synapse.register("askbridge", "bot-password").await;
+        let bot = synapse.register("askbridge", BOT_PASSWORD).await;
         let alice = synapse.register("alice", "alice-password").await;
         let bob = synapse.register("bob", "bob-password").await;
         let (alice, bob) = tokio::join!(
@@ -49,10 +53,19 @@ impl World {
 
     /// A daemon logged in as the bot with its access token.
     fn daemon(&self) -> Builder {
-        Daemon::builder()
+        self.as_bot(Daemon::builder().env("MATRIX_ACCESS_TOKEN", &self.bot.access_token))
+    }
+
+    /// A daemon that logs in as the bot with its password, so on a device
+    /// of its own.
+    fn daemon_by_password(&self) -> Builder {
+        self.as_bot(Daemon::builder().env("MATRIX_PASSWORD", BOT_PASSWORD))
+    }
+
+    fn as_bot(&self, builder: Builder) -> Builder {
+        builder
             .env("ASKBRIDGE_MATRIX_HOMESERVER", self.synapse.url())
             .env("ASKBRIDGE_MATRIX_USER_ID", &self.bot.user_id)
-            .env("MATRIX_ACCESS_TOKEN", &self.bot.access_token)
             .env(
                 "ASKBRIDGE_LOG",
                 "info,matrix_sdk=warn,matrix_sdk_base=warn,matrix_sdk_crypto=error",
@@ -419,4 +432,68 @@ async fn matrix_a_room_the_bot_left_ends_the_ask_as_delivery_failed() {
     assert_eq!(done["reason"], "delivery_failed", "{done}");
     let failure = done["failure"].as_str().unwrap_or_default();
     assert!(failure.contains("M_FORBIDDEN"), "{done}");
+}
+
+/// Several instances on one Postgres database, each on a device of its
+/// own: only the instance that syncs posts, whichever instance an ask was
+/// created on, and it ends the poll of an ask that ended on another; when
+/// it dies, the next one takes the sync and the posting over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_with_several_instances_the_one_that_syncs_posts_every_ask() {
+    let world = World::new().await;
+    let db = db::Scratch::postgres().await;
+    let instance = |name: &str| {
+        world
+            .daemon_by_password()
+            .env("ASKBRIDGE_DATABASE_URL", db.url())
+            .env("ASKBRIDGE_CLUSTER_INSTANCE", name)
+            .env("ASKBRIDGE_CLUSTER_LEASE_SECONDS", "2")
+    };
+    let mut a = world.started(instance("a")).await;
+    let b = instance("b").start();
+    let room = world.room(false).await;
+
+    // Created on b, which does not sync: a posts it, and the vote answers.
+    let first = create(&b, &deploy_ask(&room, &world.alice)).await;
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    world
+        .alice
+        .vote(&room, &id_of(&poll), &[&answer(&poll, "Production")])
+        .await;
+    let done = outcome(&b, &first).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    let ended = poll_end(&world.alice, &room, &poll).await;
+    assert!(ended.contains("Production"), "{ended}");
+
+    // Cancelled on b: a ends its poll.
+    let second = create(&b, &deploy_ask(&room, &world.alice)).await;
+    let cancelled = next_poll(&world.alice, &room, &poll).await;
+    Api::of(&b).cancel(&second).await;
+    assert_eq!(outcome(&b, &second).await["reason"], "cancelled");
+    poll_end(&world.alice, &room, &cancelled).await;
+
+    // a dies: b takes the sync over and posts what is asked meanwhile.
+    a.kill();
+    let third = create(&b, &deploy_ask(&room, &world.alice)).await;
+    let earlier = [id_of(&poll), id_of(&cancelled)];
+    let poll = world
+        .alice
+        .wait_for_event(&room, WAIT, |event| {
+            event["type"] == "org.matrix.msc3381.poll.start"
+                && !earlier.iter().any(|id| event["event_id"] == id.as_str())
+        })
+        .await;
+    world
+        .alice
+        .send_thread_reply(&room, &id_of(&poll), "3")
+        .await;
+    let done = outcome(&b, &third).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    let polls = world
+        .alice
+        .events(&room)
+        .iter()
+        .filter(|event| event["type"] == "org.matrix.msc3381.poll.start")
+        .count();
+    assert_eq!(polls, 3, "each ask posted once");
 }

@@ -18,6 +18,15 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
     /// Which targets this channel serves.
     fn kind(&self) -> ChannelKind;
 
+    /// The lease an instance must hold to post, update and close asks on
+    /// this channel (`None`: any instance may). Matrix's client knows the
+    /// bot's rooms and keys only on the instance that syncs, so its asks
+    /// follow its sync lease: that instance claims them, whichever
+    /// instance created them, and closes them wherever they ended.
+    fn lease(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Posts a new ask.
     fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>>;
 

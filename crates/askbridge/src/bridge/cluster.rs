@@ -11,6 +11,12 @@
 //! - **Bot connections:** [`super::Bridge::run_owned`] runs a connection
 //!   (Telegram polling, the Discord gateway) only while this instance
 //!   holds its lease, and stops it when the lease is lost.
+//! - **Channels bound to a lease:** a channel whose client can post only
+//!   where its connection runs ([`super::channel::Channel::lease`]:
+//!   Matrix) is posted to by the lease's holder alone. It claims the
+//!   channel's undelivered asks when it takes the lease, every renewal,
+//!   and as it hears of each one created elsewhere; it also updates and
+//!   closes the asks that changed on other instances.
 //! - **Changes elsewhere:** where the store has a change feed (Postgres),
 //!   each announced change is applied to the ask in memory, so waiters
 //!   and subscribers hear it; when the feed was interrupted, every
@@ -25,7 +31,7 @@ use futures_util::StreamExt;
 use futures_util::TryStreamExt;
 
 use super::outbox::{self, FOREIGN, Op, QUEUED, UNDELIVERED};
-use super::{Bridge, BridgeError, BridgeEvent, Found, Inner, lock};
+use super::{Bridge, BridgeError, BridgeEvent, Entry, Found, Inner, lock};
 use crate::store::{Announcement, LeaseTaken, Store, StoreError};
 
 /// Milliseconds since the epoch on the wall clock.
@@ -148,7 +154,8 @@ impl Inner {
         Ok(())
     }
 
-    /// Delivers an ask whose delivery this instance just claimed.
+    /// Delivers an ask whose delivery this instance just claimed from a
+    /// dead instance.
     async fn take_delivery(self: &Arc<Self>, id: &str) -> Result<(), BridgeError> {
         let Found::Pending(entry) = self.find(id).await? else {
             return Ok(());
@@ -162,14 +169,58 @@ impl Inner {
         }
         self.delivery_takeovers.fetch_add(1, Ordering::Relaxed);
         tracing::info!(ask_id = %id, "delivering an ask whose instance died");
-        // Without its channel registered yet, `add_channel` delivers it.
+        self.queue_delivery(&entry);
+        Ok(())
+    }
+
+    /// Queues the delivery of an undelivered ask this instance now owns,
+    /// if it posts to its channel: without the channel registered yet,
+    /// `add_channel` delivers it; without the channel's lease, the
+    /// holder claims it.
+    fn queue_delivery(self: &Arc<Self>, entry: &Arc<Entry>) {
         if self.channel(entry.kind).is_some()
+            && self.posts_here(entry.kind)
             && entry
                 .delivery
                 .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         {
-            outbox::enqueue(self, &entry, Op::Deliver(None));
+            outbox::enqueue(self, entry, Op::Deliver(None));
+        }
+    }
+
+    /// Claims and delivers the undelivered asks of the channels that need
+    /// the lease `name`, which this instance holds (`only`: that ask).
+    pub(super) async fn claim_for_lease(
+        self: &Arc<Self>,
+        name: &str,
+        only: Option<&str>,
+    ) -> Result<(), BridgeError> {
+        let kinds: Vec<_> = self
+            .channels
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .filter(|channel| channel.lease() == Some(name))
+            .map(|channel| channel.kind())
+            .collect();
+        for kind in kinds {
+            let ids = self
+                .store
+                .claim_channel_deliveries(&self.instance, kind.as_str(), only)
+                .await?;
+            for id in ids {
+                if let Found::Pending(entry) = self.find(&id).await? {
+                    // Undelivered here, or another instance's until now.
+                    let _ = entry.delivery.compare_exchange(
+                        FOREIGN,
+                        UNDELIVERED,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    );
+                    self.queue_delivery(&entry);
+                }
+            }
         }
         Ok(())
     }
@@ -199,6 +250,14 @@ impl Inner {
                     self.emit(|| BridgeEvent::Created(view));
                 }
                 self.evict_if_full(&mut slot);
+                drop(slot);
+                // Created where its channel's lease is not held: this
+                // instance posts it if it holds the lease.
+                if let Some(lease) = self.channel(entry.kind).and_then(|channel| channel.lease())
+                    && self.holds_lease_of(entry.kind)
+                {
+                    self.claim_for_lease(lease, Some(id)).await?;
+                }
                 return Ok(());
             }
         };
@@ -332,6 +391,11 @@ impl Bridge {
                         lock(&inner.owned).remove(&name);
                     }
                     _ => {}
+                }
+                // The asks of channels that need this lease, created while
+                // no instance or another held it.
+                if keep && let Err(error) = inner.claim_for_lease(&name, None).await {
+                    tracing::warn!(lease = %name, error = %error, "could not claim the asks this lease's holder posts");
                 }
             }
         });

@@ -481,10 +481,12 @@ impl Bridge {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(kind, Arc::clone(&channel));
         tracing::info!(channel = kind.as_str(), "channel registered");
+        // A channel that needs a lease gets its asks once it holds it.
+        let here = inner.posts_here(kind);
         let waiting: Vec<Arc<Entry>> = lock(&inner.asks)
             .values()
             .filter(|entry| {
-                entry.kind == kind
+                here && entry.kind == kind
                     && entry
                         .delivery
                         .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
@@ -543,12 +545,16 @@ impl Bridge {
         }
         let view = inner.view(&lifecycle);
         let keep = inner.cached.load(Ordering::Relaxed) < inner.cache_limit;
+        let kind = view.target.place.channel();
+        // Where another instance holds the channel's lease, that one
+        // claims the ask and posts it.
+        let here = inner.posts_here(kind);
         let entry = inner.adopt(Entry::new(
             Arc::from(lifecycle.id()),
-            view.target.place.channel(),
+            kind,
             lifecycle.deadline(),
             row.version,
-            QUEUED,
+            if here { QUEUED } else { UNDELIVERED },
             keep.then(|| Box::new(lifecycle)),
         ));
         inner.created.fetch_add(1, Ordering::Relaxed);
@@ -561,7 +567,9 @@ impl Bridge {
         );
         let shared = Arc::new(view);
         inner.emit(|| BridgeEvent::Created(Arc::clone(&shared)));
-        outbox::enqueue(inner, &entry, Op::Deliver(Some(Arc::clone(&shared))));
+        if here {
+            outbox::enqueue(inner, &entry, Op::Deliver(Some(Arc::clone(&shared))));
+        }
         let view = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
         Ok((view, true))
     }
@@ -897,6 +905,22 @@ impl Inner {
             .cloned()
     }
 
+    /// Whether this instance posts to `kind`'s channel: any instance
+    /// does, but for a channel that needs a lease only its holder.
+    fn posts_here(&self, kind: ChannelKind) -> bool {
+        self.channel(kind)
+            .and_then(|channel| channel.lease())
+            .is_none_or(|lease| lock(&self.owned).contains(lease))
+    }
+
+    /// Whether this instance holds the lease `kind`'s channel needs, and
+    /// so updates and closes its asks wherever they changed.
+    fn holds_lease_of(&self, kind: ChannelKind) -> bool {
+        self.channel(kind)
+            .and_then(|channel| channel.lease())
+            .is_some_and(|lease| lock(&self.owned).contains(lease))
+    }
+
     /// The pending ask's entry, if it is in memory.
     fn lookup(&self, id: &str) -> Option<Arc<Entry>> {
         lock(&self.asks).get(id).cloned()
@@ -1089,7 +1113,7 @@ impl Inner {
                 self.count_end(&state, 1);
                 log_end(id, &state);
                 self.emit(|| BridgeEvent::Ended(Arc::new(view.clone())));
-                if !matches!(state, State::DeliveryFailed { .. }) {
+                if !matches!(state, State::DeliveryFailed { .. }) && self.posts_here(entry.kind) {
                     outbox::enqueue(self, entry, Op::End(Arc::new(view.clone())));
                 }
             }
@@ -1101,7 +1125,9 @@ impl Inner {
                     "ask took answers"
                 );
                 self.emit(|| BridgeEvent::Updated(Arc::new(view.clone())));
-                outbox::enqueue(self, entry, Op::Update(Arc::new(view.clone())));
+                if self.posts_here(entry.kind) {
+                    outbox::enqueue(self, entry, Op::Update(Arc::new(view.clone())));
+                }
                 self.evict_if_full(slot);
             }
             Some(Step::Rejected(_)) | None => self.evict_if_full(slot),
@@ -1111,7 +1137,11 @@ impl Inner {
 
     /// Makes sure the slot holds the stored state: loads the lifecycle if
     /// it is not in memory, else checks the version.
-    async fn fresh(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+    async fn fresh(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        slot: &mut Slot,
+    ) -> Result<(), BridgeError> {
         if slot.lifecycle.is_none() {
             self.reload_entry(entry, slot).await
         } else {
@@ -1121,7 +1151,11 @@ impl Inner {
 
     /// Checks the stored version; reloads the ask if another process
     /// changed it.
-    async fn refresh(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+    async fn refresh(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        slot: &mut Slot,
+    ) -> Result<(), BridgeError> {
         if slot.ended {
             return Ok(());
         }
@@ -1140,8 +1174,12 @@ impl Inner {
     /// by another process is told here, whichever path noticed it first
     /// (an announcement, a wait, a read): progress as `Updated`, an end as
     /// `Ended`, with waiters woken (the process that ended it closes the
-    /// message).
-    async fn reload_entry(&self, entry: &Arc<Entry>, slot: &mut Slot) -> Result<(), BridgeError> {
+    /// message, or else the holder of its channel's lease).
+    async fn reload_entry(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        slot: &mut Slot,
+    ) -> Result<(), BridgeError> {
         let row = self
             .store
             .load_ask(&entry.id)
@@ -1151,6 +1189,19 @@ impl Inner {
         let was_cached = slot.lifecycle.is_some();
         let pending = lifecycle.state().is_pending();
         let changed_elsewhere = row.version > slot.version;
+        if row.delivered_at.is_some() {
+            // Posted by another instance (the holder of its channel's
+            // lease): there is a message to update and close.
+            let _ = entry.delivery.compare_exchange(
+                UNDELIVERED,
+                FOREIGN,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+        // The channel's lease holder shows what changed elsewhere; other
+        // channels' asks were shown by the instance that changed them.
+        let show = changed_elsewhere && self.holds_lease_of(entry.kind);
         slot.lifecycle = Some(Box::new(lifecycle));
         slot.version = row.version;
         if slot.ended {
@@ -1162,6 +1213,9 @@ impl Inner {
             }
             if changed_elsewhere {
                 let view = Arc::new(self.slot_view(slot)?);
+                if show {
+                    outbox::enqueue(self, entry, Op::Update(Arc::clone(&view)));
+                }
                 self.emit(|| BridgeEvent::Updated(view));
             }
             return Ok(());
@@ -1173,7 +1227,11 @@ impl Inner {
                 state = lifecycle.state().as_str(),
                 "ask ended by another process"
             );
-            self.emit(|| BridgeEvent::Ended(Arc::new(self.view(lifecycle))));
+            let view = Arc::new(self.view(lifecycle));
+            if show && !matches!(lifecycle.state(), State::DeliveryFailed { .. }) {
+                outbox::enqueue(self, entry, Op::End(Arc::clone(&view)));
+            }
+            self.emit(|| BridgeEvent::Ended(view));
         }
         Ok(())
     }

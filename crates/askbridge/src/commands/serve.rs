@@ -219,12 +219,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         }
     }
     if let Some(matrix) = &matrix {
-        let matrix = matrix.clone();
-        owned.push(
-            bridge.run_owned(crate::matrix::Matrix::RECEIVING_LEASE, move || {
-                matrix.start()
-            }),
-        );
+        owned.push(matrix.run(&bridge));
     }
     let mut server = tokio::spawn(http::serve(listener, app, shutdown.clone()));
     tokio::select! {

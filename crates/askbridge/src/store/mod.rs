@@ -383,6 +383,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         own: bool,
     ) -> Result<Vec<String>, StoreError>;
 
+    /// Makes `instance` the delivery owner of the pending, undelivered
+    /// asks posted to `channel` (only `only`, when given), whoever owned
+    /// them, and returns their ids with those it owned already: for a
+    /// channel only the holder of its lease posts to.
+    async fn claim_channel_deliveries(
+        &self,
+        instance: &str,
+        channel: &str,
+        only: Option<&str>,
+    ) -> Result<Vec<String>, StoreError>;
+
     /// A feed of changes made by any instance, for backends shared by
     /// several (`None` for SQLite: one instance, nothing to hear).
     async fn listen(&self) -> Result<Option<BoxStream<'static, Announcement>>, StoreError>;

@@ -371,7 +371,54 @@ macro_rules! sql_store {
                     .fetch_all(&self.writer)
                     .await?)
             }
+
+            async fn claim_channel_deliveries(
+                &self,
+                instance: &str,
+                channel: &str,
+                only: Option<&str>,
+            ) -> Result<Vec<String>, StoreError> {
+                // Rows already this instance's are read, not written, so a
+                // claim repeated every lease period changes nothing twice.
+                let (claim, owned) = match only {
+                    None => (
+                        concat!(
+                            "UPDATE asks SET delivery_owner = $1", channel_deliveries!(),
+                            " AND (delivery_owner IS NULL OR delivery_owner <> $1) RETURNING id"
+                        ),
+                        concat!("SELECT id FROM asks", channel_deliveries!(), " AND delivery_owner = $1"),
+                    ),
+                    Some(_) => (
+                        concat!(
+                            "UPDATE asks SET delivery_owner = $1", channel_deliveries!(),
+                            " AND (delivery_owner IS NULL OR delivery_owner <> $1) AND id = $3 RETURNING id"
+                        ),
+                        concat!(
+                            "SELECT id FROM asks", channel_deliveries!(),
+                            " AND delivery_owner = $1 AND id = $3"
+                        ),
+                    ),
+                };
+                let mut ids = Vec::new();
+                for sql in [claim, owned] {
+                    let mut query = sqlx::query_scalar::<_, String>(sql)
+                        .bind(instance)
+                        .bind(channel);
+                    if let Some(id) = only {
+                        query = query.bind(id);
+                    }
+                    ids.extend(query.fetch_all(&self.writer).await?);
+                }
+                Ok(ids)
+            }
         }
+    };
+}
+
+/// Where the pending, undelivered asks of the channel `$2` are.
+macro_rules! channel_deliveries {
+    () => {
+        " WHERE state = 'pending' AND delivered_at IS NULL AND channel = $2"
     };
 }
 
