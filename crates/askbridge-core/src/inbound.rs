@@ -95,6 +95,24 @@ pub struct Typed<C, M> {
     pub from: Person,
 }
 
+/// Whether a typed message is askbridge's own command asking how to ask
+/// here: `/askbridge`, `/askbridge where` or `askbridge where`, in any
+/// case, with Telegram's `@botname` after the command allowed. Anything
+/// more is not the command (it may be an answer).
+pub fn is_where_command(text: &str) -> bool {
+    let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+    let slash_command = |word: &str| {
+        word.strip_prefix('/')
+            .map(|name| name.split_once('@').map_or(name, |(name, _bot)| name))
+            == Some("askbridge")
+    };
+    match words.as_slice() {
+        [first] => slash_command(first),
+        [first, second] => second == "where" && (slash_command(first) || first == "askbridge"),
+        _ => false,
+    }
+}
+
 /// One thing a person did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inbound<C, M, R> {
@@ -278,6 +296,28 @@ impl Deliveries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inbound_where_command_is_askbridge_alone_or_with_where() {
+        let table = [
+            ("/askbridge", true),
+            ("/AskBridge", true),
+            ("  /askbridge  ", true),
+            ("/askbridge@release_bot", true),
+            ("/askbridge where", true),
+            ("/askbridge@release_bot WHERE", true),
+            ("askbridge where", true),
+            ("askbridge", false),
+            ("where", false),
+            ("/askbridge now please", false),
+            ("/askbridgex", false),
+            ("/help", false),
+            ("", false),
+        ];
+        for (text, expected) in table {
+            assert_eq!(is_where_command(text), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn inbound_recent_keys_are_taken_once_and_the_oldest_forgotten() {

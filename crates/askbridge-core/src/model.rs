@@ -265,6 +265,23 @@ impl Place {
             Place::Web { .. } => ChannelKind::Web,
         }
     }
+
+    /// Whether this is a direct chat between the bot and one person (a
+    /// Telegram private chat has the user's own id, which is positive).
+    pub fn is_direct(&self) -> bool {
+        match self {
+            Place::Telegram { chat_id, .. } => *chat_id > 0,
+            Place::DiscordUser { .. }
+            | Place::SlackUser { .. }
+            | Place::FeishuUser { .. }
+            | Place::MatrixUser { .. } => true,
+            Place::DiscordChannel { .. }
+            | Place::Slack { .. }
+            | Place::Feishu { .. }
+            | Place::MatrixRoom { .. }
+            | Place::Web { .. } => false,
+        }
+    }
 }
 
 /// The channels askbridge speaks.

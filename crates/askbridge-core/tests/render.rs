@@ -1,11 +1,11 @@
 //! Rendering: the decision table, the text prompt in every locale, the
 //! neutral view, callback payloads, status lines and message splitting.
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Place, Question, QuestionKind};
 use askbridge_core::render::{
     Button, ButtonStyle, ButtonsView, CallbackRef, Capabilities, EndState, Locale, Mode, OptionRef,
     RichView, Step, StepInput, TextView, View, callback_key, decide, parse_callback_key, rich_step,
-    split_message, status_line, text_len, text_prompt, view,
+    split_message, status_line, text_len, text_prompt, view, where_answer,
 };
 use proptest::prelude::*;
 
@@ -1311,4 +1311,41 @@ fn render_a_header_that_only_repeats_the_question_is_not_shown() {
     assert!(text_prompt(&derived, Locale::En).starts_with("Ship it? (yes / no)"));
     let distinct = ask(None, vec![confirm("ship", "Release", "Ship it?")]);
     assert!(text_prompt(&distinct, Locale::En).starts_with("Release — Ship it? (yes / no)"));
+}
+
+#[test]
+fn where_answer_names_the_exact_targets_for_the_sender_and_for_anyone() {
+    let group = Place::Telegram {
+        chat_id: -1_001_234,
+        thread_id: Some(7),
+    };
+    assert_eq!(
+        where_answer(&group, "42", Locale::En),
+        "To ask here, use telegram:-1001234/7@42 (only you may answer) or \
+         telegram:-1001234/7 (anyone here may answer)."
+    );
+    let room = Place::MatrixRoom {
+        room: "!abc:example.org".to_owned(),
+    };
+    let answer = where_answer(&room, "@alice:example.org", Locale::ZhCn);
+    assert!(
+        answer.contains("matrix:!abc:example.org@@alice:example.org"),
+        "{answer}"
+    );
+    assert!(answer.contains("matrix:!abc:example.org（"), "{answer}");
+    let dm = Place::SlackUser {
+        user_id: "U0456".to_owned(),
+    };
+    assert_eq!(
+        where_answer(&dm, "U0456", Locale::En),
+        "To ask you here, use slack:user/U0456."
+    );
+    let private = Place::Telegram {
+        chat_id: 42,
+        thread_id: None,
+    };
+    assert_eq!(
+        where_answer(&private, "42", Locale::Th),
+        "ถามคุณที่นี่ได้ด้วย telegram:42"
+    );
 }

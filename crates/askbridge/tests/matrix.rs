@@ -213,6 +213,24 @@ async fn matrix_poll_vote_by_the_addressed_person_answers_and_anyone_elses_chang
     assert!(ended.contains("alice"), "{ended}");
 }
 
+/// `/askbridge` in a room is answered with the exact targets for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_askbridge_command_tells_the_targets_for_this_room() {
+    let world = World::new().await;
+    let _daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+    world.alice.send_text(&room, "/askbridge").await;
+    let answer = world.alice.wait_for_text(&room, WAIT, "To ask here").await;
+    let alice = world.alice.user_id();
+    assert_eq!(
+        answer["content"]["body"],
+        format!(
+            "To ask here, use matrix:{room}@{alice} (only you may answer) or \
+             matrix:{room} (anyone here may answer)."
+        )
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matrix_typed_replies_by_number_in_the_thread_and_by_label_as_a_reply() {
     let world = World::new().await;

@@ -942,3 +942,30 @@ async fn telegram_a_failed_poll_does_not_hold_up_the_next_press() {
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
 }
+
+/// `/askbridge` (as Telegram writes it in a group, with the bot's name)
+/// is answered with the exact targets for this chat, for the sender alone
+/// and for anyone, as a reply; the pending ask there is left alone.
+#[tokio::test]
+async fn telegram_askbridge_command_tells_the_targets_for_this_chat() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let id = create(&daemon, &deploy_ask()).await;
+    sent(&fake, 1).await;
+
+    fake.inject_message(IncomingMessage::new(
+        &group(),
+        &alice(),
+        "/askbridge@askbridge_bot",
+    ));
+    let answer = sent(&fake, 2).await;
+    assert_eq!(
+        answer.text,
+        format!(
+            "To ask here, use telegram:{CHAT}@{ALICE} (only you may answer) or \
+             telegram:{CHAT} (anyone here may answer)."
+        )
+    );
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+}

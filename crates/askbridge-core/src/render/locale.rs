@@ -258,6 +258,11 @@ pub struct Strings {
     /// Told when a reply matched no open question of a multi-question ask.
     /// `{eg}`: a keyed example such as `Q1: 2`.
     pub not_understood: &'static str,
+    /// Answers `/askbridge` in a shared conversation. `{mine}`: the target
+    /// for asks only the sender may answer, `{anyone}`: for anyone there.
+    pub where_here: &'static str,
+    /// Answers `/askbridge` in a direct chat. `{mine}`: its target.
+    pub where_direct: &'static str,
     /// One item of a reply that named no option, quoted. `{item}`: the
     /// item as typed.
     pub unknown_item: &'static str,
@@ -458,6 +463,8 @@ static EN: Strings = Strings {
     still_open: "Got it. Still open:",
     clarify: "Which did you mean for “{q}”: {options}? Reply with the number.",
     not_understood: "I could not match that to a question. Answer each on its own line, like \"{eg}\".",
+    where_here: "To ask here, use {mine} (only you may answer) or {anyone} (anyone here may answer).",
+    where_direct: "To ask you here, use {mine}.",
     unknown_item: "\"{item}\"",
     unknown_items: "I didn't understand {items} for “{q}” — reply with option numbers or names, or write your own answer.",
     unknown_items_letters: "I didn't understand {items} for “{q}” — reply with option letters or names, or write your own answer.",
@@ -587,6 +594,8 @@ static ZH_CN: Strings = Strings {
     still_open: "收到。还有这些问题：",
     clarify: "“{q}”你指的是哪一个：{options}？请回复编号。",
     not_understood: "没能对应到任何问题。请每行回答一题，例如“{eg}”。",
+    where_here: "要在这里提问，请用 {mine}（只有你能回答）或 {anyone}（这里的任何人都能回答）。",
+    where_direct: "要在这里向你提问，请用 {mine}。",
     unknown_item: "“{item}”",
     unknown_items: "“{q}”的回答里有没看懂的内容：{items}。请回复选项编号或名称，也可以直接写下你的答案。",
     unknown_items_letters: "“{q}”的回答里有没看懂的内容：{items}。请回复选项字母或名称，也可以直接写下你的答案。",
@@ -716,6 +725,8 @@ static TH: Strings = Strings {
     still_open: "รับทราบ ยังเหลือคำถามเหล่านี้:",
     clarify: "“{q}” หมายถึงข้อไหน: {options}? ตอบเป็นหมายเลข",
     not_understood: "จับคู่คำตอบกับคำถามไม่ได้ ตอบบรรทัดละหนึ่งข้อ เช่น “{eg}”",
+    where_here: "ถามที่นี่ได้ด้วย {mine} (เฉพาะคุณตอบได้) หรือ {anyone} (ทุกคนที่นี่ตอบได้)",
+    where_direct: "ถามคุณที่นี่ได้ด้วย {mine}",
     unknown_item: "“{item}”",
     unknown_items: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นหมายเลขหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
     unknown_items_letters: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นตัวอักษรหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",

@@ -27,7 +27,7 @@ pub use locale::{Locale, Strings, fill};
 pub use split::{cut, split_message, text_len};
 pub use text::{
     EndState, clarify_prompt, closing_line, not_understood, reask_prompt, refusal, status_line,
-    text_prompt, unknown_items_prompt,
+    text_prompt, unknown_items_prompt, where_answer,
 };
 pub use view::{
     Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, StepOption, TextView, View,

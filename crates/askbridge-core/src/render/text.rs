@@ -8,7 +8,7 @@
 
 use crate::lifecycle::{Clarify, Rejection, State};
 use crate::model::{
-    Ask, ChannelKind, Choice, Question, QuestionKind, has_recommended_marker,
+    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Target, has_recommended_marker,
     strip_recommended_marker,
 };
 use crate::outcome::{Outcome, Reason, Status};
@@ -291,6 +291,28 @@ pub fn refusal(rejection: &Rejection, for_user: Option<&str>, locale: Locale) ->
         Rejection::AlreadyEnded(_) => s.already_answered.to_owned(),
         Rejection::Invalid(invalid) => invalid.to_string(),
     }
+}
+
+/// The answer to `/askbridge` ([`crate::inbound::is_where_command`]):
+/// the exact target strings for asking `user` at `place` — for them alone
+/// or, in a shared conversation, for anyone there.
+pub fn where_answer(place: &Place, user: &str, locale: Locale) -> String {
+    let s = locale.strings();
+    let anyone = Target {
+        place: place.clone(),
+        user: None,
+    };
+    if place.is_direct() {
+        return fill(s.where_direct, &[("mine", &anyone.to_string())]);
+    }
+    let mine = Target {
+        user: Some(user.to_owned()),
+        ..anyone.clone()
+    };
+    fill(
+        s.where_here,
+        &[("mine", &mine.to_string()), ("anyone", &anyone.to_string())],
+    )
 }
 
 /// Told when a reply matched no open question of a multi-question ask.

@@ -721,6 +721,12 @@ impl<P: ChatPlatform> ChatDriver<P> {
     }
 
     async fn typed_in(&self, bridge: &Bridge, typed: Typed<P>) -> Result<(), BridgeError> {
+        if inbound::is_where_command(&typed.text) {
+            let user = &typed.from.responder.user_id;
+            let text = render::where_answer(&typed.place, user, self.draw.locale);
+            self.platform.reply(&typed.chat, typed.message, text);
+            return Ok(());
+        }
         let reply_to = typed.reply_to.map(|id| id.to_string());
         let Some(addressed) = super::address(
             bridge,
