@@ -13,6 +13,9 @@
 //!   platform's message ids tell (a late "3" meant for an ask that just
 //!   ended does not answer the next one);
 //!   chatter in a conversation with nothing for the sender is left alone.
+//! - `/askbridge` ([`askbridge_core::inbound::is_where_command`]) is not
+//!   an answer: it is answered with the exact targets for the place, for
+//!   the sender alone and for anyone there.
 //! - Who may answer is the core's rule
 //!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
 //!   user, else whoever the channel's [`AllowList`] admits.
