@@ -307,7 +307,8 @@ impl MatrixApi {
             .ok()
             .map(|text| text.trim().to_owned());
         let mut taken = Recent::new(REMEMBERED);
-        let mut undecrypted: Vec<Undecrypted> = Vec::new();
+        let kept = self.dir.join("undecrypted.json");
+        let mut undecrypted = load_undecrypted(&kept);
         let mut synced = false;
         let mut backoff = Duration::from_millis(250);
         loop {
@@ -347,16 +348,23 @@ impl MatrixApi {
                     for event in &update.timeline.events {
                         match self.decrypted(room_id, event.raw()).await {
                             Ok(raw) => events.push((room_id.clone(), raw)),
-                            Err(pending) => undecrypted.push(pending),
+                            // Read again after a crash, it may be kept already.
+                            Err(pending) if !undecrypted.iter().any(|kept| kept.is(&pending)) => {
+                                undecrypted.push(pending);
+                            }
+                            Err(_) => {}
                         }
                     }
                 }
             }
-            let mut batch = Vec::new();
+            let mut batch: Vec<Incoming> = Vec::new();
             for (room_id, raw) in &events {
                 let room = self.client.get_room(room_id);
                 if let Some(incoming) = self.incoming(room.as_ref(), room_id, raw).await
                     && !taken.contains(&incoming.received.event_id)
+                    && !batch
+                        .iter()
+                        .any(|other| other.received.event_id == incoming.received.event_id)
                 {
                     batch.push(incoming);
                 }
@@ -377,6 +385,13 @@ impl MatrixApi {
                 }
             }
             if all_taken {
+                // What waits for its keys is kept before the position
+                // moves past it.
+                if let Err(error) = save_undecrypted(&kept, &undecrypted) {
+                    tracing::warn!(error = %error, "cannot keep the Matrix events waiting for their room keys");
+                    tokio::time::sleep(backoff).await;
+                    continue;
+                }
                 if let Err(error) = std::fs::write(&position, &response.next_batch) {
                     tracing::warn!(error = %error, "cannot save the Matrix sync position");
                 }
@@ -482,12 +497,51 @@ impl MatrixApi {
 }
 
 /// An encrypted event whose room key had not arrived when it did.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Undecrypted {
     room: OwnedRoomId,
     event: Raw<OriginalSyncRoomEncryptedEvent>,
     /// Syncs since, each of which tried it again.
     tries: u32,
+}
+
+/// The events still waiting for their room keys, kept in `path` so a
+/// crash does not lose them once the sync position has moved past them.
+/// Written whole to a file beside it, then renamed over it; an empty list
+/// removes the file.
+fn save_undecrypted(path: &Path, undecrypted: &[Undecrypted]) -> std::io::Result<()> {
+    if undecrypted.is_empty() {
+        return match std::fs::remove_file(path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+            _ => Ok(()),
+        };
+    }
+    let json = serde_json::to_vec(undecrypted).map_err(std::io::Error::other)?;
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, json)?;
+    std::fs::rename(&partial, path)
+}
+
+/// What [`save_undecrypted`] kept; nothing when there is no file (or it
+/// cannot be read, which is logged).
+fn load_undecrypted(path: &Path) -> Vec<Undecrypted> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+        tracing::warn!(file = %path.display(), error = %error, "cannot read the Matrix events kept for their room keys");
+        Vec::new()
+    })
+}
+
+impl Undecrypted {
+    /// Whether `other` is the same event.
+    fn is(&self, other: &Undecrypted) -> bool {
+        let id = |event: &Raw<OriginalSyncRoomEncryptedEvent>| {
+            event.get_field::<String>("event_id").ok().flatten()
+        };
+        self.room == other.room && id(&self.event).is_some() && id(&self.event) == id(&other.event)
+    }
 }
 
 /// A member's display name in `room`, from the store (no request).
@@ -799,6 +853,42 @@ pub fn classify_http(error: &HttpError) -> PlatformFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn waiting(room: &str, event_id: &str, tries: u32) -> Undecrypted {
+        let event = serde_json::json!({
+            "type": "m.room.encrypted", "event_id": event_id, "sender": "@alice:hs",
+            "origin_server_ts": 1, "content": {"algorithm": "m.megolm.v1.aes-sha2",
+            "ciphertext": "AwgA", "session_id": "s", "sender_key": "k", "device_id": "D"}
+        });
+        Undecrypted {
+            room: OwnedRoomId::try_from(room).expect("a room id"),
+            event: Raw::new(&event).expect("raw").cast(),
+            tries,
+        }
+    }
+
+    #[test]
+    fn events_waiting_for_their_keys_survive_a_restart() {
+        let dir =
+            std::env::temp_dir().join(format!("askbridge-undecrypted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("undecrypted.json");
+        assert!(load_undecrypted(&path).is_empty(), "nothing kept yet");
+
+        let kept = vec![waiting("!a:hs", "$one", 3), waiting("!b:hs", "$two", 0)];
+        save_undecrypted(&path, &kept).expect("saved");
+        let loaded = load_undecrypted(&path);
+        assert_eq!(loaded.len(), 2);
+        assert!(loaded[0].is(&kept[0]) && loaded[1].is(&kept[1]));
+        assert_eq!(loaded[0].tries, 3);
+        assert!(!loaded[0].is(&kept[1]));
+        assert!(!waiting("!b:hs", "$one", 0).is(&kept[0]), "another room");
+
+        save_undecrypted(&path, &[]).expect("emptied");
+        assert!(!path.exists(), "an empty list leaves no file");
+        save_undecrypted(&path, &[]).expect("emptied again");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn an_invite_names_who_sent_it() {
