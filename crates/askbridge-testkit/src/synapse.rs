@@ -262,6 +262,37 @@ impl Synapse {
     ///
     /// If Synapse refuses (for example, the localpart is taken).
     pub async fn register(&self, localpart: &str, password: &str) -> Account {
+        // A server error under load (Synapse's SQLite busy) is tried again,
+        // with a fresh nonce; a refusal is not.
+        let mut tries = 0;
+        let body = loop {
+            tries += 1;
+            let (status, body) = self.register_once(localpart, password).await;
+            if status.is_success() {
+                break body;
+            }
+            assert!(
+                status.is_server_error() && tries < 3,
+                "registering {localpart} failed: {status} {body}"
+            );
+            eprintln!("registering {localpart}: {status} {body}; trying again");
+        };
+        let field = |name: &str| {
+            body[name]
+                .as_str()
+                .unwrap_or_else(|| panic!("Synapse's registration answer has no {name}: {body}"))
+                .to_owned()
+        };
+        Account {
+            user_id: field("user_id"),
+            access_token: field("access_token"),
+            device_id: field("device_id"),
+            password: password.to_owned(),
+        }
+    }
+
+    /// One shared-secret registration: Synapse's status and answer.
+    async fn register_once(&self, localpart: &str, password: &str) -> (reqwest::StatusCode, Value) {
         let endpoint = format!("{}/_synapse/admin/v1/register", self.url());
         let nonce: Value = self
             .http
@@ -290,26 +321,11 @@ impl Synapse {
             .await
             .expect("send the registration to Synapse");
         let status = response.status();
-        let body: Value = response
+        let body = response
             .json()
             .await
-            .expect("read Synapse's registration answer");
-        assert!(
-            status.is_success(),
-            "registering {localpart} failed: {status} {body}"
-        );
-        let field = |name: &str| {
-            body[name]
-                .as_str()
-                .unwrap_or_else(|| panic!("Synapse's registration answer has no {name}: {body}"))
-                .to_owned()
-        };
-        Account {
-            user_id: field("user_id"),
-            access_token: field("access_token"),
-            device_id: field("device_id"),
-            password: password.to_owned(),
-        }
+            .unwrap_or_else(|error| json!({ "unreadable": error.to_string() }));
+        (status, body)
     }
 }
 
