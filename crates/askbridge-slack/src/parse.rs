@@ -397,7 +397,8 @@ pub fn message(event: &SlackMessageEvent, bot: &SlackUserId) -> Option<TextMessa
     }
     let user = sender.user.as_ref().filter(|user| *user != bot)?;
     let channel = event.origin.channel.clone()?;
-    let text = clean_text(event.content.as_ref()?.text.as_deref()?, Some(bot));
+    let raw = event.content.as_ref()?.text.as_deref()?;
+    let text = command_text(raw, bot).unwrap_or_else(|| clean_text(raw, Some(bot)));
     let text = text.trim();
     if text.is_empty() {
         return None;
@@ -422,6 +423,17 @@ pub fn message(event: &SlackMessageEvent, bot: &SlackUserId) -> Option<TextMessa
         },
         text: text.to_owned(),
     })
+}
+
+/// askbridge's command as Slack people write it — the bot's mention
+/// and `where` (`/askbridge` would be a Slack slash command) — in the
+/// core's words, `askbridge where`; `None` for any other message.
+pub fn command_text(raw: &str, bot: &SlackUserId) -> Option<String> {
+    let rest = raw.trim_start().strip_prefix("<@")?;
+    let (user, rest) = rest.split_once('>')?;
+    let user = user.split_once('|').map_or(user, |(user, _label)| user);
+    (user == bot.0 && rest.trim().eq_ignore_ascii_case("where"))
+        .then(|| "askbridge where".to_owned())
 }
 
 /// A message's text without Slack's markup: user mentions `<@U…>` become

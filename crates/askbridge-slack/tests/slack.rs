@@ -853,3 +853,22 @@ fn ts_orders_by_seconds_then_microseconds() {
     assert!(ts("1700000000.000002").order() > ts("1700000000.000001").order());
     assert_eq!(ts("1700000000").order(), None);
 }
+
+#[test]
+fn parse_the_bots_mention_and_where_is_askbridges_command() {
+    let bot = bot();
+    let command = |text: &str| parse::command_text(text, &bot);
+    let mention = format!("<@{}>", bot.0);
+    assert_eq!(
+        command(&format!("{mention} where")).as_deref(),
+        Some("askbridge where")
+    );
+    assert_eq!(
+        command(&format!(" {mention}  WHERE ")).as_deref(),
+        Some("askbridge where")
+    );
+    assert_eq!(command(&format!("{mention} where now")), None);
+    assert_eq!(command(&format!("{mention} 2")), None);
+    assert_eq!(command("<@U0SOMEONE> where"), None);
+    assert_eq!(command("where"), None);
+}
