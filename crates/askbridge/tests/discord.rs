@@ -682,3 +682,20 @@ async fn discord_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     );
     assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
 }
+
+/// `/askbridge` typed in a channel is answered with the exact targets for
+/// it, for the sender alone and for anyone there.
+#[tokio::test]
+async fn discord_askbridge_command_tells_the_targets_for_this_channel() {
+    let fake = fake().await;
+    let _daemon = started(daemon_for(&fake), &fake).await;
+    fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), "/askbridge"));
+    let answer = posted(&fake, 1).await;
+    assert_eq!(
+        answer.content,
+        format!(
+            "To ask here, use discord:{CHANNEL}@{ALICE} (only you may answer) or \
+             discord:{CHANNEL} (anyone here may answer)."
+        )
+    );
+}

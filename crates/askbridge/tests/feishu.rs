@@ -492,3 +492,21 @@ async fn feishu_an_expired_token_is_fetched_again_and_nothing_is_lost() {
         json!({"env": ["Canary"]})
     );
 }
+
+/// `@bot /askbridge` in a group is answered with the exact targets for
+/// this chat, for the sender alone and for anyone there.
+#[tokio::test]
+async fn feishu_askbridge_command_tells_the_targets_for_this_chat() {
+    let fake = fake().await;
+    let _daemon = started(daemon_for(&fake), &fake).await;
+    fake.send_text(CHAT, ALICE, "@bot /askbridge", None);
+    let answer = posted(&fake, 1).await;
+    let text = answer.content();
+    assert!(
+        text.contains(&format!(
+            "To ask here, use feishu:{CHAT}@{ALICE} (only you may answer) or \
+             feishu:{CHAT} (anyone here may answer)."
+        )),
+        "{text}"
+    );
+}
