@@ -823,20 +823,47 @@ impl Bridge {
         conversation: &str,
         message_id: &str,
     ) -> Result<Option<MessageRef>, BridgeError> {
+        self.once_posted(
+            || self.find_message_ref(channel, conversation, message_id),
+            Option::is_some,
+        )
+        .await
+    }
+
+    /// Like [`message_refs`](Self::message_refs), but while none is on
+    /// record and this process is posting asks, looks again as each of
+    /// those deliveries finishes (for at most [`POSTING_SETTLES_WITHIN`]).
+    pub async fn message_refs_posted(&self, ask_id: &str) -> Result<Vec<MessageRef>, BridgeError> {
+        self.once_posted(
+            async || self.message_refs(ask_id).await,
+            |refs| !refs.is_empty(),
+        )
+        .await
+    }
+
+    /// What `read` reads once `found` says so, or once no delivery is in
+    /// flight in this process, or when [`POSTING_SETTLES_WITHIN`] has
+    /// passed: read again as each delivery finishes.
+    async fn once_posted<T, F>(
+        &self,
+        mut read: impl FnMut() -> F,
+        found: impl Fn(&T) -> bool,
+    ) -> Result<T, BridgeError>
+    where
+        F: Future<Output = Result<T, BridgeError>>,
+    {
         let mut done = self.inner.deliveries_done.subscribe();
         let deadline = tokio::time::Instant::now() + POSTING_SETTLES_WITHIN;
         loop {
-            let found = self
-                .find_message_ref(channel, conversation, message_id)
-                .await?;
-            if found.is_some() || self.inner.delivering.load(Ordering::Acquire) == 0 {
-                return Ok(found);
+            let value = read().await?;
+            if found(&value) || self.inner.delivering.load(Ordering::Acquire) == 0 {
+                return Ok(value);
             }
             if tokio::time::timeout_at(deadline, done.changed())
                 .await
                 .is_err()
             {
-                return Ok(None);
+                return Ok(value);
             }
         }
     }

@@ -9,9 +9,10 @@
 //!   that message's ask (a reply to an "Other…" prompt answers that one
 //!   question). Otherwise it answers the newest pending ask in the
 //!   conversation that the sender may answer and, unless the message is
-//!   a reply, that was posted before the message was sent, where the
-//!   platform's message ids tell (a late "3" meant for an ask that just
-//!   ended does not answer the next one);
+//!   a reply, that was posted before the message was sent (not yet posted:
+//!   not seen; posted after: by the platform's message ids, where they
+//!   tell), so a late "3" meant for an ask that just ended does not answer
+//!   the next one;
 //!   chatter in a conversation with nothing for the sender is left alone.
 //! - `/askbridge` ([`askbridge_core::inbound::is_where_command`]) is not
 //!   an answer: it is answered with the exact targets for the place, for
@@ -141,19 +142,20 @@ pub async fn address(
         if !may_answer(&target, person, allow) {
             continue;
         }
-        // Sent before every message of the ask: not meant for it. (A
-        // reply to a message not on record, perhaps the ask's own from
-        // before a crash, is not judged by when it was sent.)
+        // Not posted yet, or sent before every message of the ask here:
+        // not meant for it. (A reply to a message not on record, perhaps
+        // the ask's own from before a crash, is not judged so.)
         if reply_to.is_none() {
-            let refs = bridge.message_refs(&ask_id).await?;
+            let refs = bridge.message_refs_posted(&ask_id).await?;
             let mut posted_here = refs
                 .iter()
                 .filter(|message| {
                     message.channel == channel && message.conversation == conversation
                 })
                 .peekable();
-            if posted_here.peek().is_some()
-                && posted_here.all(|message| sent_before(&message.message_id))
+            if refs.is_empty()
+                || (posted_here.peek().is_some()
+                    && posted_here.all(|message| sent_before(&message.message_id)))
             {
                 continue;
             }
