@@ -18,7 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use askbridge_core::failure::BadRequest;
-use askbridge_core::inbound::{self, Inbound, Person};
+use askbridge_core::inbound::{self, Inbound, Person, is_where_command};
 use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
 use slack_morphism::prelude::{
@@ -425,15 +425,16 @@ pub fn message(event: &SlackMessageEvent, bot: &SlackUserId) -> Option<TextMessa
     })
 }
 
-/// askbridge's command as Slack people write it — the bot's mention
-/// and `where` (`/askbridge` would be a Slack slash command) — in the
-/// core's words, `askbridge where`; `None` for any other message.
+/// askbridge's command as Slack people write it — the bot's mention in
+/// place of the command's name (`/askbridge` would be a Slack slash
+/// command), `@askbridge where` — in the core's words; `None` for any
+/// other message.
 pub fn command_text(raw: &str, bot: &SlackUserId) -> Option<String> {
     let rest = raw.trim_start().strip_prefix("<@")?;
     let (user, rest) = rest.split_once('>')?;
     let user = user.split_once('|').map_or(user, |(user, _label)| user);
-    (user == bot.0 && rest.trim().eq_ignore_ascii_case("where"))
-        .then(|| "askbridge where".to_owned())
+    let command = format!("askbridge {}", rest.trim().to_lowercase());
+    (user == bot.0 && is_where_command(&command)).then_some(command)
 }
 
 /// A message's text without Slack's markup: user mentions `<@U…>` become

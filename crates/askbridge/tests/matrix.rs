@@ -143,14 +143,29 @@ fn answer(poll: &Value, label: &str) -> String {
         .to_owned()
 }
 
-/// The first poll in the room after `before`.
-async fn next_poll(person: &Person, room: &str, before: &Value) -> Value {
+fn is_poll(event: &Value) -> bool {
+    event["type"] == "org.matrix.msc3381.poll.start"
+}
+
+/// The first poll in the room that is none of `before`.
+async fn next_poll(person: &Person, room: &str, before: &[&Value]) -> Value {
     person
         .wait_for_event(room, WAIT, |event| {
-            event["type"] == "org.matrix.msc3381.poll.start"
-                && event["event_id"] != before["event_id"]
+            is_poll(event)
+                && !before
+                    .iter()
+                    .any(|seen| event["event_id"] == seen["event_id"])
         })
         .await
+}
+
+/// How many polls `person` has seen in the room.
+fn polls_in(person: &Person, room: &str) -> usize {
+    person
+        .events(room)
+        .iter()
+        .filter(|event| is_poll(event))
+        .count()
 }
 
 /// The answer of a one-question ask.
@@ -248,7 +263,7 @@ async fn matrix_typed_replies_by_number_in_the_thread_and_by_label_as_a_reply() 
     assert_eq!(done["details"][0]["via"], "text");
 
     let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
-    let poll = next_poll(&world.alice, &room, &poll).await;
+    let poll = next_poll(&world.alice, &room, &[&poll]).await;
     world
         .alice
         .send_reply(&room, &id_of(&poll), "askbridge: canary")
@@ -313,7 +328,7 @@ async fn matrix_skip_by_reaction_and_own_words_in_the_polls_thread() {
     assert!(ended.contains("Skipped"), "{ended}");
 
     let second = create(&daemon, &deploy_ask(&room, &world.alice)).await;
-    let poll = next_poll(&world.alice, &room, &poll).await;
+    let poll = next_poll(&world.alice, &room, &[&poll]).await;
     world
         .alice
         .vote(&room, &id_of(&poll), &[&answer(&poll, "Other…")])
@@ -424,13 +439,7 @@ async fn matrix_vote_after_kill_and_restart_still_answers() {
     daemon.restart();
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["answers"], json!({"env": ["Canary"]}));
-    let polls = world
-        .alice
-        .events(&room)
-        .iter()
-        .filter(|event| event["type"] == "org.matrix.msc3381.poll.start")
-        .count();
-    assert_eq!(polls, 1, "not posted again");
+    assert_eq!(polls_in(&world.alice, &room), 1, "not posted again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -485,7 +494,7 @@ async fn matrix_with_several_instances_the_one_that_syncs_posts_every_ask() {
 
     // Cancelled on b: a ends its poll.
     let second = create(&b, &deploy_ask(&room, &world.alice)).await;
-    let cancelled = next_poll(&world.alice, &room, &poll).await;
+    let cancelled = next_poll(&world.alice, &room, &[&poll]).await;
     Api::of(&b).cancel(&second).await;
     assert_eq!(outcome(&b, &second).await["reason"], "cancelled");
     poll_end(&world.alice, &room, &cancelled).await;
@@ -493,25 +502,12 @@ async fn matrix_with_several_instances_the_one_that_syncs_posts_every_ask() {
     // a dies: b takes the sync over and posts what is asked meanwhile.
     a.kill();
     let third = create(&b, &deploy_ask(&room, &world.alice)).await;
-    let earlier = [id_of(&poll), id_of(&cancelled)];
-    let poll = world
-        .alice
-        .wait_for_event(&room, WAIT, |event| {
-            event["type"] == "org.matrix.msc3381.poll.start"
-                && !earlier.iter().any(|id| event["event_id"] == id.as_str())
-        })
-        .await;
+    let poll = next_poll(&world.alice, &room, &[&poll, &cancelled]).await;
     world
         .alice
         .send_thread_reply(&room, &id_of(&poll), "3")
         .await;
     let done = outcome(&b, &third).await;
     assert_eq!(done["answers"], json!({"env": ["Canary"]}));
-    let polls = world
-        .alice
-        .events(&room)
-        .iter()
-        .filter(|event| event["type"] == "org.matrix.msc3381.poll.start")
-        .count();
-    assert_eq!(polls, 3, "each ask posted once");
+    assert_eq!(polls_in(&world.alice, &room), 3, "each ask posted once");
 }

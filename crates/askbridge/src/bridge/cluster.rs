@@ -253,8 +253,8 @@ impl Inner {
                 drop(slot);
                 // Created where its channel's lease is not held: this
                 // instance posts it if it holds the lease.
-                if let Some(lease) = self.channel(entry.kind).and_then(|channel| channel.lease())
-                    && self.holds_lease_of(entry.kind)
+                if let Some(lease) = self.lease_of(entry.kind)
+                    && self.holds(lease)
                 {
                     self.claim_for_lease(lease, Some(id)).await?;
                 }

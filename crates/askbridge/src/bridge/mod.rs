@@ -834,11 +834,8 @@ impl Bridge {
     /// record and this process is posting asks, looks again as each of
     /// those deliveries finishes (for at most [`POSTING_SETTLES_WITHIN`]).
     pub async fn message_refs_posted(&self, ask_id: &str) -> Result<Vec<MessageRef>, BridgeError> {
-        self.once_posted(
-            async || self.message_refs(ask_id).await,
-            |refs| !refs.is_empty(),
-        )
-        .await
+        self.once_posted(|| self.message_refs(ask_id), |refs| !refs.is_empty())
+            .await
     }
 
     /// What `read` reads once `found` says so, or once no delivery is in
@@ -932,20 +929,27 @@ impl Inner {
             .cloned()
     }
 
+    /// The lease an instance must hold to post to `kind`'s channel, if it
+    /// needs one ([`Channel::lease`]).
+    fn lease_of(&self, kind: ChannelKind) -> Option<&'static str> {
+        self.channel(kind).and_then(|channel| channel.lease())
+    }
+
+    /// Whether this instance holds the lease `name` now.
+    fn holds(&self, name: &str) -> bool {
+        lock(&self.owned).contains(name)
+    }
+
     /// Whether this instance posts to `kind`'s channel: any instance
     /// does, but for a channel that needs a lease only its holder.
     fn posts_here(&self, kind: ChannelKind) -> bool {
-        self.channel(kind)
-            .and_then(|channel| channel.lease())
-            .is_none_or(|lease| lock(&self.owned).contains(lease))
+        self.lease_of(kind).is_none_or(|lease| self.holds(lease))
     }
 
     /// Whether this instance holds the lease `kind`'s channel needs, and
     /// so updates and closes its asks wherever they changed.
     fn holds_lease_of(&self, kind: ChannelKind) -> bool {
-        self.channel(kind)
-            .and_then(|channel| channel.lease())
-            .is_some_and(|lease| lock(&self.owned).contains(lease))
+        self.lease_of(kind).is_some_and(|lease| self.holds(lease))
     }
 
     /// The pending ask's entry, if it is in memory.
