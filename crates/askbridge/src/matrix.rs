@@ -27,7 +27,6 @@ use askbridge_matrix::render::{self as draw, Destination, Message};
 use askbridge_matrix::run::{Incoming, Login, MatrixApi};
 
 use crate::bridge::{Bridge, Owned};
-
 use crate::chat::AllowList;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
 use crate::config::MatrixConfig;
