@@ -561,13 +561,12 @@ impl AskLifecycle {
             .collect()
     }
 
-    /// Whether this person may answer the ask: the target's named
-    /// user on the target's channel, or, when no user is named, whoever the
-    /// channel's allow-list admits.
+    /// Whether this person may answer the ask: in the place they answer
+    /// in ([`Ask::place_of`]), its named user on its channel, or, when no
+    /// user is named, whoever the channel's allow-list admits.
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
         self.ask
-            .target
-            .as_ref()
+            .place_of(from)
             .map_or(admitted, |target| target.may_answer(from, admitted))
     }
 
@@ -678,9 +677,26 @@ impl AskLifecycle {
             },
             Input::Skip { from, admitted } => match self.gate(&from, admitted) {
                 Some(rejection) => Step::Rejected(rejection),
-                None => self.end(State::Skipped { by: from, at: now }),
+                None => {
+                    let by = self.placed(from);
+                    self.end(State::Skipped { by, at: now })
+                }
             },
         }
+    }
+
+    /// `from` with the place of the ask they answered in: the one they
+    /// name, else the first on their channel (a web reply: the web page);
+    /// none for the agent host's dialog, which is no place.
+    fn placed(&self, mut from: Responder) -> Responder {
+        if from.place.is_none() {
+            from.place = self
+                .ask
+                .places()
+                .find(|target| target.place.channel() == from.channel)
+                .map(|target| target.place.clone());
+        }
+        from
     }
 
     /// Rejects a person who may not answer, or any input once ended.
@@ -727,10 +743,11 @@ impl AskLifecycle {
         let complete = !self.answers.is_empty() && self.answers.iter().all(Option::is_some);
         if complete {
             let all_skipped = self.answers.iter().flatten().all(Answer::is_skipped);
+            let by = self.placed(from);
             return if all_skipped {
-                self.end(State::Skipped { by: from, at: now })
+                self.end(State::Skipped { by, at: now })
             } else {
-                self.end(State::Answered { by: from, at: now })
+                self.end(State::Answered { by, at: now })
             };
         }
         let still_open = self.open_questions();

@@ -33,6 +33,8 @@ pub mod limits {
     pub const MIN_TIMEOUT_SECONDS: u32 = 30;
     /// Longest timeout; longer ones are clamped down.
     pub const MAX_TIMEOUT_SECONDS: u32 = 3_600;
+    /// Places one ask is posted to at once (`to` as a list).
+    pub const MAX_PLACES: usize = 8;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -46,6 +48,34 @@ pub struct Ask {
     pub timeout_seconds: u32,
     /// Where to post it; `None` means the configured default target.
     pub target: Option<Target>,
+    /// Further places it is posted to at the same time (`to` as a list,
+    /// after its first): the first answer in any place wins. Empty unless
+    /// `target` is set; no place appears twice.
+    pub also: Vec<Target>,
+}
+
+impl Ask {
+    /// Every place the ask is posted to, the first (`target`) first; its
+    /// index is the place's number in [`Responder::place`] order.
+    pub fn places(&self) -> impl Iterator<Item = &Target> {
+        self.target.iter().chain(&self.also)
+    }
+
+    /// The place an answer from `from` is given in: the one it names
+    /// ([`Responder::place`]), else the first on its channel, else the
+    /// first place.
+    pub fn place_of(&self, from: &Responder) -> Option<&Target> {
+        let named = from
+            .place
+            .as_ref()
+            .and_then(|place| self.places().find(|target| target.place == *place));
+        named
+            .or_else(|| {
+                self.places()
+                    .find(|target| target.place.channel() == from.channel)
+            })
+            .or(self.target.as_ref())
+    }
 }
 
 /// One question of an ask.
@@ -194,7 +224,7 @@ pub struct Target {
 }
 
 /// A conversation on one channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Place {
     /// A Telegram chat, optionally a forum topic in it.
     Telegram {
@@ -333,7 +363,18 @@ impl ChannelKind {
 impl fmt::Display for Target {
     /// The canonical string form, which [`Target::parse`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.place {
+        write!(f, "{}", self.place)?;
+        if let Some(user) = &self.user {
+            write!(f, "@{user}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Place {
+    /// The target string of the place alone (no `@user`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Place::Telegram { chat_id, thread_id } => {
                 write!(f, "telegram:{chat_id}")?;
                 if let Some(thread) = thread_id {
@@ -363,9 +404,6 @@ impl fmt::Display for Target {
                 }
             }
         }
-        if let Some(user) = &self.user {
-            write!(f, "@{user}")?;
-        }
         Ok(())
     }
 }
@@ -380,6 +418,9 @@ pub struct Responder {
     pub user_id: String,
     /// A display name, when the platform gives one.
     pub name: Option<String>,
+    /// The place of the ask the answer came from, when the ask has
+    /// several ([`Ask::places`]); set by whoever finds the ask there.
+    pub place: Option<Place>,
 }
 
 /// A point in time: milliseconds since the Unix epoch, UTC.

@@ -10,7 +10,7 @@ use askbridge_core::lifecycle::{
     Answer, AskLifecycle, AskParts, Input, Rejection, State, Step, Unknown, UnknownItems,
 };
 use askbridge_core::model::{
-    Ask, ChannelKind, Choice, Question, QuestionKind, Responder, Target, Timestamp,
+    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Responder, Target, Timestamp,
 };
 use askbridge_core::outcome::{Detail, Outcome, Reason, Status, Via};
 use askbridge_core::render::{Locale, closing_line};
@@ -89,6 +89,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         questions,
         timeout_seconds: 900,
         target: Some(Target::parse(target).expect("test target")),
+        also: Vec::new(),
     }
 }
 
@@ -111,6 +112,7 @@ fn person(channel: ChannelKind, user_id: &str, name: &str) -> Responder {
         channel,
         user_id: user_id.to_owned(),
         name: Some(name.to_owned()),
+        place: None,
     }
 }
 
@@ -500,13 +502,55 @@ fn already_ended_carries_the_state() {
     assert_eq!(
         step,
         Step::Rejected(Rejection::AlreadyEnded(State::Answered {
-            by: alice(),
+            // Answered in the ask's place on the person's channel.
+            by: Responder {
+                place: Some(Place::Telegram {
+                    chat_id: 123_456_789,
+                    thread_id: None
+                }),
+                ..alice()
+            },
             at: at(60),
         }))
     );
 }
 
 // --------------------------------------------------------- who may answer
+
+#[test]
+fn in_several_places_each_places_own_user_may_answer_there() {
+    let mut ask = ask_to("telegram:-1001234@42", None, vec![deploy()]);
+    ask.also = vec![
+        Target::parse("slack:C0123@U0456").expect("slack"),
+        Target::parse("discord:99").expect("discord"),
+    ];
+    let lifecycle = AskLifecycle::new("ask_1", ask, at(0));
+    let at_place = |mut from: Responder, target: &str| {
+        from.place = Some(Target::parse(target).expect("place").place);
+        from
+    };
+    let slack = |user: &str| at_place(person(ChannelKind::Slack, user, "S"), "slack:C0123");
+    let discord = |user: &str| at_place(person(ChannelKind::Discord, user, "D"), "discord:99");
+    let cases = [
+        (alice(), true, true),
+        (bob(), true, false),
+        (slack("U0456"), false, true),
+        (slack("U0999"), true, false),
+        // Anyone the channel admits, where the place names nobody.
+        (discord("5"), true, true),
+        (discord("5"), false, false),
+        // A Slack user at no place of the ask: the Slack place's rule.
+        (person(ChannelKind::Slack, "U0456", "S"), false, true),
+        (person(ChannelKind::Slack, "U0999", "S"), true, false),
+    ];
+    for (from, admitted, may) in cases {
+        assert_eq!(
+            lifecycle.may_answer(&from, admitted),
+            may,
+            "{from:?} admitted {admitted}"
+        );
+    }
+}
 
 #[test]
 fn named_user_is_the_only_one_who_may_answer() {
@@ -1107,6 +1151,10 @@ fn spec_example_outcome() {
                 channel: ChannelKind::Telegram,
                 user_id: "42".to_owned(),
                 name: Some("Alice".to_owned()),
+                place: Some(Place::Telegram {
+                    chat_id: 123_456_789,
+                    thread_id: None,
+                }),
             }),
             answered_at: Timestamp(1_796_212_800_000),
             text: "Deploy: Staging (Recommended)".to_owned(),

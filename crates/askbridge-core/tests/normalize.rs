@@ -1489,25 +1489,81 @@ mod properties {
 
 #[test]
 fn a_target_on_its_own_reads_like_an_asks_to() {
-    use askbridge_core::normalize::normalize_target;
+    use askbridge_core::normalize::normalize_places;
     use serde_json::json;
-    let target = |value| normalize_target(&value).map(|(t, _)| t.map(|t| t.to_string()));
+    let places = |value| {
+        normalize_places(&value).map(|(places, _)| {
+            places
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
     assert_eq!(
-        target(json!("telegram:-1001234@42")),
-        Ok(Some("telegram:-1001234@42".to_owned()))
+        places(json!("telegram:-1001234@42")),
+        Ok("telegram:-1001234@42".to_owned())
     );
     assert_eq!(
-        target(json!({"channel": "slack", "chat": "C1", "thread": "1700000000.000100"})),
-        Ok(Some("slack:C1/1700000000.000100".to_owned()))
+        places(json!({"channel": "slack", "chat": "C1", "thread": "1700000000.000100"})),
+        Ok("slack:C1/1700000000.000100".to_owned())
     );
-    assert_eq!(target(json!(null)), Ok(None));
-    let bad = normalize_target(&json!("email:me")).expect_err("unknown channel");
+    assert_eq!(
+        places(json!(["telegram:-1001234@42", {"channel": "slack", "chat": "C1"}, "web"])),
+        Ok("telegram:-1001234@42 slack:C1 web".to_owned())
+    );
+    assert_eq!(places(json!(null)), Ok(String::new()));
+    let bad = normalize_places(&json!("email:me")).expect_err("unknown channel");
     assert_eq!(bad[0].path, "to");
-    let wrong_type = normalize_target(&json!(42)).expect_err("a number is no target");
+    let wrong_type = normalize_places(&json!(42)).expect_err("a number is no target");
     assert_eq!(wrong_type[0].path, "to");
     assert!(
         wrong_type[0].message.ends_with("got a number"),
         "{}",
         wrong_type[0].message
     );
+}
+
+#[test]
+fn to_as_a_list_posts_in_several_places_each_at_most_once() {
+    use serde_json::json;
+    let ask = |to: serde_json::Value| {
+        json!({"questions": [{"id": "a", "question": "A?", "options": ["X", "Y"]}], "to": to})
+            .to_string()
+    };
+    let accepted = normalize_input(&ask(json!(["telegram:-100@42", "slack:C1@U2", "web"])))
+        .expect("three places");
+    let places: Vec<String> = accepted.ask.places().map(ToString::to_string).collect();
+    assert_eq!(places, ["telegram:-100@42", "slack:C1@U2", "web"]);
+    assert_eq!(
+        accepted.ask.target.expect("first").to_string(),
+        "telegram:-100@42"
+    );
+    // Refusals name the item.
+    let cases: [(serde_json::Value, &str, &str); 5] = [
+        (
+            json!(["web", "telegram:-100", "telegram:-100@42"]),
+            "to[2]",
+            "telegram:-100 is listed already, at to[1]",
+        ),
+        (json!(["web", "email:me"]), "to[1]", "email"),
+        (json!(["web", ["slack:C1"]]), "to[1]", "got array"),
+        (json!(["web", ""]), "to[1]", "empty"),
+        (
+            json!([
+                "web", "slack:C1", "slack:C2", "slack:C3", "slack:C4", "slack:C5", "slack:C6",
+                "slack:C7", "slack:C8"
+            ]),
+            "to",
+            "at most 8",
+        ),
+    ];
+    for (to, path, message) in cases {
+        let problems = normalize_input(&ask(to.clone())).expect_err("refused");
+        assert_eq!(problems[0].path, path, "{to}: {problems:?}");
+        assert!(problems[0].message.contains(message), "{to}: {problems:?}");
+    }
+    // An empty list is the default place.
+    let default = normalize_input(&ask(json!([]))).expect("empty list");
+    assert_eq!(default.ask.places().count(), 0);
 }

@@ -100,6 +100,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         questions,
         timeout_seconds: 900,
         target: None,
+        also: Vec::new(),
     }
 }
 
@@ -886,14 +887,17 @@ fn status_lines() {
     let answered = EndState::Answered {
         summary: "Staging",
         by: Some("Alice"),
+        elsewhere: None,
     };
     let anonymous = EndState::Answered {
         summary: "Staging",
         by: None,
+        elsewhere: None,
     };
     let no_summary = EndState::Answered {
         summary: " ",
         by: Some("Alice"),
+        elsewhere: None,
     };
     let table: [(EndState<'_>, [&str; 3]); 10] = [
         (
@@ -917,6 +921,7 @@ fn status_lines() {
             EndState::Answered {
                 summary: "",
                 by: Some(""),
+                elsewhere: None,
             },
             ["✅ Answered", "✅ 已回答", "✅ ตอบแล้ว"],
         ),
@@ -967,6 +972,7 @@ fn status_line_stays_one_short_line() {
         &EndState::Answered {
             summary: &summary,
             by: Some(&name),
+            elsewhere: None,
         },
         Locale::En,
     );
@@ -1176,6 +1182,7 @@ mod follow_ups {
             channel: ChannelKind::Telegram,
             user_id: "42".to_owned(),
             name: Some("Alice".to_owned()),
+            place: None,
         }
     }
 
@@ -1302,6 +1309,52 @@ mod follow_ups {
         };
         assert_eq!(closing_line(&outcome, Locale::En), "⏭ Skipped");
         assert_eq!(closing_line(&outcome, Locale::Th), "⏭ ข้ามแล้ว");
+    }
+
+    #[test]
+    fn render_the_closing_line_in_another_place_says_where_it_was_answered() {
+        use askbridge_core::model::Target;
+        use askbridge_core::render::closing_line_at;
+        let place = |target: &str| Target::parse(target).expect("target").place;
+        let mut lifecycle = AskLifecycle::new("ask_1", release(), Timestamp::from_secs(0));
+        let Step::Progress(_) = reply(&mut lifecycle, "Q1: 1") else {
+            panic!("expected progress");
+        };
+        let mut outcome = match reply(&mut lifecycle, "Q2: 1") {
+            Step::Finished(outcome) => outcome,
+            other => panic!("expected the end, got {other:?}"),
+        };
+        let by = outcome.answered_by.as_mut().expect("by");
+        by.place = Some(place("slack:C0123"));
+        let telegram = place("telegram:-100");
+        let cases = [
+            (
+                Some(place("slack:C0123")),
+                Locale::En,
+                "— answered by Alice",
+            ),
+            (None, Locale::En, "— answered by Alice"),
+            (
+                Some(telegram.clone()),
+                Locale::En,
+                "— answered by Alice in Slack",
+            ),
+            (Some(place("web")), Locale::ZhCn, "— 由 Alice 在 Slack 回答"),
+            (
+                Some(place("slack:C0999")),
+                Locale::Th,
+                "— ตอบโดย Alice ใน Slack",
+            ),
+        ];
+        for (here, locale, end) in cases {
+            let line = closing_line_at(&outcome, here.as_ref(), locale);
+            assert!(line.starts_with("✅ "), "{line}");
+            assert!(line.ends_with(end), "{here:?}: {line}");
+        }
+        outcome.answered_by.as_mut().expect("by").name = None;
+        outcome.answered_by.as_mut().expect("by").place = Some(place("web:ops"));
+        let line = closing_line_at(&outcome, Some(&telegram), Locale::En);
+        assert!(line.ends_with("— answered by 42 in the web page"), "{line}");
     }
 }
 

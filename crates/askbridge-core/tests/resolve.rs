@@ -962,6 +962,7 @@ fn release_ask() -> Ask {
         ],
         timeout_seconds: 900,
         target: None,
+        also: Vec::new(),
     }
 }
 

@@ -116,6 +116,7 @@ proptest! {
             ],
             timeout_seconds: 900,
             target: None,
+            also: Vec::new(),
         };
         let matcher = AskMatcher::new(&ask);
         let resolved = matcher.resolve(&reply, &open);

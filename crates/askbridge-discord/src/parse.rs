@@ -82,6 +82,7 @@ impl Sender {
                 .clone()
                 .or_else(|| Some(self.username.clone()))
                 .filter(|name| !name.trim().is_empty()),
+            place: None,
         }
     }
 }

@@ -65,6 +65,7 @@ impl Sender {
             channel: ChannelKind::Feishu,
             user_id: self.open_id.clone(),
             name: None,
+            place: None,
         }
     }
 }

@@ -234,6 +234,7 @@ pub fn person(user_id: &str, name: Option<String>) -> Person {
             channel: ChannelKind::Matrix,
             user_id: user_id.to_owned(),
             name,
+            place: None,
         },
         username: user_id.strip_prefix('@').map(str::to_owned),
         roles: Vec::new(),

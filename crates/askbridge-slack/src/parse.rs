@@ -75,6 +75,7 @@ impl Sender {
                 .clone()
                 .or_else(|| self.username.clone())
                 .filter(|name| !name.trim().is_empty()),
+            place: None,
         }
     }
 }

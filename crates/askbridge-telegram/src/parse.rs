@@ -54,6 +54,7 @@ impl Sender {
             channel: ChannelKind::Telegram,
             user_id: self.user_id.to_string(),
             name: Some(self.name.clone()).filter(|name| !name.trim().is_empty()),
+            place: None,
         }
     }
 }

@@ -136,6 +136,7 @@ fn person(user: &str) -> Responder {
         channel: ChannelKind::Web,
         user_id: user.to_owned(),
         name: None,
+        place: None,
     }
 }
 
@@ -170,19 +171,28 @@ impl Channel for WebChannel {
     fn kind(&self) -> ChannelKind {
         ChannelKind::Web
     }
-    fn deliver<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn deliver<'a>(
+        &'a self,
+        _: &'a AskView,
+        _: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
-    fn update<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn update<'a>(
+        &'a self,
+        _: &'a AskView,
+        _: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
-    fn end<'a>(&'a self, _: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn end<'a>(&'a self, _: &'a AskView, _: usize) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 }
 
 /// A channel that answers deliveries from a script and records every
-/// call as `deliver <id>`, `update <id>`, `end <id> <state>`.
+/// call as `deliver <id>`, `update <id>`, `end <id> <state>` (the ask's
+/// id followed by `#<place>` for a place after its first).
 #[derive(Debug)]
 struct ScriptedChannel {
     kind: ChannelKind,
@@ -223,18 +233,43 @@ impl Channel for ScriptedChannel {
     fn kind(&self) -> ChannelKind {
         self.kind
     }
-    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn deliver<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         let result = self.script.lock().expect("script").pop().unwrap_or(Ok(()));
-        self.record(format!("deliver {}", ask.id));
+        self.record(format!("deliver {}", at_place(ask, place)));
         Box::pin(async move { result })
     }
-    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        self.record(format!("update {}", ask.id));
+    fn update<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        self.record(format!("update {}", at_place(ask, place)));
         Box::pin(async { Ok(()) })
     }
-    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        self.record(format!("end {} {}", ask.id, ask.state.as_str()));
+    fn end<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        self.record(format!(
+            "end {} {}",
+            at_place(ask, place),
+            ask.state.as_str()
+        ));
         Box::pin(async { Ok(()) })
+    }
+}
+
+/// The ask's id, with `#<place>` after it for a place after its first.
+fn at_place(ask: &AskView, place: usize) -> String {
+    if place == 0 {
+        ask.id.clone()
+    } else {
+        format!("{}#{place}", ask.id)
     }
 }
 
@@ -804,6 +839,193 @@ fn telegram_ask() -> Ask {
     ask
 }
 
+/// The deploy ask in Telegram (for user 42) and in Slack (for U2) at once.
+fn two_place_ask() -> Ask {
+    let mut ask = telegram_ask();
+    ask.target = Some(Target::parse("telegram:-100@42").expect("telegram"));
+    ask.also = vec![Target::parse("slack:C1@U2").expect("slack")];
+    ask
+}
+
+/// `user` on `channel`, answering in `place` (its target string).
+fn placed(channel: ChannelKind, user: &str, place: &str) -> Responder {
+    Responder {
+        channel,
+        user_id: user.to_owned(),
+        name: None,
+        place: Some(Target::parse(place).expect("place").place),
+    }
+}
+
+fn pick_as(from: Responder, option: usize) -> Input {
+    Input::Pick {
+        from,
+        admitted: false,
+        question: 0,
+        options: vec![option],
+        via: Via::Button,
+    }
+}
+
+async fn an_ask_in_several_places_is_answered_once_and_closed_in_each(db: Scratch) {
+    let clock = Clock::manual(START);
+    let bridge = open(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    bridge.add_channel(telegram.clone());
+    bridge.add_channel(slack.clone());
+
+    let created = create(&bridge, two_place_ask()).await;
+    let places: Vec<String> = created.places().map(ToString::to_string).collect();
+    assert_eq!(places, ["telegram:-100@42", "slack:C1@U2"]);
+    assert_eq!(telegram.calls(1).await, [format!("deliver {}", created.id)]);
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", created.id)]);
+    // A typed message in either place finds it, for that place's user.
+    let slack_place = Target::parse("slack:C1").expect("slack").place;
+    assert_eq!(
+        bridge.pending_at(&slack_place).await.expect("pending"),
+        [(
+            created.id.clone(),
+            Target::parse("slack:C1@U2").expect("slack")
+        )]
+    );
+
+    // Each place's own user only, there.
+    let (step, _) = bridge
+        .handle(
+            &created.id,
+            pick_as(placed(ChannelKind::Slack, "U9", "slack:C1"), 0),
+        )
+        .await
+        .expect("handle");
+    assert!(
+        matches!(step, Step::Rejected(Rejection::NotForYou)),
+        "{step:?}"
+    );
+    let (step, ended) = bridge
+        .handle(
+            &created.id,
+            pick_as(placed(ChannelKind::Slack, "U2", "slack:C1"), 1),
+        )
+        .await
+        .expect("handle");
+    assert!(matches!(step, Step::Finished(_)), "{step:?}");
+    let by = ended
+        .outcome
+        .as_ref()
+        .and_then(|o| o.answered_by.clone())
+        .expect("by");
+    assert_eq!(by.place, Some(slack_place));
+    let (late, _) = bridge
+        .handle(
+            &created.id,
+            pick_as(placed(ChannelKind::Telegram, "42", "telegram:-100"), 0),
+        )
+        .await
+        .expect("handle");
+    assert!(
+        matches!(late, Step::Rejected(Rejection::AlreadyEnded(_))),
+        "{late:?}"
+    );
+
+    // Closed in both places.
+    assert_eq!(
+        telegram.calls(2).await[1],
+        format!("end {} answered", created.id)
+    );
+    assert_eq!(
+        slack.calls(2).await[1],
+        format!("end {}#1 answered", created.id)
+    );
+    assert_eq!(
+        answers(&ended),
+        [("deploy".to_owned(), vec!["Production".to_owned()])]
+    );
+}
+
+async fn a_place_that_fails_does_not_fail_the_ask_while_another_holds_it(db: Scratch) {
+    let clock = Clock::manual(START);
+    let bridge = open(&db, &clock).await;
+    let refused = || Err(PlatformFailure::Permanent("chat not found".to_owned()));
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![refused(), refused()]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![Ok(()), refused()]);
+    bridge.add_channel(telegram.clone());
+    bridge.add_channel(slack.clone());
+
+    let held = create(&bridge, two_place_ask()).await;
+    telegram.calls(1).await;
+    slack.calls(1).await;
+    bridge.flush().await.expect("flush");
+    let (step, view) = bridge
+        .handle(
+            &held.id,
+            pick_as(placed(ChannelKind::Slack, "U2", "slack:C1"), 0),
+        )
+        .await
+        .expect("handle");
+    assert!(
+        matches!(step, Step::Finished(_)),
+        "{step:?} {:?}",
+        view.state
+    );
+    // Nothing was posted in Telegram, so nothing is closed there.
+    assert_eq!(
+        slack.calls(2).await[1],
+        format!("end {}#1 answered", held.id)
+    );
+
+    // When every place fails, the ask does.
+    let lost = create(&bridge, two_place_ask()).await;
+    let ended = bridge
+        .wait(&lost.id, Duration::from_secs(3_600))
+        .await
+        .expect("wait");
+    assert!(
+        matches!(ended.state, State::DeliveryFailed { ref reason, .. } if reason.contains("no place took the ask") && reason.contains("chat not found")),
+        "{:?}",
+        ended.state
+    );
+    assert_eq!(telegram.calls_now().len(), 2, "{:?}", telegram.calls_now());
+}
+
+async fn an_ask_in_several_places_comes_back_in_each_after_a_restart(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_bare(&db, &clock).await;
+    a.add_channel(ScriptedChannel::new(ChannelKind::Telegram, vec![]));
+    let stuck = ScriptedChannel::new(
+        ChannelKind::Slack,
+        vec![Err(PlatformFailure::RetryAfter(3_600))],
+    );
+    a.add_channel(stuck.clone());
+    let created = create(&a, two_place_ask()).await;
+    stuck.calls(1).await;
+    crash(a);
+
+    // Telegram's copy is posted again (the channel keeps it from showing
+    // twice); Slack's, never posted, is posted now.
+    let b = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    b.add_channel(telegram.clone());
+    b.add_channel(slack.clone());
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", created.id)]);
+    assert_eq!(telegram.calls(1).await, [format!("deliver {}", created.id)]);
+    let telegram_place = Target::parse("telegram:-100").expect("telegram").place;
+    assert_eq!(
+        b.pending_at(&telegram_place).await.expect("pending").len(),
+        1
+    );
+    b.cancel(&created.id).await.expect("cancel");
+    assert_eq!(
+        telegram.calls(2).await[1],
+        format!("end {} cancelled", created.id)
+    );
+    assert_eq!(
+        slack.calls(2).await[1],
+        format!("end {}#1 cancelled", created.id)
+    );
+}
+
 async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
@@ -877,6 +1099,7 @@ async fn transient_delivery_errors_are_retried_until_delivered(db: Scratch) {
                     channel: ChannelKind::Telegram,
                     user_id: "42".to_owned(),
                     name: None,
+                    place: None,
                 },
                 admitted: true,
                 question: 0,
@@ -1661,6 +1884,9 @@ on_both_backends!(
         progress_is_an_update_event_and_a_channel_update,
         list_filters_by_state_and_channel_newest_first,
         message_references_are_stored_and_found_after_a_restart,
+        an_ask_in_several_places_is_answered_once_and_closed_in_each,
+        a_place_that_fails_does_not_fail_the_ask_while_another_holds_it,
+        an_ask_in_several_places_comes_back_in_each_after_a_restart,
     ],
     multi_thread: [
         instances_racing_for_a_free_lease_take_it_once,

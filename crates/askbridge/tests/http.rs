@@ -243,7 +243,7 @@ async fn http_get_then_reply_by_text_then_already_answered() {
     );
     assert_eq!(
         outcome["answeredBy"],
-        json!({"channel": "web", "userId": "alice", "name": "Alice"})
+        json!({"channel": "web", "userId": "alice", "name": "Alice", "place": "web"})
     );
     assert!(
         outcome["continuation"]

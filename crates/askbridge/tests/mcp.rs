@@ -201,6 +201,7 @@ async fn router_with_serves_streamable_http_with_its_progress_interval() {
         channel: ChannelKind::Web,
         user_id: "alice".to_owned(),
         name: Some("Alice".to_owned()),
+        place: None,
     };
     bridge
         .handle(
@@ -218,7 +219,7 @@ async fn router_with_serves_streamable_http_with_its_progress_interval() {
     assert_answered(&result, &id, "Staging (Recommended)");
     assert_eq!(
         result["structuredContent"]["answeredBy"],
-        json!({"channel": "web", "userId": "alice", "name": "Alice"})
+        json!({"channel": "web", "userId": "alice", "name": "Alice", "place": "web"})
     );
     assert!(client.progress().len() >= 3);
     client.finish().await;

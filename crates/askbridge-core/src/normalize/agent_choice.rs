@@ -90,6 +90,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         questions: vec![question],
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         target: None,
+        also: Vec::new(),
     })
 }
 

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
-    DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS,
-    MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS,
+    DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS,
+    MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS,
 };
 use crate::model::{Ask, Choice, Question, QuestionKind, Target};
 
@@ -42,7 +42,7 @@ fn read_at(value: &Value, base: &str, depth: usize, report: &mut Report) -> Opti
     match value {
         Value::Array(items) => {
             let questions = read_questions(items, base, true, report);
-            finish(None, questions, DEFAULT_TIMEOUT_SECONDS, None, report)
+            finish(None, questions, DEFAULT_TIMEOUT_SECONDS, Vec::new(), report)
         }
         Value::Object(map) => read_object(map, base, depth, report),
         other => {
@@ -179,7 +179,7 @@ fn read_ask(
         text_field(map, base, "description", MAX_TEXT_CHARS, report)
     };
     let timeout = read_timeout(map, base, report);
-    let target = read_target(map, base, report);
+    let places = read_places(map, base, report);
 
     let mut questions = if single {
         report.warn(
@@ -229,7 +229,7 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, target, report)
+    finish(title, questions, timeout, places, report)
 }
 
 /// The ask, unless an error was recorded. An ask left without questions
@@ -238,17 +238,19 @@ fn finish(
     title: Option<String>,
     questions: Vec<Question>,
     timeout_seconds: u32,
-    target: Option<Target>,
+    places: Vec<Target>,
     report: &mut Report,
 ) -> Option<Ask> {
     if questions.is_empty() && report.error_count() == 0 {
         report.no_question_left(super::ROOT);
     }
-    (report.error_count() == 0).then_some(Ask {
+    let mut places = places.into_iter();
+    (report.error_count() == 0).then(|| Ask {
         title,
         questions,
         timeout_seconds,
-        target,
+        target: places.next(),
+        also: places.collect(),
     })
 }
 
@@ -964,17 +966,64 @@ fn read_timeout(map: &Map<String, Value>, base: &str, report: &mut Report) -> u3
     }
 }
 
-/// Reads `to` (or `target`): a target string or `{channel, chat, thread, user}`.
-pub(crate) fn read_target(
+/// Reads `to` (or `target`): a target string or `{channel, chat, thread,
+/// user}`, or a list of them (several places at once, each at most once).
+/// Empty when absent: the default target.
+pub(crate) fn read_places(
     map: &Map<String, Value>,
     base: &str,
     report: &mut Report,
-) -> Option<Target> {
-    let (key, value) = ["to", "target"]
+) -> Vec<Target> {
+    let Some((key, value)) = ["to", "target"]
         .iter()
-        .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))?;
+        .find_map(|&k| map.get(k).filter(|v| !v.is_null()).map(|v| (k, v)))
+    else {
+        return Vec::new();
+    };
     let path = field(base, key);
+    let Value::Array(items) = value else {
+        return read_target(value, path, report).into_iter().collect();
+    };
+    if items.len() > MAX_PLACES {
+        report.error(
+            path,
+            format!("{} places; at most {MAX_PLACES}", items.len()),
+        );
+        return Vec::new();
+    }
+    let mut places: Vec<Target> = Vec::with_capacity(items.len());
+    for (index, value) in items.iter().enumerate() {
+        let item_path = item(&path, index);
+        if value.is_array() {
+            report.error(item_path, "expected a target string or object, got array");
+            continue;
+        }
+        let Some(target) = read_target(value, item_path.clone(), report) else {
+            if value.is_null() || value.as_str().is_some_and(|s| s.trim().is_empty()) {
+                report.error(item_path, "empty; expected a target");
+            }
+            continue;
+        };
+        if let Some(first) = places.iter().position(|seen| seen.place == target.place) {
+            report.error(
+                item_path,
+                format!(
+                    "{} is listed already, at {}",
+                    target.place,
+                    item(&path, first)
+                ),
+            );
+            continue;
+        }
+        places.push(target);
+    }
+    places
+}
+
+/// Reads one target at `path`: a string or `{channel, chat, thread, user}`.
+fn read_target(value: &Value, path: String, report: &mut Report) -> Option<Target> {
     let result = match value {
+        Value::Null => return None,
         Value::String(s) if s.trim().is_empty() => return None,
         Value::String(s) => Target::parse(s),
         Value::Object(parts) => {

@@ -102,21 +102,24 @@ pub fn normalize_input(input: &str) -> Result<Normalized, Vec<Problem>> {
     }
 }
 
-/// Reads a target given on its own as JSON — a string (`"telegram:123"`,
-/// `"web"`) or an object `{channel, chat, thread, user}` — by the same rules
-/// as an ask's `to`. Problems and warnings carry paths under `to`. `Ok(None)`
-/// for null or an empty string.
-pub fn normalize_target(
+/// Reads the places given on their own as JSON — a target string
+/// (`"telegram:123"`, `"web"`), an object `{channel, chat, thread, user}`,
+/// or a list of them — by the same rules as an ask's `to`. Problems and
+/// warnings carry paths under `to`. Empty for null or an empty string.
+pub fn normalize_places(
     value: &serde_json::Value,
-) -> Result<(Option<crate::model::Target>, Vec<Problem>), Vec<Problem>> {
+) -> Result<(Vec<crate::model::Target>, Vec<Problem>), Vec<Problem>> {
     if !matches!(
         value,
-        serde_json::Value::String(_) | serde_json::Value::Object(_) | serde_json::Value::Null
+        serde_json::Value::String(_)
+            | serde_json::Value::Object(_)
+            | serde_json::Value::Array(_)
+            | serde_json::Value::Null
     ) {
         return Err(vec![Problem::new(
             "to",
             format!(
-                "expected a target string (\"telegram:123\", \"web\") or an object {{channel, chat, thread, user}}, got {}",
+                "expected a target string (\"telegram:123\", \"web\"), an object {{channel, chat, thread, user}} or a list of them, got {}",
                 kind_of(value)
             ),
         )]);
@@ -124,9 +127,9 @@ pub fn normalize_target(
     let mut report = Report::default();
     let mut wrapper = serde_json::Map::new();
     wrapper.insert("to".to_owned(), value.clone());
-    let target = json::read_target(&wrapper, "", &mut report);
+    let places = json::read_places(&wrapper, "", &mut report);
     if report.errors.is_empty() {
-        Ok((target, report.warnings))
+        Ok((places, report.warnings))
     } else {
         Err(report.errors)
     }

@@ -221,6 +221,13 @@ pub struct Strings {
     pub answered_by: &'static str,
     /// Status of an answered ask with no summary, naming who. `{name}`.
     pub answered_by_alone: &'static str,
+    /// Status suffix naming who answered, and in which other place the ask
+    /// was posted to (`in Slack`). `{name}`, `{place}`.
+    pub answered_by_in: &'static str,
+    /// Status suffix naming the other place only. `{place}`.
+    pub answered_in: &'static str,
+    /// The web page, as the place an ask was answered in.
+    pub web_page: &'static str,
     /// Status suffix of an ask answered in the agent host's own dialog.
     pub answered_in_host: &'static str,
     /// Status of such an ask with no summary.
@@ -446,6 +453,9 @@ static EN: Strings = Strings {
     answered: "Answered",
     answered_by: "answered by {name}",
     answered_by_alone: "Answered by {name}",
+    answered_by_in: "answered by {name} in {place}",
+    answered_in: "answered in {place}",
+    web_page: "the web page",
     answered_in_host: "answered in the terminal",
     answered_in_host_alone: "Answered in the terminal",
     skipped: "Skipped",
@@ -577,6 +587,9 @@ static ZH_CN: Strings = Strings {
     answered: "已回答",
     answered_by: "由 {name} 回答",
     answered_by_alone: "由 {name} 回答",
+    answered_by_in: "由 {name} 在 {place} 回答",
+    answered_in: "已在 {place} 回答",
+    web_page: "网页",
     answered_in_host: "已在终端中回答",
     answered_in_host_alone: "已在终端中回答",
     skipped: "已跳过",
@@ -708,6 +721,9 @@ static TH: Strings = Strings {
     answered: "ตอบแล้ว",
     answered_by: "ตอบโดย {name}",
     answered_by_alone: "ตอบโดย {name}",
+    answered_by_in: "ตอบโดย {name} ใน {place}",
+    answered_in: "ตอบแล้วใน {place}",
+    web_page: "หน้าเว็บ",
     answered_in_host: "ตอบในเทอร์มินัลแล้ว",
     answered_in_host_alone: "ตอบในเทอร์มินัลแล้ว",
     skipped: "ข้ามแล้ว",

@@ -39,6 +39,9 @@ pub enum EndState<'a> {
         summary: &'a str,
         /// Display name of who answered.
         by: Option<&'a str>,
+        /// Where it was answered, when that is another of the ask's
+        /// places than the one this line is shown in ("Slack").
+        elsewhere: Option<&'a str>,
     },
     /// Answered in the agent host's own dialog (the terminal, the editor).
     AnsweredInHost {
@@ -62,11 +65,27 @@ pub enum EndState<'a> {
 pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
     let s = locale.strings();
     match end {
-        EndState::Answered { summary, by } => {
+        EndState::Answered {
+            summary,
+            by,
+            elsewhere,
+        } => {
             let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS);
             let by = by
                 .map(|name| cut(&one_line(name), MAX_NAME_CHARS))
                 .filter(|name| !name.is_empty());
+            if let Some(place) = elsewhere {
+                let suffix = match &by {
+                    Some(name) => fill(s.answered_by_in, &[("name", name), ("place", place)]),
+                    None => fill(s.answered_in, &[("place", place)]),
+                };
+                let summary = if summary.is_empty() {
+                    s.answered
+                } else {
+                    &summary
+                };
+                return format!("✅ {summary} — {suffix}");
+            }
             match (summary.is_empty(), by) {
                 (false, Some(name)) => {
                     format!("✅ {summary} — {}", fill(s.answered_by, &[("name", &name)]))
@@ -97,6 +116,13 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
 /// (labels without the "(Recommended)" marker, own words, yes / no in the
 /// locale; questions separated by ` · `) and by whom, or why it ended.
 pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
+    closing_line_at(outcome, None, locale)
+}
+
+/// [`closing_line`] for the message in one of the ask's places (`here`):
+/// an answer given in another place says where (`— answered by Alice in
+/// Slack`).
+pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) -> String {
     let s = locale.strings();
     let end = match (outcome.status, outcome.reason) {
         (Status::Answered, _) => None,
@@ -144,13 +170,32 @@ pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
             .filter(|name| !name.trim().is_empty())
             .unwrap_or(&who.user_id)
     });
+    let elsewhere = outcome
+        .answered_by
+        .as_ref()
+        .and_then(|who| who.place.as_ref())
+        .filter(|place| here.is_some_and(|here| here != *place))
+        .map(|place| place_name(place, locale));
     status_line(
         &EndState::Answered {
             summary: &summary,
             by,
+            elsewhere,
         },
         locale,
     )
+}
+
+/// A place as a person calls it: the platform's name, or the web page.
+pub fn place_name(place: &Place, locale: Locale) -> &'static str {
+    match place.channel() {
+        ChannelKind::Telegram => "Telegram",
+        ChannelKind::Discord => "Discord",
+        ChannelKind::Slack => "Slack",
+        ChannelKind::Feishu => "Feishu",
+        ChannelKind::Matrix => "Matrix",
+        ChannelKind::Web | ChannelKind::Host => locale.strings().web_page,
+    }
 }
 
 /// The questions still open after a partial reply, asked again: a short

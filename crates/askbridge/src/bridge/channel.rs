@@ -27,12 +27,28 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
         None
     }
 
-    /// Posts a new ask.
-    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>>;
+    /// Posts a new ask in its place number `place` ([`AskView::places`]),
+    /// one of this channel's. Called again after a failure or a crash, it
+    /// posts only what is not posted there yet.
+    fn deliver<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>>;
 
-    /// Shows progress (partial answers, a clarifying question).
-    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>>;
+    /// Shows progress (partial answers, a clarifying question) in place
+    /// number `place`.
+    fn update<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>>;
 
-    /// Closes the question: controls removed, status line added.
-    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>>;
+    /// Closes the question in place number `place`: controls removed,
+    /// status line added.
+    fn end<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>>;
 }

@@ -160,11 +160,7 @@ impl Inner {
         let Found::Pending(entry) = self.find(id).await? else {
             return Ok(());
         };
-        if entry
-            .delivery
-            .compare_exchange(FOREIGN, UNDELIVERED, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        if !entry.move_delivery(FOREIGN, UNDELIVERED) {
             return Ok(());
         }
         self.delivery_takeovers.fetch_add(1, Ordering::Relaxed);
@@ -178,14 +174,16 @@ impl Inner {
     /// `add_channel` delivers it; without the channel's lease, the
     /// holder claims it.
     fn queue_delivery(self: &Arc<Self>, entry: &Arc<Entry>) {
-        if self.channel(entry.kind).is_some()
-            && self.posts_here(entry.kind)
-            && entry
-                .delivery
-                .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            outbox::enqueue(self, entry, Op::Deliver(None));
+        for (place, spot) in entry.spots.iter().enumerate() {
+            if self.channel(spot.kind).is_some()
+                && self.posts_here(spot.kind)
+                && spot
+                    .delivery
+                    .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                outbox::enqueue(self, entry, place, Op::Deliver(None));
+            }
         }
     }
 
@@ -212,12 +210,7 @@ impl Inner {
             for id in ids {
                 if let Found::Pending(entry) = self.find(&id).await? {
                     // Undelivered here, or another instance's until now.
-                    let _ = entry.delivery.compare_exchange(
-                        FOREIGN,
-                        UNDELIVERED,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    );
+                    entry.move_delivery(FOREIGN, UNDELIVERED);
                     self.queue_delivery(&entry);
                 }
             }
@@ -253,7 +246,7 @@ impl Inner {
                 drop(slot);
                 // Created where its channel's lease is not held: this
                 // instance posts it if it holds the lease.
-                if let Some(lease) = self.lease_of(entry.kind)
+                if let Some(lease) = entry.kind().and_then(|kind| self.lease_of(kind))
                     && self.holds(lease)
                 {
                     self.claim_for_lease(lease, Some(id)).await?;

@@ -64,7 +64,7 @@ pub use channel::Channel;
 pub use clock::Clock;
 pub use cluster::Owned;
 pub use outbox::RetryPolicy;
-use outbox::{DELIVERED, FOREIGN, Op, Outbox, QUEUED, UNDELIVERED};
+use outbox::{DELIVERED, FOREIGN, NOT_DELIVERED, Op, Outbox, QUEUED, UNDELIVERED};
 
 /// How to open a bridge.
 #[derive(Debug, Clone)]
@@ -160,6 +160,18 @@ pub struct AskView {
     pub answers: Vec<Option<Answer>>,
     /// The outcome, once the ask has ended.
     pub outcome: Option<Outcome>,
+}
+
+impl AskView {
+    /// Every place the ask is posted to, `target` first.
+    pub fn places(&self) -> impl Iterator<Item = &Target> {
+        std::iter::once(&self.target).chain(&self.ask.also)
+    }
+
+    /// Place number `place`, if there is one.
+    pub fn place(&self, place: usize) -> Option<&Target> {
+        self.places().nth(place)
+    }
 }
 
 /// What subscribers hear.
@@ -338,12 +350,21 @@ struct Inner {
 #[derive(Debug)]
 struct Entry {
     id: Arc<str>,
-    kind: ChannelKind,
     deadline: Timestamp,
     /// Its lock serialises this process's changes to the ask.
     slot: tokio::sync::Mutex<Slot>,
     /// Woken (all waiters) when the ask ends.
     ended: Notify,
+    /// The places it is posted to, in [`AskView::places`] order (one,
+    /// unless `to` listed several).
+    spots: Box<[Spot]>,
+}
+
+/// One place of a pending ask: its channel, how far its delivery got and
+/// its queue of channel operations.
+#[derive(Debug)]
+struct Spot {
+    kind: ChannelKind,
     /// Delivery progress: one of the `outbox` constants.
     delivery: AtomicU8,
     outbox: Mutex<Outbox>,
@@ -406,6 +427,8 @@ impl Bridge {
         let claimed = cluster::claim_on_open(&*store, &instance).await?;
         let now = clock.now();
         let timed_out = record::state_json("", &State::TimedOut)?;
+        // Read first: the places of the asks about to time out.
+        let mut further = further_kinds(store.pending_further_places().await?);
         let expired = store
             .time_out_expired(record::millis(now), &timed_out)
             .await?;
@@ -443,8 +466,14 @@ impl Bridge {
             for ask in &expired {
                 tracing::debug!(ask_id = %ask.id, "ask timed out while the bridge was down");
                 let kind = StoredChannel::parse(&ask.channel).map(ChannelKind::from);
+                let more = further.remove(ask.id.as_str()).unwrap_or_default();
                 if let (Some(kind), Some(_)) = (kind, ask.delivered_at) {
-                    to_close.push((Arc::from(ask.id.as_str()), kind));
+                    let mut kinds = vec![kind];
+                    kinds.extend(more.into_iter().filter(|more| *more != kind));
+                    kinds.dedup();
+                    for kind in kinds {
+                        to_close.push((Arc::from(ask.id.as_str()), kind));
+                    }
                 }
             }
             inner.count_end(&State::TimedOut, expired.len() as u64);
@@ -483,19 +512,28 @@ impl Bridge {
         tracing::info!(channel = kind.as_str(), "channel registered");
         // A channel that needs a lease gets its asks once it holds it.
         let here = inner.posts_here(kind);
-        let waiting: Vec<Arc<Entry>> = lock(&inner.asks)
-            .values()
-            .filter(|entry| {
-                here && entry.kind == kind
-                    && entry
-                        .delivery
-                        .compare_exchange(UNDELIVERED, QUEUED, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-            })
-            .cloned()
-            .collect();
-        for entry in &waiting {
-            outbox::enqueue(inner, entry, Op::Deliver(None));
+        let mut waiting: Vec<(Arc<Entry>, usize)> = Vec::new();
+        if here {
+            for entry in lock(&inner.asks).values() {
+                for (place, spot) in entry.spots.iter().enumerate() {
+                    if spot.kind == kind
+                        && spot
+                            .delivery
+                            .compare_exchange(
+                                UNDELIVERED,
+                                QUEUED,
+                                Ordering::AcqRel,
+                                Ordering::Acquire,
+                            )
+                            .is_ok()
+                    {
+                        waiting.push((Arc::clone(entry), place));
+                    }
+                }
+            }
+        }
+        for (entry, place) in &waiting {
+            outbox::enqueue(inner, entry, *place, Op::Deliver(None));
         }
         let expired: Vec<Arc<str>> = {
             let mut list = lock(&inner.expired_on_open);
@@ -545,18 +583,28 @@ impl Bridge {
         }
         let view = inner.view(&lifecycle);
         let keep = inner.cached.load(Ordering::Relaxed) < inner.cache_limit;
-        let kind = view.target.place.channel();
-        // Where another instance holds the channel's lease, that one
-        // claims the ask and posts it.
-        let here = inner.posts_here(kind);
+        // Where another instance holds a channel's lease, that one claims
+        // the ask and posts it.
+        let places: Vec<(ChannelKind, bool)> = view
+            .places()
+            .map(|target| {
+                let kind = target.place.channel();
+                (kind, inner.posts_here(kind))
+            })
+            .collect();
         let entry = inner.adopt(Entry::new(
             Arc::from(lifecycle.id()),
-            kind,
+            places.iter().map(|&(kind, _)| kind),
             lifecycle.deadline(),
             row.version,
-            if here { QUEUED } else { UNDELIVERED },
+            UNDELIVERED,
             keep.then(|| Box::new(lifecycle)),
         ));
+        for (spot, &(_, here)) in entry.spots.iter().zip(&places) {
+            if here {
+                spot.delivery.store(QUEUED, Ordering::Release);
+            }
+        }
         inner.created.fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             ask_id = %view.id,
@@ -567,8 +615,10 @@ impl Bridge {
         );
         let shared = Arc::new(view);
         inner.emit(|| BridgeEvent::Created(Arc::clone(&shared)));
-        if here {
-            outbox::enqueue(inner, &entry, Op::Deliver(Some(Arc::clone(&shared))));
+        for (place, &(_, here)) in places.iter().enumerate() {
+            if here {
+                outbox::enqueue(inner, &entry, place, Op::Deliver(Some(Arc::clone(&shared))));
+            }
         }
         let view = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
         Ok((view, true))
@@ -806,6 +856,21 @@ impl Bridge {
             .collect())
     }
 
+    /// The places of a pending ask whose delivery this instance gave up
+    /// (numbers in [`AskView::places`] order); empty for an ask not in
+    /// memory.
+    pub fn failed_places(&self, id: &str) -> Vec<usize> {
+        self.inner.lookup(id).map_or_else(Vec::new, |entry| {
+            entry
+                .spots
+                .iter()
+                .enumerate()
+                .filter(|(_, spot)| spot.delivery.load(Ordering::Acquire) == NOT_DELIVERED)
+                .map(|(place, _)| place)
+                .collect()
+        })
+    }
+
     /// A handle that does not keep the bridge alive (for channels, which
     /// the bridge itself holds).
     pub fn downgrade(&self) -> WeakBridge {
@@ -946,6 +1011,21 @@ impl Inner {
         self.lease_of(kind).is_none_or(|lease| self.holds(lease))
     }
 
+    /// Queues an operation (`op` makes one each time) for every place of
+    /// the ask whose channel `here` says.
+    fn enqueue_everywhere(
+        self: &Arc<Self>,
+        entry: &Arc<Entry>,
+        here: impl Fn(ChannelKind) -> bool,
+        op: impl Fn() -> Op,
+    ) {
+        for (place, spot) in entry.spots.iter().enumerate() {
+            if here(spot.kind) {
+                outbox::enqueue(self, entry, place, op());
+            }
+        }
+    }
+
     /// Whether this instance holds the lease `kind`'s channel needs, and
     /// so updates and closes its asks wherever they changed.
     fn holds_lease_of(&self, kind: ChannelKind) -> bool {
@@ -970,9 +1050,11 @@ impl Inner {
         if row.state != "pending" {
             return Ok(Found::Ended(Box::new(record::rebuild(&row)?)));
         }
-        let kind = StoredChannel::parse(&row.channel)
-            .map(ChannelKind::from)
-            .ok_or_else(|| BridgeError::from(record::unknown_channel(&row.id, &row.channel)))?;
+        let kinds: Vec<ChannelKind> = record::rebuild(&row)?
+            .ask()
+            .places()
+            .map(|target| target.place.channel())
+            .collect();
         let delivery = if row.delivered_at.is_some() {
             DELIVERED
         } else {
@@ -980,7 +1062,7 @@ impl Inner {
         };
         Ok(Found::Pending(self.adopt(Entry::new(
             Arc::from(row.id.as_str()),
-            kind,
+            kinds,
             record::timestamp(row.deadline),
             row.version,
             delivery,
@@ -1144,8 +1226,12 @@ impl Inner {
                 self.count_end(&state, 1);
                 log_end(id, &state);
                 self.emit(|| BridgeEvent::Ended(Arc::new(view.clone())));
-                if !matches!(state, State::DeliveryFailed { .. }) && self.posts_here(entry.kind) {
-                    outbox::enqueue(self, entry, Op::End(Arc::new(view.clone())));
+                if !matches!(state, State::DeliveryFailed { .. }) {
+                    self.enqueue_everywhere(
+                        entry,
+                        |kind| self.posts_here(kind),
+                        || Op::End(Arc::new(view.clone())),
+                    );
                 }
             }
             Some(Step::Progress(progress)) => {
@@ -1156,9 +1242,11 @@ impl Inner {
                     "ask took answers"
                 );
                 self.emit(|| BridgeEvent::Updated(Arc::new(view.clone())));
-                if self.posts_here(entry.kind) {
-                    outbox::enqueue(self, entry, Op::Update(Arc::new(view.clone())));
-                }
+                self.enqueue_everywhere(
+                    entry,
+                    |kind| self.posts_here(kind),
+                    || Op::Update(Arc::new(view.clone())),
+                );
                 self.evict_if_full(slot);
             }
             Some(Step::Rejected(_)) | None => self.evict_if_full(slot),
@@ -1223,16 +1311,11 @@ impl Inner {
         if row.delivered_at.is_some() {
             // Posted by another instance (the holder of its channel's
             // lease): there is a message to update and close.
-            let _ = entry.delivery.compare_exchange(
-                UNDELIVERED,
-                FOREIGN,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            );
+            entry.move_delivery(UNDELIVERED, FOREIGN);
         }
         // The channel's lease holder shows what changed elsewhere; other
         // channels' asks were shown by the instance that changed them.
-        let show = changed_elsewhere && self.holds_lease_of(entry.kind);
+        let show = |kind| changed_elsewhere && self.holds_lease_of(kind);
         slot.lifecycle = Some(Box::new(lifecycle));
         slot.version = row.version;
         if slot.ended {
@@ -1244,9 +1327,7 @@ impl Inner {
             }
             if changed_elsewhere {
                 let view = Arc::new(self.slot_view(slot)?);
-                if show {
-                    outbox::enqueue(self, entry, Op::Update(Arc::clone(&view)));
-                }
+                self.enqueue_everywhere(entry, show, || Op::Update(Arc::clone(&view)));
                 self.emit(|| BridgeEvent::Updated(view));
             }
             return Ok(());
@@ -1259,8 +1340,8 @@ impl Inner {
                 "ask ended by another process"
             );
             let view = Arc::new(self.view(lifecycle));
-            if show && !matches!(lifecycle.state(), State::DeliveryFailed { .. }) {
-                outbox::enqueue(self, entry, Op::End(Arc::clone(&view)));
+            if !matches!(lifecycle.state(), State::DeliveryFailed { .. }) {
+                self.enqueue_everywhere(entry, show, || Op::End(Arc::clone(&view)));
             }
             self.emit(|| BridgeEvent::Ended(view));
         }
@@ -1272,6 +1353,7 @@ impl Inner {
     async fn reload(&self, claimed: &std::collections::HashSet<String>) -> Result<(), BridgeError> {
         let started = std::time::Instant::now();
         let mut loaded = 0usize;
+        let mut further = further_kinds(self.store.pending_further_places().await?);
         let mut rows = self.store.pending();
         let mut batch = Vec::with_capacity(1_024);
         while let Some(row) = rows.try_next().await? {
@@ -1288,9 +1370,10 @@ impl Inner {
             } else {
                 FOREIGN
             };
+            let more = further.remove(row.id.as_str()).unwrap_or_default();
             batch.push(Arc::new(Entry::new(
                 Arc::from(row.id.as_str()),
-                kind,
+                std::iter::once(kind).chain(more),
                 record::timestamp(row.deadline),
                 row.version,
                 delivery,
@@ -1350,7 +1433,7 @@ impl std::fmt::Debug for Inner {
 impl Entry {
     fn new(
         id: Arc<str>,
-        kind: ChannelKind,
+        kinds: impl IntoIterator<Item = ChannelKind>,
         deadline: Timestamp,
         version: i64,
         delivery: u8,
@@ -1358,7 +1441,6 @@ impl Entry {
     ) -> Entry {
         Entry {
             id,
-            kind,
             deadline,
             slot: tokio::sync::Mutex::new(Slot {
                 lifecycle,
@@ -1366,10 +1448,60 @@ impl Entry {
                 ended: false,
             }),
             ended: Notify::new(),
-            delivery: AtomicU8::new(delivery),
-            outbox: Mutex::new(Outbox::default()),
+            spots: kinds
+                .into_iter()
+                .map(|kind| Spot {
+                    kind,
+                    delivery: AtomicU8::new(delivery),
+                    outbox: Mutex::new(Outbox::default()),
+                })
+                .collect(),
         }
     }
+
+    /// The channel of the ask's first place (`asks.channel`).
+    fn kind(&self) -> Option<ChannelKind> {
+        self.spots.first().map(|spot| spot.kind)
+    }
+
+    /// Moves every place whose delivery is at `from` to `to`; whether one
+    /// moved.
+    fn move_delivery(&self, from: u8, to: u8) -> bool {
+        let mut moved = false;
+        for spot in &*self.spots {
+            moved |= spot
+                .delivery
+                .compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+        }
+        moved
+    }
+
+    /// Whether every place's delivery has settled: posted, given up, or
+    /// another instance's.
+    fn settled(&self) -> bool {
+        self.spots.iter().all(|spot| {
+            matches!(
+                spot.delivery.load(Ordering::Acquire),
+                DELIVERED | NOT_DELIVERED | FOREIGN
+            )
+        })
+    }
+}
+
+/// The channels of each pending ask's further places, from
+/// [`Store::pending_further_places`].
+fn further_kinds(rows: Vec<(String, String)>) -> HashMap<String, Vec<ChannelKind>> {
+    let mut kinds: HashMap<String, Vec<ChannelKind>> = HashMap::new();
+    for (id, channel) in rows {
+        match StoredChannel::parse(&channel) {
+            Some(kind) => kinds.entry(id).or_default().push(kind.into()),
+            None => {
+                tracing::error!(ask_id = %id, channel = %channel, "further place on an unknown channel left out");
+            }
+        }
+    }
+    kinds
 }
 
 fn log_end(id: &str, state: &State) {

@@ -1,13 +1,16 @@
 //! Talking to channels: delivering an ask, showing progress, closing it.
 //!
-//! Each ask has an outbox of channel operations run in order by a task
-//! that exists only while the outbox is not empty, so one slow platform
-//! never holds up another ask, and an ask's progress edit never overtakes
-//! its delivery or its closing edit. Delivery retries what the channel
+//! Each place an ask is posted to has an outbox of channel operations run
+//! in order by a task that exists only while the outbox is not empty, so
+//! one slow platform never holds up another ask or another place of the
+//! same ask, and an ask's progress edit never overtakes its delivery or
+//! its closing edit. Delivery retries what the channel
 //! says can be retried ([`PlatformFailure::RetryAfter`] after the time the
 //! platform asked for, [`PlatformFailure::Transient`] with exponential
-//! backoff), a bounded number of times, and stops as soon as the ask ends;
-//! what cannot be delivered ends the ask as `delivery_failed`.
+//! backoff), a bounded number of times, and stops as soon as the ask ends.
+//! An ask is recorded as delivered once every place has settled (posted,
+//! or failed for good) and one of them took it; when every place failed,
+//! the ask ends as `delivery_failed`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -19,7 +22,7 @@ use askbridge_core::lifecycle::Input;
 use tokio::sync::Notify;
 
 use super::channel::Channel;
-use super::{AskView, Change, Entry, Inner, lock};
+use super::{AskView, Change, Entry, Inner, Spot, lock};
 
 /// An edit (progress, closing line) is tried this many times as often as
 /// a delivery: repeating one is harmless, while giving up leaves live
@@ -116,29 +119,34 @@ pub(super) enum Op {
     End(Arc<AskView>),
 }
 
-/// An ask's queued operations.
+/// The queued operations of one place of an ask.
 #[derive(Debug, Default)]
 pub(super) struct Outbox {
     ops: VecDeque<Op>,
     running: bool,
 }
 
-/// Queues `op` for the entry's ask, starting its runner if idle.
-pub(super) fn enqueue(inner: &Arc<Inner>, entry: &Arc<Entry>, op: Op) {
-    let mut outbox = lock(&entry.outbox);
+/// Queues `op` for the entry's place `place`, starting its runner if
+/// idle.
+pub(super) fn enqueue(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, op: Op) {
+    let Some(spot) = entry.spots.get(place) else {
+        return;
+    };
+    let mut outbox = lock(&spot.outbox);
     outbox.ops.push_back(op);
     if !outbox.running {
         outbox.running = true;
         inner
             .runtime
-            .spawn(drain(Arc::clone(inner), Arc::clone(entry)));
+            .spawn(drain(Arc::clone(inner), Arc::clone(entry), place));
     }
 }
 
-async fn drain(inner: Arc<Inner>, entry: Arc<Entry>) {
+async fn drain(inner: Arc<Inner>, entry: Arc<Entry>, place: usize) {
+    let spot = &entry.spots[place];
     loop {
         let op = {
-            let mut outbox = lock(&entry.outbox);
+            let mut outbox = lock(&spot.outbox);
             match outbox.ops.pop_front() {
                 Some(op) => op,
                 None => {
@@ -148,19 +156,19 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>) {
             }
         };
         match op {
-            Op::Deliver(view) => deliver(&inner, &entry, view).await,
+            Op::Deliver(view) => deliver(&inner, &entry, place, view).await,
             Op::Update(view) => {
-                if shown(&entry)
-                    && let Some(channel) = inner.channel(entry.kind)
+                if shown(spot)
+                    && let Some(channel) = inner.channel(spot.kind)
                 {
-                    call(&inner, &*channel, &view, Call::Update).await;
+                    call(&inner, &*channel, &view, place, Call::Update).await;
                 }
             }
             Op::End(view) => {
-                if shown(&entry)
-                    && let Some(channel) = inner.channel(entry.kind)
+                if shown(spot)
+                    && let Some(channel) = inner.channel(spot.kind)
                 {
-                    call(&inner, &*channel, &view, Call::End).await;
+                    call(&inner, &*channel, &view, place, Call::End).await;
                 }
             }
         }
@@ -168,17 +176,18 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>) {
 }
 
 /// Whether there is a posted message to update or close.
-fn shown(entry: &Entry) -> bool {
-    matches!(entry.delivery.load(Ordering::Acquire), DELIVERED | FOREIGN)
+fn shown(spot: &Spot) -> bool {
+    matches!(spot.delivery.load(Ordering::Acquire), DELIVERED | FOREIGN)
 }
 
-/// Delivers the ask, retrying as the channel allows; ends it as
-/// `delivery_failed` when that fails for good.
-async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskView>>) {
+/// Delivers the ask to one place, retrying as the channel allows; gives
+/// the place up when that fails for good.
+async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Option<Arc<AskView>>) {
     let id = &*entry.id;
-    let Some(channel) = inner.channel(entry.kind) else {
-        let reason = format!("no {} channel is configured", entry.kind.as_str());
-        fail(inner, entry, reason).await;
+    let spot = &entry.spots[place];
+    let Some(channel) = inner.channel(spot.kind) else {
+        let reason = format!("no {} channel is configured", spot.kind.as_str());
+        fail(inner, entry, place, reason).await;
         return;
     };
     let view = match view {
@@ -187,7 +196,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
             Ok(view) => Arc::new(view),
             Err(error) => {
                 tracing::error!(ask_id = %id, error = %error, "cannot read the ask to deliver it");
-                entry.delivery.store(UNDELIVERED, Ordering::Release);
+                spot.delivery.store(UNDELIVERED, Ordering::Release);
                 return;
             }
         },
@@ -196,38 +205,41 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, view: Option<Arc<AskVie
     let mut tries = Tries::default();
     loop {
         if entry.slot.lock().await.ended {
-            entry.delivery.store(NOT_DELIVERED, Ordering::Release);
+            spot.delivery.store(NOT_DELIVERED, Ordering::Release);
             return;
         }
         attempt += 1;
         inner.delivering.fetch_add(1, Ordering::AcqRel);
-        let delivered = channel.deliver(&view).await;
+        let delivered = channel.deliver(&view, place).await;
         inner.delivering.fetch_sub(1, Ordering::AcqRel);
         inner.deliveries_done.send_modify(|done| *done += 1);
         let error = match delivered {
             Ok(()) => {
-                entry.delivery.store(DELIVERED, Ordering::Release);
-                tracing::debug!(ask_id = %id, channel = entry.kind.as_str(), attempt, "ask delivered");
-                lock(&inner.delivered).push(Arc::clone(&entry.id));
-                inner.delivered_wake.notify_one();
+                spot.delivery.store(DELIVERED, Ordering::Release);
+                tracing::debug!(ask_id = %id, channel = spot.kind.as_str(), place, attempt, "ask delivered");
+                if entry.settled() {
+                    lock(&inner.delivered).push(Arc::clone(&entry.id));
+                    inner.delivered_wake.notify_one();
+                }
                 return;
             }
             Err(error) => error,
         };
         let Some(wait) = inner.retry.wait(&mut tries, &error, inner.retry.attempts) else {
-            fail(inner, entry, error.to_string()).await;
+            fail(inner, entry, place, error.to_string()).await;
             return;
         };
         tracing::info!(
             ask_id = %id,
-            channel = entry.kind.as_str(),
+            channel = spot.kind.as_str(),
+            place,
             attempt,
             error = %error,
             retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
             "delivery failed; retrying"
         );
         if sleep_unless_ended(inner, entry, wait).await {
-            entry.delivery.store(NOT_DELIVERED, Ordering::Release);
+            spot.delivery.store(NOT_DELIVERED, Ordering::Release);
             return;
         }
     }
@@ -248,9 +260,26 @@ async fn sleep_unless_ended(inner: &Inner, entry: &Entry, wait: Duration) -> boo
     }
 }
 
-async fn fail(inner: &Arc<Inner>, entry: &Arc<Entry>, reason: String) {
-    entry.delivery.store(NOT_DELIVERED, Ordering::Release);
-    tracing::warn!(ask_id = %entry.id, channel = entry.kind.as_str(), reason = %reason, "delivery failed");
+/// Gives up one place. The ask goes on while another place has it (and is
+/// recorded as delivered once every place settled); when every place
+/// failed, it ends as `delivery_failed`.
+async fn fail(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, reason: String) {
+    let spot = &entry.spots[place];
+    spot.delivery.store(NOT_DELIVERED, Ordering::Release);
+    tracing::warn!(ask_id = %entry.id, channel = spot.kind.as_str(), place, reason = %reason, "delivery failed");
+    if !entry.settled() {
+        return;
+    }
+    if entry.spots.iter().any(shown) {
+        lock(&inner.delivered).push(Arc::clone(&entry.id));
+        inner.delivered_wake.notify_one();
+        return;
+    }
+    let reason = if entry.spots.len() > 1 {
+        format!("no place took the ask; the last said: {reason}")
+    } else {
+        reason
+    };
     if let Err(error) = inner
         .apply(entry, Change::Input(Input::DeliveryFailed { reason }))
         .await
@@ -265,14 +294,14 @@ enum Call {
     End,
 }
 
-/// Updates or closes a posted ask, retrying as the channel allows; a
-/// failure is logged, never fatal.
-async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) {
+/// Updates or closes a posted ask in one place, retrying as the channel
+/// allows; a failure is logged, never fatal.
+async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, place: usize, call: Call) {
     let mut tries = Tries::default();
     loop {
         let result = match call {
-            Call::Update => channel.update(view).await,
-            Call::End => channel.end(view).await,
+            Call::Update => channel.update(view, place).await,
+            Call::End => channel.end(view, place).await,
         };
         let error = match result {
             Ok(()) => return,
@@ -282,7 +311,7 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) 
         match inner.retry.wait(&mut tries, &error, attempts) {
             Some(wait) => inner.clock.sleep(wait).await,
             None => {
-                tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), call = ?call, error = %error, "channel call failed");
+                tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), place, call = ?call, error = %error, "channel call failed");
                 return;
             }
         }
@@ -290,9 +319,14 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, call: Call) 
 }
 
 /// Closes an ask that is no longer in memory (it timed out while the
-/// daemon was down).
+/// daemon was down) in its places on `channel`.
 pub(super) async fn end_detached(inner: &Inner, channel: &dyn Channel, view: &AskView) {
-    call(inner, channel, view, Call::End).await;
+    let kind = channel.kind();
+    for (place, target) in view.places().enumerate() {
+        if target.place.channel() == kind {
+            call(inner, channel, view, place, Call::End).await;
+        }
+    }
 }
 
 /// Records deliveries in the database, many per statement: runs until the

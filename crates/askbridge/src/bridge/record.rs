@@ -5,7 +5,7 @@ use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, State};
 use askbridge_core::model::Timestamp;
 use askbridge_core::normalize::normalize_json;
 
-use crate::store::{AskRow, StoreError};
+use crate::store::{AskRow, PlaceRow, StoreError};
 use crate::wire::ask::CanonicalAsk;
 use crate::wire::stored::{StoredAnswers, StoredState, core_answers, stored_answers};
 
@@ -74,6 +74,15 @@ pub(super) fn new_row(
         delivered_at: None,
         updated_at: millis(lifecycle.created_at()),
         delivery_owner: Some(delivery_owner.to_owned()),
+        further_places: lifecycle
+            .ask()
+            .also
+            .iter()
+            .map(|target| PlaceRow {
+                target: target.to_string(),
+                channel: target.place.channel().as_str().to_owned(),
+            })
+            .collect(),
     })
 }
 

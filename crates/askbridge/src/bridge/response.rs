@@ -24,6 +24,7 @@ impl From<&AskView> for AskResponse {
                 to,
                 created_at,
                 warnings: Vec::new(),
+                places: Vec::new(),
             }),
             None => {
                 let (answered, open): (Vec<_>, Vec<_>) = view
@@ -44,6 +45,7 @@ impl From<&AskView> for AskResponse {
                     answered: answered.into_iter().map(|(_, q)| q.id.clone()).collect(),
                     open: open.into_iter().map(|(_, q)| q.id.clone()).collect(),
                     warnings: Vec::new(),
+                    places: Vec::new(),
                     host_key: None,
                 })
             }
@@ -172,6 +174,7 @@ mod tests {
                     channel: ChannelKind::Web,
                     user_id: "web".to_owned(),
                     name: None,
+                    place: None,
                 },
                 admitted: true,
                 text: "Q1: 1\nQ2: soon".to_owned(),

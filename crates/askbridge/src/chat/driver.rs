@@ -35,10 +35,11 @@ use std::time::Duration;
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::inbound::{self, Handled};
 use askbridge_core::lifecycle::{Input, Rejection, Step};
-use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
+use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{
-    self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line, rich_step,
+    self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line_at,
+    rich_step,
 };
 
 use super::serial::{self, PerAsk};
@@ -304,27 +305,40 @@ impl<P: ChatPlatform> ChatDriver<P> {
         }
     }
 
-    async fn deliver_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
+    async fn deliver_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
+        let target = place_target(view, place)?;
         // Parts posted before a failure or a crash are not posted again.
-        let refs = own_refs::<P>(&bridge, &view.id).await?;
+        let refs = own_refs::<P>(&bridge, &view.id, place).await?;
         let chat = match refs.first() {
             Some(first) => chat_of::<P>(first)?,
-            None => self.platform.open(&view.target.place).await?,
+            None => self.platform.open(&target.place).await?,
         };
         let drawn = self.draw.view(view);
         let messages = self.platform.ask_messages(&drawn, &chat);
         let last = messages.len().saturating_sub(1);
         for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
             let text = P::text_of(&message).to_owned();
-            let once = format!("{}/{index}", view.id);
+            let once = if place == 0 {
+                format!("{}/{index}", view.id)
+            } else {
+                format!("{}/{place}/{index}", view.id)
+            };
             let id = self.platform.send(&chat, message, &once).await?;
-            let extra = (index == last).then(|| Posted {
-                shown: Some(text),
-                step: first_step(&drawn),
-                ..Posted::default()
-            });
-            let posted = self.record(&view.id, &chat, id, extra.as_ref());
+            let extra = if index == last {
+                Posted {
+                    shown: Some(text),
+                    step: first_step(&drawn),
+                    place,
+                    ..Posted::default()
+                }
+            } else {
+                Posted {
+                    place,
+                    ..Posted::default()
+                }
+            };
+            let posted = self.record(&view.id, &chat, id, Some(&extra));
             record_posted(|| bridge.save_message_ref(&posted))
                 .await
                 .map_err(storage)?;
@@ -333,9 +347,10 @@ impl<P: ChatPlatform> ChatDriver<P> {
     }
 
     /// A rich ask moves to its first open question.
-    async fn update_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
+    async fn update_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
-        let Some((message, mut posted)) = shown_message::<P>(&bridge, &view.id).await? else {
+        let Some((message, mut posted)) = shown_message::<P>(&bridge, &view.id, place).await?
+        else {
             return Ok(());
         };
         let Some(current) = posted.step else {
@@ -366,13 +381,14 @@ impl<P: ChatPlatform> ChatDriver<P> {
     /// Every message with the ask's controls gets its status line and
     /// loses its controls (there are two when a crash made the ask post
     /// again and someone pressed the first copy).
-    async fn end_view(&self, view: &AskView) -> Result<(), PlatformFailure> {
+    async fn end_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
         let Some(outcome) = &view.outcome else {
             return Ok(());
         };
-        let status = closing_line(outcome, self.draw.locale);
-        let refs = own_refs::<P>(&bridge, &view.id).await?;
+        let here = place_target(view, place)?;
+        let status = closing_line_at(outcome, Some(&here.place), self.draw.locale);
+        let refs = own_refs::<P>(&bridge, &view.id, place).await?;
         // Each copy is tried, whatever became of another (deleted, say).
         let mut first_error = None;
         for message in refs {
@@ -441,8 +457,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return self.quietly(reply).await;
         };
         let _alone = self.serial.lock(&button.ask_key).await;
-        let view = match self.find(&bridge, &button.ask_key, &chat, &from).await {
-            Ok(Some(view)) => view,
+        let (view, from) = match self.find(&bridge, &button.ask_key, &chat, &from).await {
+            Ok(Some(found)) => found,
             Ok(None) => return self.quietly(reply).await,
             Err(error) => return self.not_taken(reply, &error).await,
         };
@@ -455,7 +471,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
                 Handled::Done
             }
             Ok(Pressed::OwnWords(question)) => {
-                self.open_own_words(&bridge, &view, reply, &chat, question)
+                self.open_own_words(&bridge, &view, reply, &chat, question, &from)
                     .await;
                 Handled::Done
             }
@@ -481,16 +497,23 @@ impl<P: ChatPlatform> ChatDriver<P> {
         handled
     }
 
-    /// The ask a key names, if it was posted where the person is.
+    /// The ask a key names, if it was posted where the person is, and the
+    /// person as answering in that place of it.
     async fn find(
         &self,
         bridge: &Bridge,
         ask_key: &str,
         chat: &P::Chat,
         from: &Person,
-    ) -> Result<Option<AskView>, BridgeError> {
+    ) -> Result<Option<(AskView, Person)>, BridgeError> {
         match bridge.get(ask_key).await {
-            Ok(view) => Ok(P::is_at(&view.target.place, chat, from).then_some(view)),
+            Ok(view) => {
+                let here = view
+                    .places()
+                    .find(|target| P::is_at(&target.place, chat, from))
+                    .map(|target| super::at_place(from, &target.place));
+                Ok(here.map(|from| (view, from)))
+            }
             Err(BridgeError::NotFound(_)) => Ok(None),
             Err(error) => Err(error),
         }
@@ -518,7 +541,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             .filter(|message| message.ask_id == view.id)
         {
             Some(message) => message,
-            None => self.adopt(bridge, view, chat, message_id).await?,
+            None => self.adopt(bridge, view, chat, message_id, from).await?,
         };
         let question = button.question;
         let posted = Posted::of(&message);
@@ -530,7 +553,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let input = match (button.option, chosen) {
             (OptionRef::Index(option), None) if toggles => {
                 if let Some(refused) = super::refusal(view, from, &self.allow) {
-                    return Ok(Pressed::Ack(self.refused(&refused, view)));
+                    return Ok(Pressed::Ack(self.refused(&refused, view, from)));
                 }
                 self.toggle(bridge, view, chat, message, posted, question, option)
                     .await?;
@@ -538,7 +561,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             }
             (OptionRef::Other, _) => {
                 if let Some(refused) = super::refusal(view, from, &self.allow) {
-                    return Ok(Pressed::Ack(self.refused(&refused, view)));
+                    return Ok(Pressed::Ack(self.refused(&refused, view, from)));
                 }
                 return Ok(Pressed::OwnWords(question));
             }
@@ -556,7 +579,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             },
         };
         let (step, _) = bridge.handle(&view.id, input).await?;
-        Ok(Pressed::Ack(self.after_press(&step, view)))
+        Ok(Pressed::Ack(self.after_press(&step, view, from)))
     }
 
     /// Records a message of the ask that was posted but never recorded,
@@ -567,6 +590,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         view: &AskView,
         chat: &P::Chat,
         message_id: P::MessageId,
+        from: &Person,
     ) -> Result<MessageRef, BridgeError> {
         let drawn = self.draw.view(view);
         let posted = Posted {
@@ -576,6 +600,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
                 .last()
                 .map(|message| P::text_of(message).to_owned()),
             step: first_step(&drawn),
+            place: place_number(view, from),
             ..Posted::default()
         };
         let message = self.record(&view.id, chat, message_id, Some(&posted));
@@ -583,16 +608,16 @@ impl<P: ChatPlatform> ChatDriver<P> {
         Ok(message)
     }
 
-    fn after_press(&self, step: &Step, view: &AskView) -> Ack {
-        let text = super::after_press(step, &view.target, self.draw.locale);
+    fn after_press(&self, step: &Step, view: &AskView, from: &Person) -> Ack {
+        let text = super::after_press(step, super::place_of(view, from), self.draw.locale);
         match step {
             Step::Rejected(_) => Ack::Refused(text),
             Step::Finished(_) | Step::Progress(_) => Ack::Taken(text),
         }
     }
 
-    fn refused(&self, refused: &Rejection, view: &AskView) -> Ack {
-        self.after_press(&Step::Rejected(refused.clone()), view)
+    fn refused(&self, refused: &Rejection, view: &AskView, from: &Person) -> Ack {
+        self.after_press(&Step::Rejected(refused.clone()), view, from)
     }
 
     /// Checks or unchecks an option of the rich step shown, and redraws
@@ -639,6 +664,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         reply: P::Reply,
         chat: &P::Chat,
         question: usize,
+        from: &Person,
     ) {
         let Some(q) = view.ask.questions.get(question) else {
             return self.platform.acknowledge(reply, Ack::Quiet).await;
@@ -661,6 +687,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         };
         let posted = Posted {
             own_words_for: Some(question),
+            place: place_number(view, from),
             ..Posted::default()
         };
         if let Err(error) = bridge
@@ -685,8 +712,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return self.quietly(reply).await;
         };
         let _alone = self.serial.lock(&key.ask_key).await;
-        let view = match self.find(&bridge, &key.ask_key, &chat, &from).await {
-            Ok(Some(view)) => view,
+        let (view, from) = match self.find(&bridge, &key.ask_key, &chat, &from).await {
+            Ok(Some(found)) => found,
             Ok(None) => return self.quietly(reply).await,
             Err(error) => return self.not_taken(reply, &error).await,
         };
@@ -699,7 +726,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         };
         match bridge.handle(&view.id, input).await {
             Ok((step, _)) => {
-                let ack = self.after_press(&step, &view);
+                let ack = self.after_press(&step, &view, &from);
                 self.platform.acknowledge(reply, ack).await;
                 Handled::Done
             }
@@ -746,14 +773,19 @@ impl<P: ChatPlatform> ChatDriver<P> {
         else {
             return Ok(());
         };
-        let input = super::typed_input(&typed.text, &addressed, &typed.from, &self.allow);
+        let from = match &addressed.place {
+            Some(place) => super::at_place(&typed.from, place),
+            None => typed.from.clone(),
+        };
+        let input = super::typed_input(&typed.text, &addressed, &from, &self.allow);
         let _alone = self.serial.lock(&addressed.ask_id).await;
         let (step, view) = match bridge.handle(&addressed.ask_id, input).await {
             Ok(handled) => handled,
             Err(BridgeError::NotFound(_)) => return Ok(()),
             Err(error) => return Err(error),
         };
-        if let Some(text) = super::after_typed(&step, &view.ask, &view.target, self.draw.locale) {
+        let here = super::place_of(&view, &from);
+        if let Some(text) = super::after_typed(&step, &view.ask, here, self.draw.locale) {
             self.platform.reply(&typed.chat, typed.message, text);
         }
         Ok(())
@@ -777,16 +809,28 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
         P::LEASE
     }
 
-    fn deliver<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        Box::pin(self.deliver_view(ask))
+    fn deliver<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        Box::pin(self.deliver_view(ask, place))
     }
 
-    fn update<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        Box::pin(self.update_view(ask))
+    fn update<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        Box::pin(self.update_view(ask, place))
     }
 
-    fn end<'a>(&'a self, ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        Box::pin(self.end_view(ask))
+    fn end<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        Box::pin(self.end_view(ask, place))
     }
 }
 
@@ -803,23 +847,39 @@ fn first_step(drawn: &View) -> Option<usize> {
 async fn shown_message<P: ChatPlatform>(
     bridge: &Bridge,
     ask_id: &str,
+    place: usize,
 ) -> Result<Option<(MessageRef, Posted)>, PlatformFailure> {
-    let refs = own_refs::<P>(bridge, ask_id).await?;
+    let refs = own_refs::<P>(bridge, ask_id, place).await?;
     Ok(refs.into_iter().rev().find_map(|message| {
         let posted = Posted::of(&message);
         posted.shown.is_some().then_some((message, posted))
     }))
 }
 
-/// The messages an ask was posted as on this platform, oldest first (an
-/// ask may be recorded elsewhere too: the host's dialog, say).
+/// The messages an ask was posted as in its place number `place` on this
+/// platform, oldest first (an ask may be recorded elsewhere too: the
+/// host's dialog, another place).
 async fn own_refs<P: ChatPlatform>(
     bridge: &Bridge,
     ask_id: &str,
+    place: usize,
 ) -> Result<Vec<MessageRef>, PlatformFailure> {
     let mut refs = bridge.message_refs(ask_id).await.map_err(storage)?;
-    refs.retain(|message| message.channel == P::KIND);
+    refs.retain(|message| message.channel == P::KIND && Posted::of(message).place == place);
     Ok(refs)
+}
+
+/// The number of the ask's place `from` answers in.
+fn place_number(view: &AskView, from: &Person) -> usize {
+    let here = super::place_of(view, from);
+    view.places().position(|target| target == here).unwrap_or(0)
+}
+
+/// Place number `place` of the ask.
+fn place_target(view: &AskView, place: usize) -> Result<&Target, PlatformFailure> {
+    view.place(place).ok_or_else(|| {
+        PlatformFailure::Permanent(format!("ask {} has no place number {place}", view.id))
+    })
 }
 
 async fn save_posted(

@@ -22,7 +22,7 @@
 //!   user, else whoever the channel's [`AllowList`] admits.
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
+use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
 use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{self, Locale};
@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use askbridge_core::inbound::Person;
 
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
+use crate::wire::api::PlaceJson;
 
 pub mod driver;
 pub mod inbox;
@@ -85,6 +86,15 @@ pub struct Posted {
     /// question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_words_for: Option<usize>,
+    /// The ask's place the message is in ([`AskView::places`]), when not
+    /// the first.
+    #[serde(default, skip_serializing_if = "is_first")]
+    pub place: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_first(place: &usize) -> bool {
+    *place == 0
 }
 
 impl Posted {
@@ -111,6 +121,8 @@ pub struct Addressed {
     pub ask_id: String,
     /// The one question it answers, if it replies to an own-words prompt.
     pub question: Option<usize>,
+    /// The ask's place the message was sent in, when known.
+    pub place: Option<Place>,
 }
 
 /// Which ask a typed message answers (see the module docs), or `None`.
@@ -133,9 +145,16 @@ pub async fn address(
             .find_message_ref_posted(channel, conversation, reply_to)
             .await?
     {
+        let posted = Posted::of(&message);
+        let place = match bridge.get(&message.ask_id).await {
+            Ok(view) => view.place(posted.place).map(|target| target.place.clone()),
+            Err(BridgeError::NotFound(_)) => None,
+            Err(error) => return Err(error),
+        };
         return Ok(Some(Addressed {
-            question: Posted::of(&message).own_words_for,
+            question: posted.own_words_for,
             ask_id: message.ask_id,
+            place,
         }));
     }
     for (ask_id, target) in bridge.pending_at(place).await? {
@@ -163,6 +182,7 @@ pub async fn address(
         return Ok(Some(Addressed {
             ask_id,
             question: None,
+            place: Some(target.place),
         }));
     }
     Ok(None)
@@ -174,10 +194,56 @@ pub fn may_answer(target: &Target, person: &Person, allow: &AllowList) -> bool {
     target.may_answer(&person.responder, allow.admits(person))
 }
 
+/// The ask's place `person` answers in ([`Ask::place_of`]: the one their
+/// [`Responder::place`](askbridge_core::model::Responder::place) names).
+pub fn place_of<'a>(view: &'a AskView, person: &Person) -> &'a Target {
+    view.ask.place_of(&person.responder).unwrap_or(&view.target)
+}
+
+/// `person`, answering in `place` of an ask.
+pub fn at_place(person: &Person, place: &Place) -> Person {
+    let mut person = person.clone();
+    person.responder.place = Some(place.clone());
+    person
+}
+
+/// How an ask stands in each of its places, for `GET /v1/asks/{id}`:
+/// posted where a message of it is on record (the web page always shows
+/// it), closed once it ended; else given up (`failed`: the numbers of the
+/// places whose delivery failed), not posted yet, or never posted.
+pub fn place_states(view: &AskView, refs: &[MessageRef], failed: &[usize]) -> Vec<PlaceJson> {
+    let ended = !view.state.is_pending();
+    view.places()
+        .enumerate()
+        .map(|(place, target)| {
+            let kind = target.place.channel();
+            let posted = kind == ChannelKind::Web
+                || refs
+                    .iter()
+                    .any(|message| message.channel == kind && Posted::of(message).place == place);
+            let state = match (posted, ended) {
+                (true, false) => "posted",
+                (true, true) => "closed",
+                (false, _) if failed.contains(&place) => "delivery_failed",
+                (false, _) if matches!(view.state, State::DeliveryFailed { .. }) => {
+                    "delivery_failed"
+                }
+                (false, false) => "pending",
+                (false, true) => "not_posted",
+            };
+            PlaceJson {
+                target: target.to_string(),
+                state,
+            }
+        })
+        .collect()
+}
+
 /// The input a typed message makes: the person's own words for one
 /// question (a reply to its prompt), or a reply to the whole ask.
 pub fn typed_input(text: &str, addressed: &Addressed, person: &Person, allow: &AllowList) -> Input {
-    let from = person.responder.clone();
+    let mut from = person.responder.clone();
+    from.place.clone_from(&addressed.place);
     let admitted = allow.admits(person);
     match addressed.question {
         Some(question) => Input::Other {
@@ -202,7 +268,7 @@ pub fn typed_input(text: &str, addressed: &Addressed, person: &Person, allow: &A
 pub fn refusal(view: &AskView, person: &Person, allow: &AllowList) -> Option<Rejection> {
     if !view.state.is_pending() {
         Some(Rejection::AlreadyEnded(view.state.clone()))
-    } else if !may_answer(&view.target, person, allow) {
+    } else if !may_answer(place_of(view, person), person, allow) {
         Some(Rejection::NotForYou)
     } else {
         None
@@ -336,6 +402,7 @@ mod tests {
                 channel: ChannelKind::Telegram,
                 user_id: id.to_owned(),
                 name: None,
+                place: None,
             },
             username: username.map(str::to_owned),
             roles: vec!["900".to_owned()],
@@ -407,6 +474,7 @@ mod tests {
             step: Some(1),
             selected: vec![0, 2],
             own_words_for: None,
+            place: 0,
         };
         let message = MessageRef {
             ask_id: "ask_1".to_owned(),

@@ -93,6 +93,7 @@ async fn ask(args: &AskArgs) -> Result<u8, String> {
     let mut ask = normalized.ask;
     if let Some(to) = &args.to {
         ask.target = Some(Target::parse(to).map_err(|error| format!("--to {to:?}: {error}"))?);
+        ask.also.clear();
     }
     let body = serde_json::to_value(CanonicalAsk::from(&ask))
         .map_err(|error| format!("cannot write the ask as JSON: {error}"))?;

@@ -14,7 +14,7 @@ use askbridge_core::lifecycle::{Input, Step, UnknownItems};
 use askbridge_core::model::Responder;
 use askbridge_core::model::{ChannelKind, Target};
 use askbridge_core::normalize::{
-    Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_target,
+    Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_places,
 };
 use askbridge_core::outcome::Via;
 use axum::extract::State;
@@ -150,7 +150,12 @@ pub async fn get(
         Some(wait) if !wait.is_zero() => wait_for(&state, &id, wait, false).await?,
         _ => state.bridge.get(&id).await?,
     };
-    Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
+    let refs = state.bridge.message_refs(&id).await?;
+    let places = crate::chat::place_states(&view, &refs, &state.bridge.failed_places(&id));
+    Ok(json_response(
+        StatusCode::OK,
+        &AskResponse::from(&view).with_places(places),
+    ))
 }
 
 /// Cancel an ask.
@@ -536,8 +541,10 @@ fn read_ask(body: &Value) -> Result<Normalized, ApiError> {
         let problems: Vec<Problem> = problems.iter().map(under_ask).collect();
         ApiError::invalid_ask(&problems)
     })?;
-    if let Some(target) = read_target(wrapper, &mut warnings)? {
-        normalized.ask.target = Some(target);
+    if let Some(places) = read_places(wrapper, &mut warnings)? {
+        let mut places = places.into_iter();
+        normalized.ask.target = places.next();
+        normalized.ask.also = places.collect();
     }
     warnings.extend(normalized.warnings.iter().map(under_ask));
     normalized.warnings = warnings;
@@ -554,20 +561,20 @@ fn under_ask(problem: &Problem) -> Problem {
     Problem::new(path, problem.message.clone())
 }
 
-/// The wrapper's `to`, read by the core's own target rules (string or
-/// `{channel, chat, thread, user}` object) — the same reader as an ask's
-/// own `to`, reached through the normaliser with a placeholder question.
-fn read_target(
+/// The wrapper's `to`, read by the core's own rules for an ask's `to` (a
+/// target string or `{channel, chat, thread, user}` object, or a list of
+/// them); `None` when it names no place.
+fn read_places(
     wrapper: &Map<String, Value>,
     warnings: &mut Vec<Problem>,
-) -> Result<Option<Target>, ApiError> {
+) -> Result<Option<Vec<Target>>, ApiError> {
     let Some(to) = wrapper.get("to") else {
         return Ok(None);
     };
-    let (target, fixes) =
-        normalize_target(to).map_err(|problems| ApiError::invalid_ask(&problems))?;
+    let (places, fixes) =
+        normalize_places(to).map_err(|problems| ApiError::invalid_ask(&problems))?;
     warnings.extend(fixes);
-    Ok(target)
+    Ok((!places.is_empty()).then_some(places))
 }
 
 fn channel_kind(name: &str) -> Option<ChannelKind> {
@@ -723,6 +730,7 @@ fn read_user(user: Option<&Value>) -> Result<Responder, ApiError> {
         channel: ChannelKind::Web,
         user_id,
         name,
+        place: None,
     };
     let map = match user {
         None | Some(Value::Null) => return Ok(responder(PAGE_USER.to_owned(), None)),

@@ -201,7 +201,7 @@ mod tests {
         ];
         assert_fields(
             pending,
-            &[&pending_fields[..], &["warnings", "hostKey"]].concat(),
+            &[&pending_fields[..], &["warnings", "places", "hostKey"]].concat(),
             &pending_fields,
         );
         assert_ref(&pending["properties"]["status"], "PendingStatus");
@@ -241,8 +241,8 @@ mod tests {
         );
         assert_fields(
             schema(&doc, "Responder"),
-            &["channel", "userId", "name"],
-            &["channel", "userId", "name"],
+            &["channel", "userId", "name", "place"],
+            &["channel", "userId", "name", "place"],
         );
 
         // An ended ask is the outcome's fields, then the ask.
@@ -250,7 +250,7 @@ mod tests {
         assert_ref(&ended[0], "Outcome");
         assert_fields(
             &ended[1],
-            &["ask", "to", "createdAt", "warnings"],
+            &["ask", "to", "createdAt", "warnings", "places"],
             &["ask", "to", "createdAt"],
         );
     }

@@ -257,6 +257,7 @@ impl Backend {
                     channel: ChannelKind::Host,
                     user_id: "host".to_owned(),
                     name,
+                    place: None,
                 };
                 let input = match answers {
                     Some(answers) => Input::Answers {

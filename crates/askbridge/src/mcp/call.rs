@@ -439,6 +439,7 @@ impl McpServer {
                 place: Place::Web { session: None },
                 user: None,
             });
+            ask.also.clear();
         }
         Ok((ask, in_host))
     }

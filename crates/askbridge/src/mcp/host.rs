@@ -341,6 +341,7 @@ pub fn page_may_answer(snapshot: &Value) -> bool {
         channel: ChannelKind::Web,
         user_id: PAGE_USER.to_owned(),
         name: None,
+        place: None,
     };
     snapshot
         .get("to")

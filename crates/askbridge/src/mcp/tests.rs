@@ -66,6 +66,7 @@ async fn answer(bridge: &Bridge, id: &str, label: &str) {
             channel: ChannelKind::Web,
             user_id: "alice".to_owned(),
             name: Some("Alice".to_owned()),
+            place: None,
         },
         admitted: true,
         answers: vec![("deploy_target".to_owned(), vec![label.to_owned()])],

@@ -135,7 +135,13 @@ fn ask_user_input() -> Value {
                 "description": "1–4 questions, shown together."
             },
             "timeoutSeconds": {"type": "integer", "minimum": 30, "maximum": 3600, "default": 900, "description": "How long to wait for the answer, in seconds."},
-            "to": {"type": "string", "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. Leave out for the configured default."},
+            "to": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8}
+                ],
+                "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. A list asks in several places at once; the first answer in any of them wins. Leave out for the configured default."
+            },
             "elicitation": {"type": "string", "enum": ["also", "only", "off"], "description": "Whether the questions also show in your host's own dialog when it can show one: \"also\" (with the chat), \"only\" (the host's dialog, with the web page instead of a chat), \"off\". Leave out for the configured default."}
         },
         "required": ["questions"]

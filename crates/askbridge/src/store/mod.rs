@@ -116,6 +116,20 @@ pub struct AskRow {
     pub updated_at: i64,
     /// The instance that delivers the ask.
     pub delivery_owner: Option<String>,
+    /// The places after the first (`target`), for an ask posted to several
+    /// at once: written with the row (the `ask_places` table), not read
+    /// back with it (the ask JSON has them).
+    #[sqlx(skip)]
+    pub further_places: Vec<PlaceRow>,
+}
+
+/// One further place of an ask ([`AskRow::further_places`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PlaceRow {
+    /// The target, in its string form.
+    pub target: String,
+    /// Its channel's name.
+    pub channel: String,
 }
 
 /// What [`Store::insert_ask`] did.
@@ -290,8 +304,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Which backend this is.
     fn backend(&self) -> Backend;
 
-    /// Writes a new ask. With an idempotency key already stored, writes
-    /// nothing and returns the row that has it.
+    /// Writes a new ask, and its further places with it. With an
+    /// idempotency key already stored, writes nothing and returns the row
+    /// that has it.
     async fn insert_ask(&self, row: &AskRow) -> Result<Inserted, StoreError>;
 
     /// The ask with this id.
@@ -323,6 +338,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// itself), earliest deadline first, as a stream.
     fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>>;
 
+    /// The channels of the further places of every pending ask that has
+    /// some: `(ask id, channel)`, in each ask's place order.
+    async fn pending_further_places(&self) -> Result<Vec<(String, String)>, StoreError>;
+
     /// Asks matching the query, newest first.
     async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError>;
 
@@ -333,8 +352,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn message_refs(&self, ask_id: &str) -> Result<Vec<MessageRef>, StoreError>;
 
     /// Pending asks posted to `place` (a target without its user, such
-    /// as `telegram:-100123/7`), for anyone or for one user, newest first,
-    /// at most `limit`: `(ask id, target)`.
+    /// as `telegram:-100123/7`), as their first place or a further one,
+    /// for anyone or for one user, newest first, at most `limit`: `(ask
+    /// id, target)`.
     async fn pending_at(
         &self,
         place: &str,

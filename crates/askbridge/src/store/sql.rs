@@ -84,6 +84,7 @@ macro_rules! sql_store {
             $($extra)*
 
             async fn insert_ask(&self, row: &AskRow) -> Result<Inserted, StoreError> {
+                let mut transaction = self.writer.begin().await?;
                 let done = sqlx::query(concat!(
                     "INSERT INTO asks (",
                     ask_columns!(),
@@ -104,11 +105,25 @@ macro_rules! sql_store {
                 .bind(row.delivered_at)
                 .bind(row.updated_at)
                 .bind(&row.delivery_owner)
-                .execute(&self.writer)
+                .execute(&mut *transaction)
                 .await?;
                 if done.rows_affected() == 1 {
+                    for (position, place) in (1i64..).zip(&row.further_places) {
+                        sqlx::query(
+                            "INSERT INTO ask_places (ask_id, position, target, channel) \
+                             VALUES ($1, $2, $3, $4)",
+                        )
+                        .bind(&row.id)
+                        .bind(position)
+                        .bind(&place.target)
+                        .bind(&place.channel)
+                        .execute(&mut *transaction)
+                        .await?;
+                    }
+                    transaction.commit().await?;
                     return Ok(Inserted::New);
                 }
+                transaction.rollback().await?;
                 let key = row.idempotency_key.as_deref().unwrap_or_default();
                 let existing: Option<AskRow> = sqlx::query_as(concat!(
                     "SELECT ",
@@ -258,17 +273,36 @@ macro_rules! sql_store {
                 // `@` (0x40) then `A` (0x41): the range holds exactly
                 // `place@…` (byte order: Postgres compares `target` in the
                 // "C" collation).
-                $crate::store::sql::read(move || async move {
+                let rows: Vec<(String, String, i64)> = $crate::store::sql::read(move || async move {
                     sqlx::query_as(
-                        "SELECT id, target FROM asks \
+                        "SELECT id, target, created_at FROM asks \
                          WHERE state = 'pending' \
                            AND (target = $1 OR (target >= $2 AND target < $3)) \
-                         ORDER BY created_at DESC, id DESC LIMIT $4",
+                         UNION ALL \
+                         SELECT a.id, p.target, a.created_at FROM ask_places p \
+                         JOIN asks a ON a.id = p.ask_id \
+                         WHERE a.state = 'pending' \
+                           AND (p.target = $1 OR (p.target >= $2 AND p.target < $3)) \
+                         ORDER BY 3 DESC, 1 DESC LIMIT $4",
                     )
                     .bind(place)
                     .bind(format!("{place}@"))
                     .bind(format!("{place}A"))
                     .bind(limit)
+                    .fetch_all(&self.reader)
+                    .await
+                })
+                .await?;
+                Ok(rows.into_iter().map(|(id, target, _)| (id, target)).collect())
+            }
+
+            async fn pending_further_places(&self) -> Result<Vec<(String, String)>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(
+                        "SELECT p.ask_id, p.channel FROM ask_places p \
+                         JOIN asks a ON a.id = p.ask_id \
+                         WHERE a.state = 'pending' ORDER BY p.ask_id, p.position",
+                    )
                     .fetch_all(&self.reader)
                     .await
                 })

@@ -277,6 +277,7 @@ mod tests {
             delivered_at: None,
             updated_at: 0,
             delivery_owner: None,
+            further_places: Vec::new(),
         }
     }
 

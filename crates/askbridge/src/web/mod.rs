@@ -115,15 +115,27 @@ impl Channel for WebChannel {
         ChannelKind::Web
     }
 
-    fn deliver<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn deliver<'a>(
+        &'a self,
+        _ask: &'a AskView,
+        _place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 
-    fn update<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn update<'a>(
+        &'a self,
+        _ask: &'a AskView,
+        _place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 
-    fn end<'a>(&'a self, _ask: &'a AskView) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+    fn end<'a>(
+        &'a self,
+        _ask: &'a AskView,
+        _place: usize,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -291,7 +303,9 @@ fn web_event(
     };
     let wanted = match only {
         Some(id) => view.id == id,
-        None => view.target.place.channel() == ChannelKind::Web,
+        None => view
+            .places()
+            .any(|target| target.place.channel() == ChannelKind::Web),
     };
     if !wanted {
         return None;
@@ -439,9 +453,9 @@ mod tests {
         let channel = channel();
         assert_eq!(channel.kind(), ChannelKind::Web);
         let ask = view("web", vec![None, None]);
-        assert!(channel.deliver(&ask).await.is_ok());
-        assert!(channel.update(&ask).await.is_ok());
-        assert!(channel.end(&ask).await.is_ok());
+        assert!(channel.deliver(&ask, 0).await.is_ok());
+        assert!(channel.update(&ask, 0).await.is_ok());
+        assert!(channel.end(&ask, 0).await.is_ok());
     }
 
     #[test]

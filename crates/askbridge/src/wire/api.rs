@@ -54,6 +54,10 @@ pub struct PendingAsk {
     /// Fixes the normaliser made (only in the response that created the ask).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ProblemJson>,
+    /// Every place the ask is posted to, and how it stands there (only in
+    /// `GET /v1/asks/{id}`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<PlaceJson>,
     /// Only in the response that created the ask (or a retry with its
     /// `Idempotency-Key`): the key that makes a reply the agent host's own
     /// (header `Askbridge-Host-Key`), which may answer for anyone.
@@ -80,9 +84,35 @@ pub struct EndedAsk {
     /// Fixes the normaliser made (only in the response that created the ask).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ProblemJson>,
+    /// Every place the ask was posted to, and how it stands there (only
+    /// in `GET /v1/asks/{id}`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<PlaceJson>,
+}
+
+/// One place of an ask: `{"target": "slack:C0123@U0456", "state": "posted"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = AskPlace)]
+pub struct PlaceJson {
+    /// The place's target.
+    pub target: String,
+    /// `pending` (not posted yet), `posted`, `closed` (the ask ended and
+    /// the message says so), `delivery_failed` (it could not be posted
+    /// there), `not_posted` (the ask ended before it was).
+    #[schema(value_type = String, example = "posted")]
+    pub state: &'static str,
 }
 
 impl AskResponse {
+    /// Adds how the ask stands in each of its places.
+    pub fn with_places(mut self, places: Vec<PlaceJson>) -> AskResponse {
+        match &mut self {
+            AskResponse::Pending(pending) => pending.places = places,
+            AskResponse::Ended(ended) => ended.places = places,
+        }
+        self
+    }
+
     /// Whether the ask has ended.
     pub fn is_ended(&self) -> bool {
         matches!(self, AskResponse::Ended(_))

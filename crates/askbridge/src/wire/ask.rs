@@ -22,9 +22,20 @@ pub struct CanonicalAsk {
     pub questions: Vec<CanonicalQuestion>,
     /// Seconds the ask stays open (30–3600).
     pub timeout_seconds: u32,
-    /// The target (`telegram:123/7@42`); absent means the default target.
+    /// The target (`telegram:123/7@42`), or the list of places it is
+    /// posted to at once; absent means the default target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
+    pub to: Option<CanonicalTo>,
+}
+
+/// Where a normalised ask goes: one target, or several places at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum CanonicalTo {
+    /// One target (`slack:C0123@U0456`).
+    One(String),
+    /// Several places, the first answer in any of them wins.
+    Several(Vec<String>),
 }
 
 /// One question of a normalised ask.
@@ -116,7 +127,10 @@ impl From<&Ask> for CanonicalAsk {
             title: ask.title.clone(),
             questions: ask.questions.iter().map(CanonicalQuestion::from).collect(),
             timeout_seconds: ask.timeout_seconds,
-            to: ask.target.as_ref().map(ToString::to_string),
+            to: match ask.places().map(ToString::to_string).collect::<Vec<_>>() {
+                places if places.len() > 1 => Some(CanonicalTo::Several(places)),
+                mut places => places.pop().map(CanonicalTo::One),
+            },
         }
     }
 }

@@ -87,6 +87,10 @@ pub struct ResponderJson {
     /// Display name, or null.
     #[schema(required = true)]
     pub name: Option<String>,
+    /// The place it was answered in (`slack:C0123`), or null when not
+    /// known (an answer over HTTP, the agent host's own dialog).
+    #[schema(required = true)]
+    pub place: Option<String>,
 }
 
 impl From<&Responder> for ResponderJson {
@@ -95,6 +99,7 @@ impl From<&Responder> for ResponderJson {
             channel: responder.channel.as_str(),
             user_id: responder.user_id.clone(),
             name: responder.name.clone(),
+            place: responder.place.as_ref().map(ToString::to_string),
         }
     }
 }

@@ -9,8 +9,8 @@
 
 use askbridge_core::lifecycle::{Answer, State};
 use askbridge_core::model::ChannelKind;
-use askbridge_core::model::Responder;
 use askbridge_core::model::Timestamp;
+use askbridge_core::model::{Responder, Target};
 use askbridge_core::outcome::Via;
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +61,10 @@ pub struct StoredResponder {
     /// A display name, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The place of the ask it came from (`slack:C0123`), when the ask
+    /// has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// A stored [`ChannelKind`]: `telegram`, `discord`, `slack`, `feishu`,
@@ -203,6 +207,7 @@ impl From<&Responder> for StoredResponder {
             channel: responder.channel.into(),
             user_id: responder.user_id.clone(),
             name: responder.name.clone(),
+            place: responder.place.as_ref().map(ToString::to_string),
         }
     }
 }
@@ -213,6 +218,10 @@ impl From<StoredResponder> for Responder {
             channel: stored.channel.into(),
             user_id: stored.user_id,
             name: stored.name,
+            place: stored
+                .place
+                .and_then(|place| Target::parse(&place).ok())
+                .map(|target| target.place),
         }
     }
 }
@@ -312,6 +321,7 @@ mod tests {
             channel: ChannelKind::Telegram,
             user_id: "42".into(),
             name: Some("Alice".into()),
+            place: None,
         };
         check_state(State::Pending, json!({"state": "pending"}));
         check_state(
