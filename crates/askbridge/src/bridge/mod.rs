@@ -594,17 +594,13 @@ impl Bridge {
             .collect();
         let entry = inner.adopt(Entry::new(
             Arc::from(lifecycle.id()),
-            places.iter().map(|&(kind, _)| kind),
+            places
+                .iter()
+                .map(|&(kind, here)| (kind, if here { QUEUED } else { UNDELIVERED })),
             lifecycle.deadline(),
             row.version,
-            UNDELIVERED,
             keep.then(|| Box::new(lifecycle)),
         ));
-        for (spot, &(_, here)) in entry.spots.iter().zip(&places) {
-            if here {
-                spot.delivery.store(QUEUED, Ordering::Release);
-            }
-        }
         inner.created.fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             ask_id = %view.id,
@@ -1062,10 +1058,9 @@ impl Inner {
         };
         Ok(Found::Pending(self.adopt(Entry::new(
             Arc::from(row.id.as_str()),
-            kinds,
+            kinds.into_iter().map(|kind| (kind, delivery)),
             record::timestamp(row.deadline),
             row.version,
-            delivery,
             None,
         ))))
     }
@@ -1373,10 +1368,11 @@ impl Inner {
             let more = further.remove(row.id.as_str()).unwrap_or_default();
             batch.push(Arc::new(Entry::new(
                 Arc::from(row.id.as_str()),
-                std::iter::once(kind).chain(more),
+                std::iter::once(kind)
+                    .chain(more)
+                    .map(|kind| (kind, delivery)),
                 record::timestamp(row.deadline),
                 row.version,
-                delivery,
                 None,
             )));
             if batch.len() == batch.capacity() {
@@ -1431,12 +1427,13 @@ impl std::fmt::Debug for Inner {
 }
 
 impl Entry {
+    /// An entry whose places are on these channels, each with its
+    /// delivery progress (an `outbox` constant).
     fn new(
         id: Arc<str>,
-        kinds: impl IntoIterator<Item = ChannelKind>,
+        spots: impl IntoIterator<Item = (ChannelKind, u8)>,
         deadline: Timestamp,
         version: i64,
-        delivery: u8,
         lifecycle: Option<Box<AskLifecycle>>,
     ) -> Entry {
         Entry {
@@ -1448,9 +1445,9 @@ impl Entry {
                 ended: false,
             }),
             ended: Notify::new(),
-            spots: kinds
+            spots: spots
                 .into_iter()
-                .map(|kind| Spot {
+                .map(|(kind, delivery)| Spot {
                     kind,
                     delivery: AtomicU8::new(delivery),
                     outbox: Mutex::new(Outbox::default()),
