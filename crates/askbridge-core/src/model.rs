@@ -52,13 +52,42 @@ pub struct Ask {
     /// after its first): the first answer in any place wins. Empty unless
     /// `target` is set; no place appears twice.
     pub also: Vec<Target>,
+    /// Places it is passed on to when still open a while after it was
+    /// created, earliest first; every step is before the deadline, and no
+    /// place appears twice among all of them.
+    pub escalate: Vec<Escalation>,
+}
+
+/// One step of an ask's escalation: when it is still open `after_seconds`
+/// after it was created, it is posted in `to` too (earlier places stay
+/// open).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    /// Seconds after creation; less than the ask's timeout.
+    pub after_seconds: u32,
+    /// Where it is passed on to.
+    pub to: Target,
 }
 
 impl Ask {
-    /// Every place the ask is posted to, the first (`target`) first; its
-    /// index is the place's number in [`Responder::place`] order.
+    /// Every place the ask is posted to, the first (`target`) first, then
+    /// `also`, then the escalation steps'; its index is the place's
+    /// number.
     pub fn places(&self) -> impl Iterator<Item = &Target> {
-        self.target.iter().chain(&self.also)
+        self.target
+            .iter()
+            .chain(&self.also)
+            .chain(self.escalate.iter().map(|step| &step.to))
+    }
+
+    /// How long after creation place number `place` is posted: `None` at
+    /// once, else the escalation step's seconds.
+    pub fn place_delay(&self, place: usize) -> Option<u32> {
+        let at_once = usize::from(self.target.is_some()) + self.also.len();
+        place
+            .checked_sub(at_once)
+            .and_then(|step| self.escalate.get(step))
+            .map(|step| step.after_seconds)
     }
 
     /// The place an answer from `from` is given in: the one it names

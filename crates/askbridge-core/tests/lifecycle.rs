@@ -90,6 +90,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         timeout_seconds: 900,
         target: Some(Target::parse(target).expect("test target")),
         also: Vec::new(),
+        escalate: Vec::new(),
     }
 }
 

@@ -1567,3 +1567,74 @@ fn to_as_a_list_posts_in_several_places_each_at_most_once() {
     let default = normalize_input(&ask(json!([]))).expect("empty list");
     assert_eq!(default.ask.places().count(), 0);
 }
+
+#[test]
+fn escalate_steps_are_places_passed_on_to_before_the_deadline() {
+    use serde_json::json;
+    let ask = |escalate: serde_json::Value| {
+        json!({
+            "questions": [{"id": "a", "question": "A?", "options": ["X", "Y"]}],
+            "to": "telegram:-100@42", "timeoutSeconds": 1800, "escalate": escalate
+        })
+        .to_string()
+    };
+    let accepted = normalize_input(&ask(json!([
+        {"afterSeconds": 1200, "to": "telegram:-1009999"},
+        {"afterSeconds": 600, "to": "slack:C0ONCALL"}
+    ])))
+    .expect("two steps");
+    let steps: Vec<(u32, String)> = accepted
+        .ask
+        .escalate
+        .iter()
+        .map(|step| (step.after_seconds, step.to.to_string()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (600, "slack:C0ONCALL".to_owned()),
+            (1200, "telegram:-1009999".to_owned())
+        ]
+    );
+    let places: Vec<String> = accepted.ask.places().map(ToString::to_string).collect();
+    assert_eq!(
+        places,
+        ["telegram:-100@42", "slack:C0ONCALL", "telegram:-1009999"]
+    );
+    assert_eq!(accepted.ask.place_delay(0), None);
+    assert_eq!(accepted.ask.place_delay(1), Some(600));
+    assert_eq!(accepted.ask.place_delay(2), Some(1200));
+
+    let cases: [(serde_json::Value, &str, &str); 6] = [
+        (
+            json!([{"afterSeconds": 1800, "to": "slack:C1"}]),
+            "escalate[0].afterSeconds",
+            "not before the ask's timeout (1800 s)",
+        ),
+        (
+            json!([{"afterSeconds": 0, "to": "slack:C1"}]),
+            "escalate[0].afterSeconds",
+            "from 1",
+        ),
+        (
+            json!([{"to": "slack:C1"}]),
+            "escalate[0].afterSeconds",
+            "missing",
+        ),
+        (json!([{"afterSeconds": 60}]), "escalate[0].to", "missing"),
+        (
+            json!([{"afterSeconds": 60, "to": "telegram:-100"}]),
+            "escalate[0].to",
+            "listed already, at to",
+        ),
+        (json!({"afterSeconds": 60}), "escalate", "expected a list"),
+    ];
+    for (escalate, path, message) in cases {
+        let problems = normalize_input(&ask(escalate.clone())).expect_err("refused");
+        assert_eq!(problems[0].path, path, "{escalate}: {problems:?}");
+        assert!(
+            problems[0].message.contains(message),
+            "{escalate}: {problems:?}"
+        );
+    }
+}

@@ -101,6 +101,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         timeout_seconds: 900,
         target: None,
         also: Vec::new(),
+        escalate: Vec::new(),
     }
 }
 
@@ -1401,4 +1402,55 @@ fn where_answer_names_the_exact_targets_for_the_sender_and_for_anyone() {
         where_answer(&private, "42", Locale::Th),
         "ถามคุณที่นี่ได้ด้วย telegram:42"
     );
+}
+
+#[test]
+fn render_an_ask_passed_on_says_from_where_and_after_how_long() {
+    use askbridge_core::model::Target;
+    use askbridge_core::render::passed_on_line;
+    let telegram = Target::parse("telegram:-100").expect("telegram").place;
+    let web = Target::parse("web").expect("web").place;
+    let cases = [
+        (
+            &telegram,
+            600,
+            Locale::En,
+            "↪ Passed on from Telegram after 10 min without an answer",
+        ),
+        (
+            &telegram,
+            45,
+            Locale::En,
+            "↪ Passed on from Telegram after 45 s without an answer",
+        ),
+        (
+            &web,
+            120,
+            Locale::En,
+            "↪ Passed on from the web page after 2 min without an answer",
+        ),
+        (
+            &telegram,
+            600,
+            Locale::ZhCn,
+            "↪ Telegram 上 10 分钟 无人回答，已转到这里",
+        ),
+        (
+            &telegram,
+            600,
+            Locale::Th,
+            "↪ ส่งต่อจาก Telegram หลังจากไม่มีคำตอบ 10 นาที",
+        ),
+    ];
+    for (from, after, locale, line) in cases {
+        assert_eq!(passed_on_line(from, after, locale), line);
+    }
+    let ask = ask(None, vec![confirm("ship", "Ship", "Ship it?")]);
+    let view = view(&ask, "ask_1", &Capabilities::TELEGRAM, Locale::En).with_note("↪ note");
+    let first = match &view {
+        View::Buttons(buttons) => buttons.parts[0].clone(),
+        View::Text(text) => text.parts[0].clone(),
+        View::Rich(rich) => rich.steps[0].text.clone(),
+    };
+    assert!(first.starts_with("↪ note\n\n"), "{first}");
 }

@@ -963,6 +963,7 @@ fn release_ask() -> Ask {
         timeout_seconds: 900,
         target: None,
         also: Vec::new(),
+        escalate: Vec::new(),
     }
 }
 

@@ -117,6 +117,7 @@ proptest! {
             timeout_seconds: 900,
             target: None,
             also: Vec::new(),
+            escalate: Vec::new(),
         };
         let matcher = AskMatcher::new(&ask);
         let resolved = matcher.resolve(&reply, &open);

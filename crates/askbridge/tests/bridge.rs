@@ -867,6 +867,25 @@ fn pick_as(from: Responder, option: usize) -> Input {
     }
 }
 
+/// Slack user `user` picks `option` in `slack:C1`, admitted by the
+/// channel or not.
+async fn pick_in_slack(
+    bridge: &Bridge,
+    id: &str,
+    user: &str,
+    option: usize,
+    admitted: bool,
+) -> (Step, AskView) {
+    let mut input = pick_as(placed(ChannelKind::Slack, user, "slack:C1"), option);
+    if let Input::Pick {
+        admitted: given, ..
+    } = &mut input
+    {
+        *given = admitted;
+    }
+    bridge.handle(id, input).await.expect("handle")
+}
+
 async fn an_ask_in_several_places_is_answered_once_and_closed_in_each(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
@@ -891,24 +910,12 @@ async fn an_ask_in_several_places_is_answered_once_and_closed_in_each(db: Scratc
     );
 
     // Each place's own user only, there.
-    let (step, _) = bridge
-        .handle(
-            &created.id,
-            pick_as(placed(ChannelKind::Slack, "U9", "slack:C1"), 0),
-        )
-        .await
-        .expect("handle");
+    let (step, _) = pick_in_slack(&bridge, &created.id, "U9", 0, false).await;
     assert!(
         matches!(step, Step::Rejected(Rejection::NotForYou)),
         "{step:?}"
     );
-    let (step, ended) = bridge
-        .handle(
-            &created.id,
-            pick_as(placed(ChannelKind::Slack, "U2", "slack:C1"), 1),
-        )
-        .await
-        .expect("handle");
+    let (step, ended) = pick_in_slack(&bridge, &created.id, "U2", 1, false).await;
     assert!(matches!(step, Step::Finished(_)), "{step:?}");
     let by = ended
         .outcome
@@ -956,13 +963,7 @@ async fn a_place_that_fails_does_not_fail_the_ask_while_another_holds_it(db: Scr
     telegram.calls(1).await;
     slack.calls(1).await;
     bridge.flush().await.expect("flush");
-    let (step, view) = bridge
-        .handle(
-            &held.id,
-            pick_as(placed(ChannelKind::Slack, "U2", "slack:C1"), 0),
-        )
-        .await
-        .expect("handle");
+    let (step, view) = pick_in_slack(&bridge, &held.id, "U2", 0, false).await;
     assert!(
         matches!(step, Step::Finished(_)),
         "{step:?} {:?}",
@@ -1024,6 +1025,87 @@ async fn an_ask_in_several_places_comes_back_in_each_after_a_restart(db: Scratch
         slack.calls(2).await[1],
         format!("end {}#1 cancelled", created.id)
     );
+}
+
+/// The deploy ask in Telegram, passed on to Slack after 10 minutes.
+fn escalated_ask() -> Ask {
+    let mut ask = telegram_ask();
+    ask.target = Some(Target::parse("telegram:-100@42").expect("telegram"));
+    ask.timeout_seconds = 1_800;
+    ask.escalate = vec![askbridge_core::model::Escalation {
+        after_seconds: 600,
+        to: Target::parse("slack:C1").expect("slack"),
+    }];
+    ask
+}
+
+async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    a.add_channel(telegram.clone());
+    a.add_channel(slack.clone());
+    let created = create(&a, escalated_ask()).await;
+    assert_eq!(telegram.calls(1).await, [format!("deliver {}", created.id)]);
+    // Not due: nobody in Slack may answer yet, and nothing was posted there.
+    let slack_place = Target::parse("slack:C1").expect("slack").place;
+    a.flush().await.expect("flush");
+    assert!(slack.calls_now().is_empty(), "{:?}", slack.calls_now());
+    crash(a);
+
+    let b = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    b.add_channel(telegram.clone());
+    b.add_channel(slack.clone());
+    telegram.calls(1).await;
+    assert!(slack.calls_now().is_empty(), "{:?}", slack.calls_now());
+    clock.advance(Duration::from_secs(599));
+    assert!(slack.calls_now().is_empty(), "{:?}", slack.calls_now());
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", created.id)]);
+
+    // Anyone Slack admits may answer there: the step names nobody.
+    let (step, ended) = pick_in_slack(&b, &created.id, "U7", 0, false).await;
+    assert!(
+        matches!(step, Step::Rejected(Rejection::NotForYou)),
+        "{step:?}"
+    );
+    let (step, ended_now) = pick_in_slack(&b, &created.id, "U7", 0, true).await;
+    assert!(
+        matches!(step, Step::Finished(_)),
+        "{step:?} {:?}",
+        ended.state
+    );
+    let by = ended_now.outcome.and_then(|o| o.answered_by).expect("by");
+    assert_eq!(by.place, Some(slack_place));
+    assert_eq!(
+        telegram.calls(2).await[1],
+        format!("end {} answered", created.id)
+    );
+    assert_eq!(
+        slack.calls(2).await[1],
+        format!("end {}#1 answered", created.id)
+    );
+}
+
+async fn an_escalation_step_not_due_when_the_ask_ends_is_never_posted(db: Scratch) {
+    let clock = Clock::manual(START);
+    let bridge = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    bridge.add_channel(telegram.clone());
+    bridge.add_channel(slack.clone());
+    let created = create(&bridge, escalated_ask()).await;
+    telegram.calls(1).await;
+    bridge.cancel(&created.id).await.expect("cancel");
+    telegram.calls(2).await;
+    clock.advance(Duration::from_secs(700));
+    // The next ask's Slack step is posted at its time, the ended one's never.
+    let next = create(&bridge, escalated_ask()).await;
+    clock.advance(Duration::from_secs(600));
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", next.id)]);
 }
 
 async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
@@ -1887,6 +1969,8 @@ on_both_backends!(
         an_ask_in_several_places_is_answered_once_and_closed_in_each,
         a_place_that_fails_does_not_fail_the_ask_while_another_holds_it,
         an_ask_in_several_places_comes_back_in_each_after_a_restart,
+        an_escalation_step_is_posted_at_its_time_even_after_a_crash,
+        an_escalation_step_not_due_when_the_ask_ends_is_never_posted,
     ],
     multi_thread: [
         instances_racing_for_a_free_lease_take_it_once,

@@ -72,6 +72,16 @@ fn slack_action(message: &slack::StoredMessage, label: &str) -> String {
     find(&message.blocks, label).unwrap_or_else(|| panic!("no button {label:?}"))
 }
 
+/// Alice presses the Slack button labelled `label`.
+fn press_in_slack(slack: &FakeSlack, message: &slack::StoredMessage, label: &str) {
+    slack.press_button(
+        &slack_alice(),
+        CHANNEL,
+        &message.ts,
+        &slack_action(message, label),
+    );
+}
+
 async fn telegram_closed(fake: &FakeTelegram, message: &telegram::StoredMessage) -> String {
     let (chat, id) = (message.chat_id, message.message_id);
     fake.wait_for("the Telegram message to be closed", |state| {
@@ -94,6 +104,13 @@ async fn slack_closed(fake: &FakeSlack, message: &slack::StoredMessage) -> Strin
     .await
 }
 
+/// Both places of the ask read `closed` in `GET /v1/asks/{id}`.
+async fn assert_closed_in_both(daemon: &Daemon, id: &str) {
+    let closed = status(daemon, id).await;
+    assert_eq!(closed["places"][0]["state"], "closed", "{closed}");
+    assert_eq!(closed["places"][1]["state"], "closed", "{closed}");
+}
+
 #[tokio::test]
 async fn an_ask_in_telegram_and_slack_answered_in_slack_closes_telegram_saying_where() {
     let (telegram, slack, daemon) = started().await;
@@ -104,21 +121,22 @@ async fn an_ask_in_telegram_and_slack_answered_in_slack_closes_telegram_saying_w
     assert_eq!(in_slack.channel, CHANNEL);
 
     let listed = status(&daemon, &id).await;
+    let targets: Vec<&str> = listed["places"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|place| place["target"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        listed["places"],
-        json!([
-            {"target": format!("telegram:{CHAT}@{TELEGRAM_ALICE}"), "state": "posted"},
-            {"target": format!("slack:{CHANNEL}@{SLACK_ALICE}"), "state": "posted"},
-        ]),
+        targets,
+        [
+            format!("telegram:{CHAT}@{TELEGRAM_ALICE}"),
+            format!("slack:{CHANNEL}@{SLACK_ALICE}")
+        ],
         "{listed}"
     );
 
-    slack.press_button(
-        &slack_alice(),
-        CHANNEL,
-        &in_slack.ts,
-        &slack_action(&in_slack, "Production"),
-    );
+    press_in_slack(&slack, &in_slack, "Production");
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["status"], "answered", "{done}");
     assert_eq!(done["answers"], json!({"env": ["Production"]}));
@@ -150,9 +168,7 @@ async fn an_ask_in_telegram_and_slack_answered_in_slack_closes_telegram_saying_w
         outcome(&daemon, &id).await["answers"],
         json!({"env": ["Production"]})
     );
-    let closed = status(&daemon, &id).await;
-    assert_eq!(closed["places"][0]["state"], "closed", "{closed}");
-    assert_eq!(closed["places"][1]["state"], "closed", "{closed}");
+    assert_closed_in_both(&daemon, &id).await;
 }
 
 #[tokio::test]
@@ -166,12 +182,7 @@ async fn presses_in_two_places_at_once_record_one_answer() {
             .await
             .swap_remove(round);
         telegram.press_button(&telegram_alice(), CHAT, in_telegram.message_id, "Staging");
-        slack.press_button(
-            &slack_alice(),
-            CHANNEL,
-            &in_slack.ts,
-            &slack_action(&in_slack, "Canary"),
-        );
+        press_in_slack(&slack, &in_slack, "Canary");
         let done = outcome(&daemon, &id).await;
         let answer = done["answers"]["env"][0].as_str().unwrap().to_owned();
         let place = done["answeredBy"]["place"].as_str().unwrap().to_owned();
@@ -193,4 +204,73 @@ async fn presses_in_two_places_at_once_record_one_answer() {
             "{text}"
         );
     }
+}
+
+#[tokio::test]
+async fn an_ask_nobody_answers_is_passed_on_at_its_time_and_answered_there() {
+    let (telegram, slack, daemon) = started().await;
+    let ask = json!({
+        "to": format!("telegram:{CHAT}@{TELEGRAM_ALICE}"),
+        "escalate": [{"afterSeconds": 1, "to": format!("slack:{CHANNEL}")}],
+        "questions": [{
+            "id": "env", "header": "Deploy", "question": "Where should I deploy?",
+            "options": ["Staging", "Production", "Canary"]
+        }]
+    });
+    let id = create(&daemon, &ask).await;
+    let in_telegram = telegram.wait_for_sends(1).await.swap_remove(0);
+    let in_slack = slack.wait_for_bot_messages(1).await.swap_remove(0);
+    assert!(
+        in_slack
+            .text
+            .starts_with("↪ Passed on from Telegram after 1 s without an answer"),
+        "{}",
+        in_slack.text
+    );
+    let listed = status(&daemon, &id).await;
+    assert_eq!(
+        listed["ask"]["escalate"],
+        json!([{"afterSeconds": 1, "to": format!("slack:{CHANNEL}")}])
+    );
+
+    // The step names nobody: anyone in the channel may answer there.
+    press_in_slack(&slack, &in_slack, "Canary");
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}), "{done}");
+    assert_eq!(done["answeredBy"]["place"], format!("slack:{CHANNEL}"));
+    let text = telegram_closed(&telegram, &in_telegram).await;
+    assert!(
+        text.ends_with("✅ Canary — answered by Alice Liddell in Slack"),
+        "{text}"
+    );
+    assert_closed_in_both(&daemon, &id).await;
+}
+
+#[tokio::test]
+async fn an_escalation_step_at_or_after_the_deadline_is_refused_with_its_path() {
+    let (_telegram, _slack, daemon) = started().await;
+    let ask = json!({
+        "to": format!("telegram:{CHAT}"),
+        "timeoutSeconds": 600,
+        "escalate": [{"afterSeconds": 600, "to": format!("slack:{CHANNEL}")}],
+        "questions": [{"id": "go", "question": "Go?", "type": "confirm"}]
+    });
+    let response = daemon::Api::of(&daemon)
+        .http
+        .post(daemon.url("/v1/asks"))
+        .json(&ask)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_ask", "{body}");
+    assert_eq!(body["error"]["path"], "escalate[0].afterSeconds", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not before the ask's timeout (600 s)"),
+        "{body}"
+    );
 }

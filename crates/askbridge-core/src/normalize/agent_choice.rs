@@ -91,6 +91,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         target: None,
         also: Vec::new(),
+        escalate: Vec::new(),
     })
 }
 

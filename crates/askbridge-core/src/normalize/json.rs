@@ -13,7 +13,7 @@ use crate::model::limits::{
     DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS,
     MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS,
 };
-use crate::model::{Ask, Choice, Question, QuestionKind, Target};
+use crate::model::{Ask, Choice, Escalation, Place, Question, QuestionKind, Target};
 
 /// Longest title, description, placeholder or default text, in characters.
 const MAX_TEXT_CHARS: usize = MAX_QUESTION_CHARS;
@@ -42,7 +42,14 @@ fn read_at(value: &Value, base: &str, depth: usize, report: &mut Report) -> Opti
     match value {
         Value::Array(items) => {
             let questions = read_questions(items, base, true, report);
-            finish(None, questions, DEFAULT_TIMEOUT_SECONDS, Vec::new(), report)
+            finish(
+                None,
+                questions,
+                DEFAULT_TIMEOUT_SECONDS,
+                Vec::new(),
+                Vec::new(),
+                report,
+            )
         }
         Value::Object(map) => read_object(map, base, depth, report),
         other => {
@@ -152,6 +159,7 @@ const ASK_KEYS: &[&str] = &[
     "timeout",
     "to",
     "target",
+    "escalate",
 ];
 
 fn read_ask(
@@ -180,6 +188,7 @@ fn read_ask(
     };
     let timeout = read_timeout(map, base, report);
     let places = read_places(map, base, report);
+    let escalate = read_escalate(map, base, timeout, &places, report);
 
     let mut questions = if single {
         report.warn(
@@ -229,7 +238,7 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, places, report)
+    finish(title, questions, timeout, places, escalate, report)
 }
 
 /// The ask, unless an error was recorded. An ask left without questions
@@ -239,6 +248,7 @@ fn finish(
     questions: Vec<Question>,
     timeout_seconds: u32,
     places: Vec<Target>,
+    escalate: Vec<Escalation>,
     report: &mut Report,
 ) -> Option<Ask> {
     if questions.is_empty() && report.error_count() == 0 {
@@ -251,7 +261,133 @@ fn finish(
         timeout_seconds,
         target: places.next(),
         also: places.collect(),
+        escalate,
     })
+}
+
+/// Reads `escalate`: a list of `{afterSeconds, to}` steps, each before the
+/// ask's timeout (`to` may list several places passed on to at that
+/// time), sorted by time; no place twice, counting `places` (the ask's
+/// `to`).
+fn read_escalate(
+    map: &Map<String, Value>,
+    base: &str,
+    timeout: u32,
+    places: &[Target],
+    report: &mut Report,
+) -> Vec<Escalation> {
+    let Some(value) = map.get("escalate").filter(|v| !v.is_null()) else {
+        return Vec::new();
+    };
+    let path = field(base, "escalate");
+    let Value::Array(items) = value else {
+        report.error(
+            path,
+            format!(
+                "expected a list of {{afterSeconds, to}} steps, got {}",
+                kind_of(value)
+            ),
+        );
+        return Vec::new();
+    };
+    let mut steps: Vec<Escalation> = Vec::new();
+    let mut seen: Vec<(Place, String)> = places
+        .iter()
+        .map(|target| (target.place.clone(), field(base, "to")))
+        .collect();
+    for (index, value) in items.iter().enumerate() {
+        let step_path = item(&path, index);
+        let Value::Object(step) = value else {
+            report.error(
+                step_path,
+                format!("expected {{afterSeconds, to}}, got {}", kind_of(value)),
+            );
+            continue;
+        };
+        for key in step.keys() {
+            if !["afterSeconds", "after_seconds", "to", "target"].contains(&key.as_str()) {
+                report.warn(field(&step_path, key), "unknown field ignored");
+            }
+        }
+        let after_key = if step.contains_key("after_seconds") && !step.contains_key("afterSeconds")
+        {
+            "after_seconds"
+        } else {
+            "afterSeconds"
+        };
+        let after_path = field(&step_path, after_key);
+        let after = match step.get(after_key) {
+            None | Some(Value::Null) => {
+                report.error(
+                    after_path,
+                    "missing; expected the seconds after the ask is created",
+                );
+                None
+            }
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(secs) if secs >= 1 && secs < u64::from(timeout) => u32::try_from(secs).ok(),
+                Some(secs) if secs >= 1 => {
+                    report.error(
+                        after_path,
+                        format!(
+                            "{secs} is not before the ask's timeout ({timeout} s): the timeout covers the whole escalation"
+                        ),
+                    );
+                    None
+                }
+                _ => {
+                    report.error(
+                        after_path,
+                        format!("expected a whole number of seconds from 1, got {n}"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                report.error(
+                    after_path,
+                    format!("expected a whole number of seconds, got {}", kind_of(other)),
+                );
+                None
+            }
+        };
+        let targets = read_places(step, &step_path, report);
+        if targets.is_empty() && !step.contains_key("to") && !step.contains_key("target") {
+            report.error(
+                field(&step_path, "to"),
+                "missing; expected where to pass the ask on to",
+            );
+        }
+        let Some(after) = after else {
+            continue;
+        };
+        for target in targets {
+            let to_path = field(&step_path, "to");
+            if let Some((_, first)) = seen.iter().find(|(place, _)| *place == target.place) {
+                report.error(
+                    to_path,
+                    format!("{} is listed already, at {first}", target.place),
+                );
+                continue;
+            }
+            seen.push((target.place.clone(), to_path));
+            steps.push(Escalation {
+                after_seconds: after,
+                to: target,
+            });
+        }
+    }
+    if places.len() + steps.len() > MAX_PLACES {
+        report.error(
+            path,
+            format!(
+                "{} places with `to`'s; at most {MAX_PLACES}",
+                places.len() + steps.len()
+            ),
+        );
+    }
+    steps.sort_by_key(|step| step.after_seconds);
+    steps
 }
 
 /// Reads an array of questions at `path`. `strict_dialect` is whether the

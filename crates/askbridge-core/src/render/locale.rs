@@ -228,6 +228,12 @@ pub struct Strings {
     pub answered_in: &'static str,
     /// The web page, as the place an ask was answered in.
     pub web_page: &'static str,
+    /// Above an ask passed on to an escalation place. `{place}`, `{after}`.
+    pub passed_on: &'static str,
+    /// A duration in whole minutes. `{m}`.
+    pub duration_min: &'static str,
+    /// A duration in seconds. `{s}`.
+    pub duration_s: &'static str,
     /// Status suffix of an ask answered in the agent host's own dialog.
     pub answered_in_host: &'static str,
     /// Status of such an ask with no summary.
@@ -456,6 +462,9 @@ static EN: Strings = Strings {
     answered_by_in: "answered by {name} in {place}",
     answered_in: "answered in {place}",
     web_page: "the web page",
+    passed_on: "Passed on from {place} after {after} without an answer",
+    duration_min: "{m} min",
+    duration_s: "{s} s",
     answered_in_host: "answered in the terminal",
     answered_in_host_alone: "Answered in the terminal",
     skipped: "Skipped",
@@ -590,6 +599,9 @@ static ZH_CN: Strings = Strings {
     answered_by_in: "由 {name} 在 {place} 回答",
     answered_in: "已在 {place} 回答",
     web_page: "网页",
+    passed_on: "{place} 上 {after} 无人回答，已转到这里",
+    duration_min: "{m} 分钟",
+    duration_s: "{s} 秒",
     answered_in_host: "已在终端中回答",
     answered_in_host_alone: "已在终端中回答",
     skipped: "已跳过",
@@ -724,6 +736,9 @@ static TH: Strings = Strings {
     answered_by_in: "ตอบโดย {name} ใน {place}",
     answered_in: "ตอบแล้วใน {place}",
     web_page: "หน้าเว็บ",
+    passed_on: "ส่งต่อจาก {place} หลังจากไม่มีคำตอบ {after}",
+    duration_min: "{m} นาที",
+    duration_s: "{s} วินาที",
     answered_in_host: "ตอบในเทอร์มินัลแล้ว",
     answered_in_host_alone: "ตอบในเทอร์มินัลแล้ว",
     skipped: "ข้ามแล้ว",

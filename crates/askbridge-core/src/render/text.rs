@@ -186,6 +186,24 @@ pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) 
     )
 }
 
+/// The line above an ask passed on to a place of its escalation:
+/// `↪ Passed on from Telegram after 10 min without an answer`.
+pub fn passed_on_line(from: &Place, after_seconds: u32, locale: Locale) -> String {
+    let s = locale.strings();
+    let after = if after_seconds < 60 {
+        fill(s.duration_s, &[("s", &after_seconds.to_string())])
+    } else {
+        fill(s.duration_min, &[("m", &(after_seconds / 60).to_string())])
+    };
+    format!(
+        "↪ {}",
+        fill(
+            s.passed_on,
+            &[("place", place_name(from, locale)), ("after", &after)]
+        )
+    )
+}
+
 /// A place as a person calls it: the platform's name, or the web page.
 pub fn place_name(place: &Place, locale: Locale) -> &'static str {
     match place.channel() {

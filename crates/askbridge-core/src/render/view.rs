@@ -38,6 +38,23 @@ pub enum View {
 }
 
 impl View {
+    /// The view with a line put above its text (the first message, or
+    /// every rich step): why it is shown here, such as
+    /// [`passed_on_line`](super::passed_on_line).
+    #[must_use]
+    pub fn with_note(mut self, note: &str) -> View {
+        let above = |text: &mut String| *text = format!("{note}\n\n{text}");
+        match &mut self {
+            View::Buttons(ButtonsView { parts, .. }) | View::Text(TextView { parts }) => {
+                if let Some(first) = parts.first_mut() {
+                    above(first);
+                }
+            }
+            View::Rich(rich) => rich.steps.iter_mut().for_each(|step| above(&mut step.text)),
+        }
+        self
+    }
+
     /// The mode this view draws.
     pub fn mode(&self) -> Mode {
         match self {

@@ -163,9 +163,12 @@ pub struct AskView {
 }
 
 impl AskView {
-    /// Every place the ask is posted to, `target` first.
+    /// Every place the ask is posted to, `target` first, escalation
+    /// steps' last ([`Ask::places`]).
     pub fn places(&self) -> impl Iterator<Item = &Target> {
-        std::iter::once(&self.target).chain(&self.ask.also)
+        std::iter::once(&self.target)
+            .chain(&self.ask.also)
+            .chain(self.ask.escalate.iter().map(|step| &step.to))
     }
 
     /// Place number `place`, if there is one.
@@ -360,11 +363,14 @@ struct Entry {
     spots: Box<[Spot]>,
 }
 
-/// One place of a pending ask: its channel, how far its delivery got and
-/// its queue of channel operations.
+/// One place of a pending ask: its channel, when it is posted (an
+/// escalation step), how far its delivery got and its queue of channel
+/// operations.
 #[derive(Debug)]
 struct Spot {
     kind: ChannelKind,
+    /// Not before this time: the ask is passed on here then.
+    due: Option<Timestamp>,
     /// Delivery progress: one of the `outbox` constants.
     delivery: AtomicU8,
     outbox: Mutex<Outbox>,
@@ -469,7 +475,11 @@ impl Bridge {
                 let more = further.remove(ask.id.as_str()).unwrap_or_default();
                 if let (Some(kind), Some(_)) = (kind, ask.delivered_at) {
                     let mut kinds = vec![kind];
-                    kinds.extend(more.into_iter().filter(|more| *more != kind));
+                    kinds.extend(
+                        more.into_iter()
+                            .map(|(more, _)| more)
+                            .filter(|more| *more != kind),
+                    );
                     kinds.dedup();
                     for kind in kinds {
                         to_close.push((Arc::from(ask.id.as_str()), kind));
@@ -592,11 +602,13 @@ impl Bridge {
                 (kind, inner.posts_here(kind))
             })
             .collect();
+        let dues = place_dues(&lifecycle);
         let entry = inner.adopt(Entry::new(
             Arc::from(lifecycle.id()),
             places
                 .iter()
-                .map(|&(kind, here)| (kind, if here { QUEUED } else { UNDELIVERED })),
+                .zip(dues)
+                .map(|(&(kind, here), due)| (kind, if here { QUEUED } else { UNDELIVERED }, due)),
             lifecycle.deadline(),
             row.version,
             keep.then(|| Box::new(lifecycle)),
@@ -1046,10 +1058,12 @@ impl Inner {
         if row.state != "pending" {
             return Ok(Found::Ended(Box::new(record::rebuild(&row)?)));
         }
-        let kinds: Vec<ChannelKind> = record::rebuild(&row)?
+        let lifecycle = record::rebuild(&row)?;
+        let spots: Vec<(ChannelKind, Option<Timestamp>)> = lifecycle
             .ask()
             .places()
             .map(|target| target.place.channel())
+            .zip(place_dues(&lifecycle))
             .collect();
         let delivery = if row.delivered_at.is_some() {
             DELIVERED
@@ -1058,7 +1072,7 @@ impl Inner {
         };
         Ok(Found::Pending(self.adopt(Entry::new(
             Arc::from(row.id.as_str()),
-            kinds.into_iter().map(|kind| (kind, delivery)),
+            spots.into_iter().map(|(kind, due)| (kind, delivery, due)),
             record::timestamp(row.deadline),
             row.version,
             None,
@@ -1368,9 +1382,9 @@ impl Inner {
             let more = further.remove(row.id.as_str()).unwrap_or_default();
             batch.push(Arc::new(Entry::new(
                 Arc::from(row.id.as_str()),
-                std::iter::once(kind)
+                std::iter::once((kind, None))
                     .chain(more)
-                    .map(|kind| (kind, delivery)),
+                    .map(|(kind, due)| (kind, delivery, due)),
                 record::timestamp(row.deadline),
                 row.version,
                 None,
@@ -1431,7 +1445,7 @@ impl Entry {
     /// delivery progress (an `outbox` constant).
     fn new(
         id: Arc<str>,
-        spots: impl IntoIterator<Item = (ChannelKind, u8)>,
+        spots: impl IntoIterator<Item = (ChannelKind, u8, Option<Timestamp>)>,
         deadline: Timestamp,
         version: i64,
         lifecycle: Option<Box<AskLifecycle>>,
@@ -1447,8 +1461,9 @@ impl Entry {
             ended: Notify::new(),
             spots: spots
                 .into_iter()
-                .map(|(kind, delivery)| Spot {
+                .map(|(kind, delivery, due)| Spot {
                     kind,
+                    due,
                     delivery: AtomicU8::new(delivery),
                     outbox: Mutex::new(Outbox::default()),
                 })
@@ -1486,13 +1501,30 @@ impl Entry {
     }
 }
 
-/// The channels of each pending ask's further places, from
-/// [`Store::pending_further_places`].
-fn further_kinds(rows: Vec<(String, String)>) -> HashMap<String, Vec<ChannelKind>> {
-    let mut kinds: HashMap<String, Vec<ChannelKind>> = HashMap::new();
-    for (id, channel) in rows {
+/// When each place of the ask is posted: `None` at once, else its
+/// escalation step's time.
+fn place_dues(lifecycle: &AskLifecycle) -> Vec<Option<Timestamp>> {
+    let ask = lifecycle.ask();
+    (0..ask.places().count())
+        .map(|place| {
+            ask.place_delay(place)
+                .map(|secs| lifecycle.created_at().saturating_add_secs(u64::from(secs)))
+        })
+        .collect()
+}
+
+/// The channels of each pending ask's further places, with when each is
+/// posted, from [`Store::pending_further_places`].
+fn further_kinds(
+    rows: Vec<crate::store::FurtherPlace>,
+) -> HashMap<String, Vec<(ChannelKind, Option<Timestamp>)>> {
+    let mut kinds: HashMap<String, Vec<(ChannelKind, Option<Timestamp>)>> = HashMap::new();
+    for (id, channel, due_at) in rows {
         match StoredChannel::parse(&channel) {
-            Some(kind) => kinds.entry(id).or_default().push(kind.into()),
+            Some(kind) => kinds
+                .entry(id)
+                .or_default()
+                .push((kind.into(), due_at.map(record::timestamp))),
             None => {
                 tracing::error!(ask_id = %id, channel = %channel, "further place on an unknown channel left out");
             }

@@ -201,6 +201,13 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
             }
         },
     };
+    // An escalation step: passed on at its time, if the ask is still open.
+    if let Some(due) = spot.due
+        && sleep_until_unless_ended(inner, entry, due).await
+    {
+        spot.delivery.store(NOT_DELIVERED, Ordering::Release);
+        return;
+    }
     let mut attempt = 0u32;
     let mut tries = Tries::default();
     loop {
@@ -248,6 +255,16 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
 /// Sleeps `wait` on the bridge's clock; returns early, with `true`, if the
 /// ask ends meanwhile.
 async fn sleep_unless_ended(inner: &Inner, entry: &Entry, wait: Duration) -> bool {
+    sleep_until_unless_ended(inner, entry, inner.clock.after(wait)).await
+}
+
+/// Sleeps until `until` on the bridge's clock; returns early, with
+/// `true`, if the ask ends meanwhile.
+async fn sleep_until_unless_ended(
+    inner: &Inner,
+    entry: &Entry,
+    until: askbridge_core::model::Timestamp,
+) -> bool {
     let ended = entry.ended.notified();
     tokio::pin!(ended);
     ended.as_mut().enable();
@@ -256,7 +273,7 @@ async fn sleep_unless_ended(inner: &Inner, entry: &Entry, wait: Duration) -> boo
     }
     tokio::select! {
         () = &mut ended => true,
-        () = inner.clock.sleep(wait) => false,
+        () = inner.clock.sleep_until(until) => false,
     }
 }
 

@@ -76,11 +76,15 @@ pub(super) fn new_row(
         delivery_owner: Some(delivery_owner.to_owned()),
         further_places: lifecycle
             .ask()
-            .also
-            .iter()
-            .map(|target| PlaceRow {
+            .places()
+            .enumerate()
+            .skip(1)
+            .map(|(place, target)| PlaceRow {
                 target: target.to_string(),
                 channel: target.place.channel().as_str().to_owned(),
+                due_at: lifecycle.ask().place_delay(place).map(|secs| {
+                    millis(lifecycle.created_at().saturating_add_secs(u64::from(secs)))
+                }),
             })
             .collect(),
     })

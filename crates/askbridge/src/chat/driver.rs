@@ -314,7 +314,11 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(first) => chat_of::<P>(first)?,
             None => self.platform.open(&target.place).await?,
         };
-        let drawn = self.draw.view(view);
+        let mut drawn = self.draw.view(view);
+        if let Some(after) = view.ask.place_delay(place) {
+            let line = render::passed_on_line(&view.target.place, after, self.draw.locale);
+            drawn = drawn.with_note(&line);
+        }
         let messages = self.platform.ask_messages(&drawn, &chat);
         let last = messages.len().saturating_sub(1);
         for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {

@@ -23,7 +23,7 @@
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
-use askbridge_core::model::{Ask, ChannelKind, Place, Target};
+use askbridge_core::model::{Ask, ChannelKind, Place, Target, Timestamp};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{self, Locale};
 use serde::{Deserialize, Serialize};
@@ -161,20 +161,30 @@ pub async fn address(
         if !may_answer(&target, person, allow) {
             continue;
         }
-        // Not posted yet, or sent before every message of the ask here:
-        // not meant for it. (A reply to a message not on record, perhaps
-        // the ask's own from before a crash, is not judged so.)
+        // Not posted here yet (an escalation step not yet due, say), or
+        // sent before every message of the ask here: not meant for it. (A
+        // reply to a message not on record, perhaps the ask's own from
+        // before a crash, is not judged so.)
         if reply_to.is_none() {
             let refs = bridge.message_refs_posted(&ask_id).await?;
+            // The ask's messages in this place: in this conversation, or
+            // recorded for this place (a direct chat is opened under
+            // another name than its messages come from on some platforms).
+            let here = match bridge.get(&ask_id).await {
+                Ok(view) => view.places().position(|place| *place == target),
+                Err(BridgeError::NotFound(_)) => continue,
+                Err(error) => return Err(error),
+            };
             let mut posted_here = refs
                 .iter()
                 .filter(|message| {
-                    message.channel == channel && message.conversation == conversation
+                    message.channel == channel
+                        && (message.conversation == conversation
+                            || Some(Posted::of(message).place) == here)
                 })
                 .peekable();
-            if refs.is_empty()
-                || (posted_here.peek().is_some()
-                    && posted_here.all(|message| sent_before(&message.message_id)))
+            if posted_here.peek().is_none()
+                || posted_here.all(|message| sent_before(&message.message_id))
             {
                 continue;
             }
@@ -207,21 +217,37 @@ pub fn at_place(person: &Person, place: &Place) -> Person {
     person
 }
 
-/// How an ask stands in each of its places, for `GET /v1/asks/{id}`:
-/// posted where a message of it is on record (the web page always shows
-/// it), closed once it ended; else given up (`failed`: the numbers of the
+/// How an ask stands in each of its places at `now`, for `GET
+/// /v1/asks/{id}`: posted (`escalated` for an escalation step) where a
+/// message of it is on record (the web page shows it once it is due),
+/// closed once it ended; else given up (`failed`: the numbers of the
 /// places whose delivery failed), not posted yet, or never posted.
-pub fn place_states(view: &AskView, refs: &[MessageRef], failed: &[usize]) -> Vec<PlaceJson> {
+pub fn place_states(
+    view: &AskView,
+    refs: &[MessageRef],
+    failed: &[usize],
+    now: Timestamp,
+) -> Vec<PlaceJson> {
     let ended = !view.state.is_pending();
+    let until = view
+        .outcome
+        .as_ref()
+        .map_or(now, |outcome| outcome.answered_at);
     view.places()
         .enumerate()
         .map(|(place, target)| {
             let kind = target.place.channel();
-            let posted = kind == ChannelKind::Web
+            let due = view
+                .ask
+                .place_delay(place)
+                .is_none_or(|after| view.created_at.saturating_add_secs(u64::from(after)) <= until);
+            let posted = (kind == ChannelKind::Web && due)
                 || refs
                     .iter()
                     .any(|message| message.channel == kind && Posted::of(message).place == place);
+            let escalated = view.ask.place_delay(place).is_some();
             let state = match (posted, ended) {
+                (true, false) if escalated => "escalated",
                 (true, false) => "posted",
                 (true, true) => "closed",
                 (false, _) if failed.contains(&place) => "delivery_failed",
@@ -489,5 +515,73 @@ mod tests {
             ..message
         };
         assert_eq!(Posted::of(&garbage), Posted::default());
+    }
+
+    #[test]
+    fn chat_places_say_where_the_ask_is_posted_escalated_closed_or_failed() {
+        use askbridge_core::normalize::normalize_json;
+        use serde_json::json;
+        let ask = normalize_json(&json!({
+            "to": ["telegram:-100@42", "slack:C1", "web"],
+            "escalate": [{"afterSeconds": 600, "to": "discord:9"}, {"afterSeconds": 900, "to": "web:ops"}],
+            "timeoutSeconds": 1800,
+            "questions": [{"id": "go", "question": "Go?", "type": "confirm"}]
+        }))
+        .expect("an ask")
+        .ask;
+        let created = Timestamp::from_secs(1_800_000_000);
+        let view = AskView {
+            id: "ask_1".to_owned(),
+            target: ask.target.clone().expect("a target"),
+            ask,
+            created_at: created,
+            deadline: created.saturating_add_secs(1_800),
+            state: State::Pending,
+            answers: vec![None],
+            outcome: None,
+        };
+        let posted = |channel: ChannelKind, place: usize| MessageRef {
+            ask_id: "ask_1".to_owned(),
+            channel,
+            conversation: "c".to_owned(),
+            message_id: "1".to_owned(),
+            extra: Some(
+                Posted {
+                    place,
+                    ..Posted::default()
+                }
+                .to_extra(),
+            ),
+        };
+        let states = |refs: &[MessageRef], failed: &[usize], after: u64| -> Vec<&'static str> {
+            place_states(&view, refs, failed, created.saturating_add_secs(after))
+                .into_iter()
+                .map(|place| place.state)
+                .collect()
+        };
+        // Telegram posted, Slack failed; the web page at once; Discord and
+        // the second page only when due.
+        let refs = [posted(ChannelKind::Telegram, 0)];
+        assert_eq!(
+            states(&refs, &[1], 10),
+            ["posted", "delivery_failed", "posted", "pending", "pending"]
+        );
+        let refs = [
+            posted(ChannelKind::Telegram, 0),
+            posted(ChannelKind::Discord, 3),
+        ];
+        assert_eq!(
+            states(&refs, &[1], 900),
+            [
+                "posted",
+                "delivery_failed",
+                "posted",
+                "escalated",
+                "escalated"
+            ]
+        );
+        // A message on record for another place does not count here.
+        let refs = [posted(ChannelKind::Telegram, 3)];
+        assert_eq!(states(&refs, &[], 10)[0], "pending");
     }
 }

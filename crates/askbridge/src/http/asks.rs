@@ -151,7 +151,8 @@ pub async fn get(
         _ => state.bridge.get(&id).await?,
     };
     let refs = state.bridge.message_refs(&id).await?;
-    let places = crate::chat::place_states(&view, &refs, &state.bridge.failed_places(&id));
+    let failed = state.bridge.failed_places(&id);
+    let places = crate::chat::place_states(&view, &refs, &failed, state.bridge.now());
     Ok(json_response(
         StatusCode::OK,
         &AskResponse::from(&view).with_places(places),

@@ -142,6 +142,18 @@ fn ask_user_input() -> Value {
                 ],
                 "description": "Where to ask: \"telegram:<chat_id>[/<thread_id>]\", \"discord:<channel_id>\", \"discord:user/<user_id>\", \"slack:<channel_id>[/<thread_ts>]\" or \"web\"; \"@<user_id>\" at the end names who may answer. A list asks in several places at once; the first answer in any of them wins. Leave out for the configured default."
             },
+            "escalate": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "afterSeconds": {"type": "integer", "minimum": 1, "description": "Seconds after the ask was created; before its timeoutSeconds."},
+                        "to": {"type": "string", "description": "Where to pass the ask on to, as in `to`."}
+                    },
+                    "required": ["afterSeconds", "to"]
+                },
+                "description": "Where to pass the ask on to when nobody has answered after a while (earlier places stay open)."
+            },
             "elicitation": {"type": "string", "enum": ["also", "only", "off"], "description": "Whether the questions also show in your host's own dialog when it can show one: \"also\" (with the chat), \"only\" (the host's dialog, with the web page instead of a chat), \"off\". Leave out for the configured default."}
         },
         "required": ["questions"]
@@ -237,7 +249,14 @@ mod tests {
             .get("properties")
             .cloned()
             .unwrap_or_default();
-        for field in ["title", "questions", "timeoutSeconds", "to", "elicitation"] {
+        for field in [
+            "title",
+            "questions",
+            "timeoutSeconds",
+            "to",
+            "escalate",
+            "elicitation",
+        ] {
             assert!(properties.get(field).is_some(), "{field}");
         }
         let question = &properties["questions"]["items"]["properties"];

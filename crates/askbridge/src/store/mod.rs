@@ -123,6 +123,10 @@ pub struct AskRow {
     pub further_places: Vec<PlaceRow>,
 }
 
+/// A pending ask's further place as a reload reads it: `(ask id,
+/// channel, due_at)`.
+pub type FurtherPlace = (String, String, Option<i64>);
+
 /// One further place of an ask ([`AskRow::further_places`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PlaceRow {
@@ -130,6 +134,9 @@ pub struct PlaceRow {
     pub target: String,
     /// Its channel's name.
     pub channel: String,
+    /// When it is posted (an escalation step), milliseconds since the
+    /// epoch; `None`: at once.
+    pub due_at: Option<i64>,
 }
 
 /// What [`Store::insert_ask`] did.
@@ -191,7 +198,8 @@ pub struct PendingAsk {
 pub struct ListQuery<'a> {
     /// Only pending asks.
     pub pending_only: bool,
-    /// Only asks on this channel (its name).
+    /// Only asks posted on this channel (its name), in any of their
+    /// places.
     pub channel: Option<&'a str>,
     /// At most this many.
     pub limit: Option<i64>,
@@ -338,9 +346,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// itself), earliest deadline first, as a stream.
     fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>>;
 
-    /// The channels of the further places of every pending ask that has
-    /// some: `(ask id, channel)`, in each ask's place order.
-    async fn pending_further_places(&self) -> Result<Vec<(String, String)>, StoreError>;
+    /// The further places of every pending ask that has some: `(ask id,
+    /// channel, due_at)`, in each ask's place order.
+    async fn pending_further_places(&self) -> Result<Vec<FurtherPlace>, StoreError>;
 
     /// Asks matching the query, newest first.
     async fn list(&self, query: ListQuery<'_>) -> Result<Vec<AskRow>, StoreError>;

@@ -110,13 +110,14 @@ macro_rules! sql_store {
                 if done.rows_affected() == 1 {
                     for (position, place) in (1i64..).zip(&row.further_places) {
                         sqlx::query(
-                            "INSERT INTO ask_places (ask_id, position, target, channel) \
-                             VALUES ($1, $2, $3, $4)",
+                            "INSERT INTO ask_places (ask_id, position, target, channel, due_at) \
+                             VALUES ($1, $2, $3, $4, $5)",
                         )
                         .bind(&row.id)
                         .bind(position)
                         .bind(&place.target)
                         .bind(&place.channel)
+                        .bind(place.due_at)
                         .execute(&mut *transaction)
                         .await?;
                     }
@@ -221,7 +222,13 @@ macro_rules! sql_store {
                     joiner = " AND ";
                 }
                 if let Some(channel) = query.channel {
-                    sql.push(joiner).push("channel = ").push_bind(channel);
+                    // Its first place's channel, or a further place's.
+                    sql.push(joiner)
+                        .push("(channel = ")
+                        .push_bind(channel)
+                        .push(" OR id IN (SELECT ask_id FROM ask_places WHERE channel = ")
+                        .push_bind(channel)
+                        .push("))");
                 }
                 sql.push(" ORDER BY created_at DESC, id DESC");
                 if let Some(limit) = query.limit {
@@ -296,10 +303,12 @@ macro_rules! sql_store {
                 Ok(rows.into_iter().map(|(id, target, _)| (id, target)).collect())
             }
 
-            async fn pending_further_places(&self) -> Result<Vec<(String, String)>, StoreError> {
+            async fn pending_further_places(
+                &self,
+            ) -> Result<Vec<$crate::store::FurtherPlace>, StoreError> {
                 $crate::store::sql::read(move || async move {
                     sqlx::query_as(
-                        "SELECT p.ask_id, p.channel FROM ask_places p \
+                        "SELECT p.ask_id, p.channel, p.due_at FROM ask_places p \
                          JOIN asks a ON a.id = p.ask_id \
                          WHERE a.state = 'pending' ORDER BY p.ask_id, p.position",
                     )

@@ -26,6 +26,20 @@ pub struct CanonicalAsk {
     /// posted to at once; absent means the default target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<CanonicalTo>,
+    /// Where it is passed on to when still open a while after it was
+    /// created, earliest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escalate: Vec<CanonicalEscalation>,
+}
+
+/// One escalation step of a normalised ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CanonicalEscalation {
+    /// Seconds after the ask was created; before its timeout.
+    pub after_seconds: u32,
+    /// The place it is passed on to.
+    pub to: String,
 }
 
 /// Where a normalised ask goes: one target, or several places at once.
@@ -127,10 +141,24 @@ impl From<&Ask> for CanonicalAsk {
             title: ask.title.clone(),
             questions: ask.questions.iter().map(CanonicalQuestion::from).collect(),
             timeout_seconds: ask.timeout_seconds,
-            to: match ask.places().map(ToString::to_string).collect::<Vec<_>>() {
+            to: match ask
+                .target
+                .iter()
+                .chain(&ask.also)
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+            {
                 places if places.len() > 1 => Some(CanonicalTo::Several(places)),
                 mut places => places.pop().map(CanonicalTo::One),
             },
+            escalate: ask
+                .escalate
+                .iter()
+                .map(|step| CanonicalEscalation {
+                    after_seconds: step.after_seconds,
+                    to: step.to.to_string(),
+                })
+                .collect(),
         }
     }
 }
