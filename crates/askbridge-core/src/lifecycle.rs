@@ -535,6 +535,22 @@ impl AskLifecycle {
         self.deadline
     }
 
+    /// When the next reminder is due, `sent` having been sent: `None` when
+    /// the ask asks for no more, or has ended.
+    pub fn next_reminder(&self, sent: u32) -> Option<Timestamp> {
+        let remind = self.ask.remind.as_ref()?;
+        if !self.state.is_pending() {
+            return None;
+        }
+        remind.at(sent, self.created_at, self.deadline)
+    }
+
+    /// Whether a reminder is due at `now`, `sent` having been sent: the
+    /// ask is still open and the next reminder's time has come.
+    pub fn reminder_due(&self, sent: u32, now: Timestamp) -> bool {
+        now < self.deadline && self.next_reminder(sent).is_some_and(|at| at <= now)
+    }
+
     /// When [`AskLifecycle::tick`] should next be called: the deadline
     /// while pending, `None` once ended.
     pub fn poll_timeout(&self) -> Option<Timestamp> {

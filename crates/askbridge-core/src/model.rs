@@ -35,6 +35,10 @@ pub mod limits {
     pub const MAX_TIMEOUT_SECONDS: u32 = 3_600;
     /// Places one ask is posted to at once (`to` as a list).
     pub const MAX_PLACES: usize = 8;
+    /// Shortest wait before a reminder, and between reminders.
+    pub const MIN_REMIND_SECONDS: u32 = 30;
+    /// Most reminders of one ask, when `remindEverySeconds` repeats them.
+    pub const MAX_REMINDERS: u32 = 3;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -56,6 +60,38 @@ pub struct Ask {
     /// created, earliest first; every step is before the deadline, and no
     /// place appears twice among all of them.
     pub escalate: Vec<Escalation>,
+    /// When to remind the person while nobody answers; `None`: never.
+    pub remind: Option<Reminders>,
+}
+
+/// The reminders of an ask: the first `after_seconds` after it was
+/// created, then (`every_seconds`) again at that interval, at most
+/// [`limits::MAX_REMINDERS`] in all and only before the deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reminders {
+    /// Seconds after creation; at least 30, before the timeout.
+    pub after_seconds: u32,
+    /// Seconds between reminders after the first; `None`: one reminder.
+    pub every_seconds: Option<u32>,
+}
+
+impl Reminders {
+    /// When reminder number `n` (from 0) is due for an ask created at
+    /// `created` that ends at `deadline`; `None` when there is no such
+    /// reminder.
+    pub fn at(&self, n: u32, created: Timestamp, deadline: Timestamp) -> Option<Timestamp> {
+        let count = if self.every_seconds.is_some() {
+            limits::MAX_REMINDERS
+        } else {
+            1
+        };
+        if n >= count {
+            return None;
+        }
+        let secs = u64::from(self.after_seconds)
+            + u64::from(n) * u64::from(self.every_seconds.unwrap_or(0));
+        Some(created.saturating_add_secs(secs)).filter(|at| *at < deadline)
+    }
 }
 
 /// One step of an ask's escalation: when it is still open `after_seconds`

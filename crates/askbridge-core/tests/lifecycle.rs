@@ -91,6 +91,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         target: Some(Target::parse(target).expect("test target")),
         also: Vec::new(),
         escalate: Vec::new(),
+        remind: None,
     }
 }
 
@@ -1577,4 +1578,49 @@ mod random {
             }
         }
     }
+}
+
+// --------------------------------------------------------------- reminders
+
+#[test]
+fn reminders_fall_due_from_creation_at_most_three_and_never_after_the_deadline() {
+    use askbridge_core::model::Reminders;
+    let with = |after: u32, every: Option<u32>, timeout: u32| {
+        let mut ask = release();
+        ask.timeout_seconds = timeout;
+        ask.remind = Some(Reminders {
+            after_seconds: after,
+            every_seconds: every,
+        });
+        AskLifecycle::new("ask_1", ask, T0)
+    };
+    let secs = |lifecycle: &AskLifecycle, sent: u32| {
+        lifecycle
+            .next_reminder(sent)
+            .map(|at| (at.0 - T0.0) / 1_000)
+    };
+    // (after, every, timeout, the reminders' seconds after creation)
+    let cases: [(u32, Option<u32>, u32, &[u64]); 4] = [
+        (300, None, 900, &[300]),
+        (300, Some(120), 900, &[300, 420, 540]),
+        (300, Some(300), 900, &[300, 600]),
+        (60, Some(60), 3600, &[60, 120, 180]),
+    ];
+    for (after, every, timeout, expected) in cases {
+        let lifecycle = with(after, every, timeout);
+        let got: Vec<u64> = (0..5).filter_map(|sent| secs(&lifecycle, sent)).collect();
+        assert_eq!(
+            got, expected,
+            "after {after} every {every:?} timeout {timeout}"
+        );
+    }
+    // Due once its time has come, while the ask is open.
+    let mut lifecycle = with(300, None, 900);
+    assert!(!lifecycle.reminder_due(0, at(299)));
+    assert!(lifecycle.reminder_due(0, at(300)));
+    assert!(!lifecycle.reminder_due(1, at(600)));
+    assert!(!AskLifecycle::new("ask_2", release(), T0).reminder_due(0, at(600)));
+    lifecycle.handle(Input::Cancel, at(301));
+    assert!(!lifecycle.reminder_due(0, at(400)));
+    assert_eq!(lifecycle.next_reminder(0), None);
 }

@@ -1638,3 +1638,68 @@ fn escalate_steps_are_places_passed_on_to_before_the_deadline() {
         );
     }
 }
+
+#[test]
+fn reminders_are_read_and_refused_with_their_path() {
+    use askbridge_core::model::Reminders;
+    use serde_json::json;
+    let ask = |extra: serde_json::Value| {
+        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}], "timeoutSeconds": 900});
+        for (key, value) in extra.as_object().expect("an object") {
+            ask[key] = value.clone();
+        }
+        normalize_input(&ask.to_string())
+    };
+    let read = |extra| ask(extra).expect("accepted").ask.remind;
+    assert_eq!(
+        read(json!({"remindAfterSeconds": 300, "remindEverySeconds": 120})),
+        Some(Reminders {
+            after_seconds: 300,
+            every_seconds: Some(120)
+        })
+    );
+    assert_eq!(
+        read(json!({"remind_after_seconds": 60})),
+        Some(Reminders {
+            after_seconds: 60,
+            every_seconds: None
+        })
+    );
+    assert_eq!(read(json!({"remindAfterSeconds": 0})), None);
+    assert_eq!(read(json!({})), None);
+    let cases = [
+        (
+            json!({"remindAfterSeconds": 10}),
+            "remindAfterSeconds",
+            "from 30",
+        ),
+        (
+            json!({"remindAfterSeconds": 900}),
+            "remindAfterSeconds",
+            "not before the ask's timeout (900 s)",
+        ),
+        (
+            json!({"remindAfterSeconds": "soon"}),
+            "remindAfterSeconds",
+            "got a string",
+        ),
+        (
+            json!({"remindEverySeconds": 60}),
+            "remindEverySeconds",
+            "remindAfterSeconds does not set",
+        ),
+        (
+            json!({"remindAfterSeconds": 60, "remindEverySeconds": 5}),
+            "remindEverySeconds",
+            "from 30",
+        ),
+    ];
+    for (extra, path, message) in cases {
+        let problems = ask(extra.clone()).expect_err("refused");
+        assert_eq!(problems[0].path, path, "{extra}: {problems:?}");
+        assert!(
+            problems[0].message.contains(message),
+            "{extra}: {problems:?}"
+        );
+    }
+}

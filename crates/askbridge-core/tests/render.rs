@@ -102,6 +102,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         target: None,
         also: Vec::new(),
         escalate: Vec::new(),
+        remind: None,
     }
 }
 
@@ -1453,4 +1454,34 @@ fn render_an_ask_passed_on_says_from_where_and_after_how_long() {
         View::Rich(rich) => rich.steps[0].text.clone(),
     };
     assert!(first.starts_with("↪ note\n\n"), "{first}");
+}
+
+#[test]
+fn render_a_reminder_says_how_long_is_left_in_the_asks_locale() {
+    use askbridge_core::model::Timestamp;
+    use askbridge_core::render::reminder_text;
+    let deadline = Timestamp::from_secs(10_000);
+    let before = |secs: u64| Timestamp::from_secs(10_000 - secs);
+    let cases = [
+        (
+            300,
+            Locale::En,
+            "⏰ Still waiting for your answer — expires in 5 min",
+        ),
+        (
+            90,
+            Locale::En,
+            "⏰ Still waiting for your answer — expires in under 2 min",
+        ),
+        (
+            3_900,
+            Locale::En,
+            "⏰ Still waiting for your answer — expires in 1 h 5 min",
+        ),
+        (300, Locale::ZhCn, "⏰ 还在等你的回答 — 5 分钟后过期"),
+        (300, Locale::Th, "⏰ ยังรอคำตอบของคุณอยู่ — หมดเวลาใน 5 นาที"),
+    ];
+    for (left, locale, text) in cases {
+        assert_eq!(reminder_text(deadline, before(left), locale), text);
+    }
 }

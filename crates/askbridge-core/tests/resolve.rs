@@ -964,6 +964,7 @@ fn release_ask() -> Ask {
         target: None,
         also: Vec::new(),
         escalate: Vec::new(),
+        remind: None,
     }
 }
 

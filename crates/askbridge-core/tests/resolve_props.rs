@@ -118,6 +118,7 @@ proptest! {
             target: None,
             also: Vec::new(),
             escalate: Vec::new(),
+            remind: None,
         };
         let matcher = AskMatcher::new(&ask);
         let resolved = matcher.resolve(&reply, &open);

@@ -99,6 +99,9 @@ pub struct Message {
     pub components: Vec<CreateActionRow>,
     /// The message this one replies to (in the same channel).
     pub reply_to: Option<MessageId>,
+    /// The one user this message may ping (a reminder's); nobody else is
+    /// ever pinged.
+    pub ping: Option<UserId>,
 }
 
 impl Message {
@@ -108,6 +111,7 @@ impl Message {
             content: fit_content(content),
             components: Vec::new(),
             reply_to: None,
+            ping: None,
         }
     }
 
@@ -120,15 +124,19 @@ impl Message {
         if !self.components.is_empty() {
             payload = payload.components(self.components.clone());
         }
+        let allowed = match self.ping {
+            Some(user) => no_mentions().users([user]),
+            None => no_mentions(),
+        };
         match self.reply_to {
             Some(message_id) => payload
-                .allowed_mentions(no_mentions().replied_user(false))
+                .allowed_mentions(allowed.replied_user(false))
                 .reference_message(
                     MessageReference::new(MessageReferenceKind::Default, channel_id)
                         .message_id(message_id)
                         .fail_if_not_exists(false),
                 ),
-            None => payload.allowed_mentions(no_mentions()),
+            None => payload.allowed_mentions(allowed),
         }
     }
 
@@ -233,6 +241,19 @@ pub fn closed(shown: &str, status: &str) -> Message {
 
 /// A message answering one of the person's messages (a clarifying
 /// question, the questions still open).
+/// A reminder of the question in message `message_id`: a reply with
+/// `text` that pings `user` (and no one else) when there is one.
+pub fn reminder(message_id: MessageId, user: Option<UserId>, text: &str) -> Message {
+    let content = match user {
+        Some(user) => format!("<@{user}> {text}"),
+        None => text.to_owned(),
+    };
+    Message {
+        ping: user,
+        ..reply_to(message_id, &content)
+    }
+}
+
 pub fn reply_to(message_id: MessageId, text: &str) -> Message {
     Message {
         reply_to: Some(message_id),

@@ -13,7 +13,7 @@ use askbridge_core::render::{
 use askbridge_discord::parse::{self, Event, HttpInteraction};
 use askbridge_discord::render::{
     Destination, MAX_CONTENT_CHARS, Message, acknowledge, ask_messages, closed, notice,
-    own_words_modal, reply_to, step_message, update,
+    own_words_modal, reminder, reply_to, step_message, update,
 };
 use serde_json::{Value, json};
 use serenity::model::application::Interaction;
@@ -203,6 +203,39 @@ fn render_replies_do_not_ping_and_survive_a_deleted_message() {
     let plain = created(&Message::text("@everyone hello"));
     assert_eq!(plain["allowed_mentions"]["parse"], json!([]));
     assert!(plain.get("message_reference").is_none(), "{plain}");
+}
+
+#[test]
+fn render_a_reminder_pings_the_asked_person_and_no_one_else() {
+    let question = MessageId::new(1_229_999_999_999_999_999);
+    let alice = UserId::new(80_351_110_224_678_912);
+    let pinging = created(&reminder(
+        question,
+        Some(alice),
+        "⏰ Still waiting @everyone",
+    ));
+    assert_eq!(
+        pinging["content"],
+        "<@80351110224678912> ⏰ Still waiting @everyone"
+    );
+    assert_eq!(
+        pinging["allowed_mentions"]["users"],
+        json!(["80351110224678912"])
+    );
+    assert_eq!(pinging["allowed_mentions"]["parse"], json!([]));
+    assert_eq!(pinging["allowed_mentions"]["replied_user"], false);
+    assert_eq!(
+        pinging["message_reference"]["message_id"],
+        "1229999999999999999"
+    );
+    let quiet = created(&reminder(question, None, "⏰ Still waiting"));
+    assert_eq!(quiet["content"], "⏰ Still waiting");
+    assert!(
+        quiet["allowed_mentions"]
+            .get("users")
+            .is_none_or(|users| users == &json!([])),
+        "{quiet}"
+    );
 }
 
 fn button(key: String, label: String) -> Button {

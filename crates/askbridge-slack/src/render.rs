@@ -159,6 +159,9 @@ pub struct Message {
     pub blocks: Vec<SlackBlock>,
     /// The thread the message goes to, if any.
     pub thread_ts: Option<SlackTs>,
+    /// A user mentioned before the text (`<@U…>`), in the sections and
+    /// the notification alike, so it notifies them.
+    pub mention: Option<String>,
 }
 
 impl Message {
@@ -169,6 +172,7 @@ impl Message {
             blocks: assemble(sections(&text), Vec::new()),
             text,
             thread_ts: None,
+            mention: None,
         }
     }
 
@@ -209,11 +213,13 @@ impl Message {
 
     /// The text and blocks as slack-morphism's message content.
     fn content(&self) -> SlackMessageContent {
+        let text = escape(&cut(&non_blank(&self.text), MAX_FALLBACK_TEXT_CHARS));
+        let text = match &self.mention {
+            Some(user) => format!("<@{user}> {text}"),
+            None => text,
+        };
         SlackMessageContent::new()
-            .with_text(escape(&cut(
-                &non_blank(&self.text),
-                MAX_FALLBACK_TEXT_CHARS,
-            )))
+            .with_text(text)
             .with_blocks(self.blocks.clone())
     }
 }
@@ -252,6 +258,7 @@ pub fn ask_messages(view: &View) -> Vec<Message> {
                         text: EMPTY_TEXT.to_owned(),
                         blocks: assemble(sections(EMPTY_TEXT), controls),
                         thread_ts: None,
+                        mention: None,
                     }),
                 }
             }
@@ -304,6 +311,7 @@ pub fn step_message(step: &Step) -> Message {
         blocks: assemble(text_blocks, controls),
         text,
         thread_ts: None,
+        mention: None,
     }
 }
 
@@ -327,6 +335,26 @@ pub fn reply_in_thread(thread_ts: &SlackTs, text: &str) -> Message {
     Message {
         thread_ts: Some(thread_ts.clone()),
         ..Message::text(text)
+    }
+}
+
+/// A reminder in the thread of `thread_ts`: `text`, after a mention of
+/// `user` when there is one (a Slack user id; anything else is not
+/// mentioned).
+pub fn reminder(thread_ts: &SlackTs, user: Option<&str>, text: &str) -> Message {
+    let mention = user
+        .filter(|user| !user.is_empty() && user.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(str::to_owned);
+    let text = non_blank(text);
+    let shown = match &mention {
+        Some(user) => format!("<@{user}> {}", escape(&text)),
+        None => escape(&text),
+    };
+    Message {
+        blocks: assemble(vec![section(shown)], Vec::new()),
+        text,
+        thread_ts: Some(thread_ts.clone()),
+        mention,
     }
 }
 

@@ -15,7 +15,7 @@ use askbridge_core::render::{
 use askbridge_slack::parse::{self, Event, EventsBody};
 use askbridge_slack::render::{
     self, Destination, MAX_BLOCKS, MAX_SECTION_CHARS, Message, ask_messages, closed, escape,
-    own_words_modal, reply_in_thread, step_message,
+    own_words_modal, reminder, reply_in_thread, step_message,
 };
 use askbridge_slack::run::{Refusal, SignatureCheck};
 use serde_json::{Value, json};
@@ -871,4 +871,23 @@ fn parse_the_bots_mention_and_where_is_askbridges_command() {
     assert_eq!(command(&format!("{mention} 2")), None);
     assert_eq!(command("<@U0SOMEONE> where"), None);
     assert_eq!(command("where"), None);
+}
+
+#[test]
+fn render_a_reminder_mentions_the_asked_person_in_the_thread_and_the_notification() {
+    let thread = SlackTs::new("1700000000.000100".to_owned());
+    let message = posted(&reminder(
+        &thread,
+        Some("U0ALICE"),
+        "⏰ Still waiting <b> & co",
+    ));
+    let expected = "<@U0ALICE> ⏰ Still waiting &lt;b&gt; &amp; co";
+    assert_eq!(message["text"], expected);
+    assert_eq!(message["blocks"][0]["text"]["text"], expected);
+    assert_eq!(message["thread_ts"], "1700000000.000100");
+    // Only a user id is mentioned: anything else is left out.
+    let odd = posted(&reminder(&thread, Some("<!channel>"), "⏰ Still waiting"));
+    assert_eq!(odd["text"], "⏰ Still waiting");
+    let nobody = posted(&reminder(&thread, None, "⏰ Still waiting"));
+    assert_eq!(nobody["text"], "⏰ Still waiting");
 }

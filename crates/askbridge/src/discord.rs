@@ -30,7 +30,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serenity::builder::CreateInteractionResponse;
-use serenity::model::id::{ChannelId, MessageId};
+use serenity::model::id::{ChannelId, MessageId, UserId};
 use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
@@ -262,6 +262,21 @@ impl ChatPlatform for DiscordPlatform {
         tokio::spawn(async move {
             if let Err(error) = api.send(chat, &draw::reply_to(to, &text)).await {
                 tracing::warn!(error = %error, "cannot reply on Discord");
+            }
+        });
+    }
+
+    /// A reminder replying to the question, pinging the place's user.
+    fn remind(&self, chat: &ChannelId, to: MessageId, text: String, user: Option<&str>) {
+        let api = self.api.clone();
+        let chat = *chat;
+        let user = user
+            .and_then(|user| user.parse::<u64>().ok())
+            .and_then(std::num::NonZeroU64::new)
+            .map(UserId::from);
+        tokio::spawn(async move {
+            if let Err(error) = api.send(chat, &draw::reminder(to, user, &text)).await {
+                tracing::warn!(error = %error, "cannot remind on Discord");
             }
         });
     }

@@ -351,6 +351,19 @@ impl ChatPlatform for SlackPlatform {
         });
     }
 
+    /// A reminder in the question's thread, mentioning the place's user.
+    fn remind(&self, chat: &SlackChat, to: Ts, text: String, user: Option<&str>) {
+        let api = self.api.clone();
+        let channel = chat.channel.clone();
+        let thread = chat.thread_ts.clone().unwrap_or(to.0);
+        let message = draw::reminder(&thread, user, &text);
+        tokio::spawn(async move {
+            if let Err(error) = api.post(&channel, &message).await {
+                tracing::warn!(error = %error, "cannot remind on Slack");
+            }
+        });
+    }
+
     /// Only a refusal is said, to the presser alone; the envelope (or the
     /// request) was acknowledged when it arrived.
     async fn acknowledge(&self, reply: Reply, ack: Ack) {

@@ -262,6 +262,15 @@ impl Channel for ScriptedChannel {
         ));
         Box::pin(async { Ok(()) })
     }
+    fn remind<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+        number: u32,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        self.record(format!("remind {} {number}", at_place(ask, place)));
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The ask's id, with `#<place>` after it for a place after its first.
@@ -1040,8 +1049,9 @@ fn escalated_ask() -> Ask {
 }
 
 async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch) {
-    let clock = Clock::manual(START);
-    let a = open_bare(&db, &clock).await;
+    // The crashed process's tasks live on in the test: its clock never
+    // reaches the step's time.
+    let a = open_bare(&db, &Clock::manual(START)).await;
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
     let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
     a.add_channel(telegram.clone());
@@ -1054,6 +1064,7 @@ async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch
     assert!(slack.calls_now().is_empty(), "{:?}", slack.calls_now());
     crash(a);
 
+    let clock = Clock::manual(START);
     let b = open_bare(&db, &clock).await;
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
     let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
@@ -1106,6 +1117,94 @@ async fn an_escalation_step_not_due_when_the_ask_ends_is_never_posted(db: Scratc
     let next = create(&bridge, escalated_ask()).await;
     clock.advance(Duration::from_secs(600));
     assert_eq!(slack.calls(1).await, [format!("deliver {}#1", next.id)]);
+}
+
+/// The deploy ask in Telegram, reminded after 5 minutes (and, with
+/// `every`, again at that interval).
+fn reminded_ask(every: Option<u32>) -> Ask {
+    let mut ask = telegram_ask();
+    ask.remind = Some(askbridge_core::model::Reminders {
+        after_seconds: 300,
+        every_seconds: every,
+    });
+    ask
+}
+
+/// The reminder calls among a channel's calls.
+fn reminders(channel: &ScriptedChannel) -> Vec<String> {
+    channel
+        .calls_now()
+        .into_iter()
+        .filter(|call| call.starts_with("remind "))
+        .collect()
+}
+
+async fn a_reminder_is_sent_once_at_its_time_even_after_a_crash(db: Scratch) {
+    // Each process has a clock of its own: a crashed one's tasks live on
+    // in the test, and must never see its reminder's time.
+    let a = open_bare(&db, &Clock::manual(START)).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    a.add_channel(telegram.clone());
+    let created = create(&a, reminded_ask(None)).await;
+    telegram.calls(1).await;
+    a.flush().await.expect("flush");
+    crash(a);
+
+    let clock = Clock::manual(START.saturating_add_secs(299));
+    let b = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    b.add_channel(telegram.clone());
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        telegram.calls(1).await,
+        [format!("remind {} 0", created.id)]
+    );
+    crash(b);
+
+    // Sent: not again after another crash, and only one was asked for.
+    let c = open_bare(&db, &Clock::manual(START.saturating_add_secs(600))).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    c.add_channel(telegram.clone());
+    c.cancel(&created.id).await.expect("cancel");
+    assert_eq!(
+        telegram.calls(1).await,
+        [format!("end {} cancelled", created.id)]
+    );
+}
+
+async fn three_instances_send_each_reminder_once(db: Scratch) {
+    let clock = Clock::manual(START);
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let mut instances = Vec::new();
+    for name in ["a", "b", "c"] {
+        let bridge = open_as(&db, &clock, name).await;
+        bridge.add_channel(telegram.clone());
+        instances.push(bridge);
+    }
+    let created = create(&instances[0], reminded_ask(Some(120))).await;
+    telegram.calls(1).await;
+    instances[0].flush().await.expect("flush");
+    // Every instance knows the ask, so every one wakes for its reminders.
+    for bridge in &instances[1..] {
+        assert_eq!(
+            bridge.get(&created.id).await.expect("get").state,
+            State::Pending
+        );
+    }
+    for (step, at) in [(0, 300), (1, 420), (2, 540)] {
+        clock.set(START.saturating_add_secs(at));
+        let calls = telegram.calls(2 + step).await;
+        assert_eq!(calls[1 + step], format!("remind {} {step}", created.id));
+    }
+    // The deadline: closed once; no reminder was sent twice meanwhile.
+    clock.set(START.saturating_add_secs(900));
+    let calls = telegram.calls(5).await;
+    assert_eq!(
+        calls[4],
+        format!("end {} timed_out", created.id),
+        "{calls:?}"
+    );
+    assert_eq!(reminders(&telegram).len(), 3, "{calls:?}");
 }
 
 async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
@@ -1971,8 +2070,10 @@ on_both_backends!(
         an_ask_in_several_places_comes_back_in_each_after_a_restart,
         an_escalation_step_is_posted_at_its_time_even_after_a_crash,
         an_escalation_step_not_due_when_the_ask_ends_is_never_posted,
+        a_reminder_is_sent_once_at_its_time_even_after_a_crash,
     ],
     multi_thread: [
+        three_instances_send_each_reminder_once,
         instances_racing_for_a_free_lease_take_it_once,
         undelivered_asks_of_a_dead_instance_are_claimed_once,
         two_instances_racing_on_a_deadline_record_one_timeout,

@@ -25,11 +25,13 @@ fn slack_alice() -> slack::User {
     slack::User::new(SLACK_ALICE, "alice").display_name("Alice Liddell")
 }
 
-/// Both fakes, and a daemon talking to both.
+/// Both fakes, and a daemon talking to both. The fakes wait up to a
+/// minute for what a test expects: a reminder comes 30 s after its ask.
 async fn started() -> (FakeTelegram, FakeSlack, Daemon) {
-    let telegram = FakeTelegram::start().await;
+    let patience = std::time::Duration::from_secs(60);
+    let telegram = FakeTelegram::builder().wait_timeout(patience).start().await;
     telegram.add_chat(&telegram::Chat::supergroup(CHAT, "Releases"));
-    let slack = FakeSlack::start().await;
+    let slack = FakeSlack::builder().wait_timeout(patience).start().await;
     slack.add_channel(&slack::Channel::public(CHANNEL, "releases"));
     slack.add_user(&slack_alice());
     let daemon = Daemon::builder()
@@ -273,4 +275,44 @@ async fn an_escalation_step_at_or_after_the_deadline_is_refused_with_its_path() 
             .contains("not before the ask's timeout (600 s)"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
+    let (telegram, slack, daemon) = started().await;
+    let mut ask = deploy_ask();
+    ask["timeoutSeconds"] = json!(120);
+    ask["remindAfterSeconds"] = json!(30);
+    let id = create(&daemon, &ask).await;
+    let in_telegram = telegram.wait_for_sends(1).await.swap_remove(0);
+    let in_slack = slack.wait_for_bot_messages(1).await.swap_remove(0);
+
+    // Thirty seconds later: a reply to the question in each place.
+    let reminder = slack.wait_for_bot_messages(2).await.swap_remove(1);
+    assert_eq!(reminder.thread_ts.as_deref(), Some(in_slack.ts.as_str()));
+    assert_eq!(
+        reminder.text,
+        format!("<@{SLACK_ALICE}> ⏰ Still waiting for your answer — expires in under 2 min")
+    );
+    let reminder = telegram.wait_for_sends(2).await.swap_remove(1);
+    assert_eq!(reminder.reply_to_message_id, Some(in_telegram.message_id));
+    assert!(
+        reminder
+            .text
+            .starts_with("⏰ Still waiting for your answer — expires in"),
+        "{}",
+        reminder.text
+    );
+    assert_eq!(status(&daemon, &id).await["ask"]["remindAfterSeconds"], 30);
+
+    // Answered: no more, and only one was asked for.
+    press_in_slack(&slack, &in_slack, "Staging");
+    assert_eq!(outcome(&daemon, &id).await["status"], "answered");
+    slack_closed(&slack, &in_slack).await;
+    let posted = slack
+        .wait_for("the bot's messages", |state| {
+            Some(state.bot_messages().len())
+        })
+        .await;
+    assert_eq!(posted, 2, "the question and one reminder");
 }

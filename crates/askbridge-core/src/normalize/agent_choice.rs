@@ -92,6 +92,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         target: None,
         also: Vec::new(),
         escalate: Vec::new(),
+        remind: None,
     })
 }
 

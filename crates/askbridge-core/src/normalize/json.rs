@@ -11,9 +11,10 @@ use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
     DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS,
-    MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS,
+    MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS,
+    MIN_TIMEOUT_SECONDS,
 };
-use crate::model::{Ask, Choice, Escalation, Place, Question, QuestionKind, Target};
+use crate::model::{Ask, Choice, Escalation, Place, Question, QuestionKind, Reminders, Target};
 
 /// Longest title, description, placeholder or default text, in characters.
 const MAX_TEXT_CHARS: usize = MAX_QUESTION_CHARS;
@@ -48,6 +49,7 @@ fn read_at(value: &Value, base: &str, depth: usize, report: &mut Report) -> Opti
                 DEFAULT_TIMEOUT_SECONDS,
                 Vec::new(),
                 Vec::new(),
+                None,
                 report,
             )
         }
@@ -160,6 +162,10 @@ const ASK_KEYS: &[&str] = &[
     "to",
     "target",
     "escalate",
+    "remindAfterSeconds",
+    "remind_after_seconds",
+    "remindEverySeconds",
+    "remind_every_seconds",
 ];
 
 fn read_ask(
@@ -189,6 +195,7 @@ fn read_ask(
     let timeout = read_timeout(map, base, report);
     let places = read_places(map, base, report);
     let escalate = read_escalate(map, base, timeout, &places, report);
+    let remind = read_reminders(map, base, timeout, report);
 
     let mut questions = if single {
         report.warn(
@@ -238,7 +245,7 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, places, escalate, report)
+    finish(title, questions, timeout, places, escalate, remind, report)
 }
 
 /// The ask, unless an error was recorded. An ask left without questions
@@ -249,6 +256,7 @@ fn finish(
     timeout_seconds: u32,
     places: Vec<Target>,
     escalate: Vec<Escalation>,
+    remind: Option<Reminders>,
     report: &mut Report,
 ) -> Option<Ask> {
     if questions.is_empty() && report.error_count() == 0 {
@@ -262,6 +270,72 @@ fn finish(
         target: places.next(),
         also: places.collect(),
         escalate,
+        remind,
+    })
+}
+
+/// Reads `remindAfterSeconds` (0: no reminder) and `remindEverySeconds`:
+/// each at least 30, the first reminder before the ask's timeout.
+fn read_reminders(
+    map: &Map<String, Value>,
+    base: &str,
+    timeout: u32,
+    report: &mut Report,
+) -> Option<Reminders> {
+    let mut seconds = |camel: &str, snake: &str| -> Option<(String, u32)> {
+        let key = if map.contains_key(snake) && !map.contains_key(camel) {
+            snake
+        } else {
+            camel
+        };
+        let path = field(base, key);
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(secs) if secs == 0 || secs >= MIN_REMIND_SECONDS => Some((path, secs)),
+                _ => {
+                    report.error(
+                        path,
+                        format!("{n} is not 0 (off) or a whole number of seconds from {MIN_REMIND_SECONDS}"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                report.error(
+                    path,
+                    format!("expected a whole number of seconds, got {}", kind_of(other)),
+                );
+                None
+            }
+        }
+    };
+    let after = seconds("remindAfterSeconds", "remind_after_seconds");
+    let every = seconds("remindEverySeconds", "remind_every_seconds");
+    let (after_path, after_seconds) = match after {
+        Some((_, 0)) | None => {
+            if let Some((path, secs)) = every
+                && secs > 0
+            {
+                report.error(
+                    path,
+                    "repeats a reminder that remindAfterSeconds does not set",
+                );
+            }
+            return None;
+        }
+        Some(after) => after,
+    };
+    if after_seconds >= timeout {
+        report.error(
+            after_path,
+            format!("{after_seconds} is not before the ask's timeout ({timeout} s)"),
+        );
+        return None;
+    }
+    Some(Reminders {
+        after_seconds,
+        every_seconds: every.map(|(_, secs)| secs).filter(|secs| *secs > 0),
     })
 }
 

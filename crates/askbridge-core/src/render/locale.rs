@@ -234,6 +234,8 @@ pub struct Strings {
     pub duration_min: &'static str,
     /// A duration in seconds. `{s}`.
     pub duration_s: &'static str,
+    /// A reminder of an ask nobody has answered.
+    pub still_waiting: &'static str,
     /// Status suffix of an ask answered in the agent host's own dialog.
     pub answered_in_host: &'static str,
     /// Status of such an ask with no summary.
@@ -465,6 +467,7 @@ static EN: Strings = Strings {
     passed_on: "Passed on from {place} after {after} without an answer",
     duration_min: "{m} min",
     duration_s: "{s} s",
+    still_waiting: "Still waiting for your answer",
     answered_in_host: "answered in the terminal",
     answered_in_host_alone: "Answered in the terminal",
     skipped: "Skipped",
@@ -602,6 +605,7 @@ static ZH_CN: Strings = Strings {
     passed_on: "{place} 上 {after} 无人回答，已转到这里",
     duration_min: "{m} 分钟",
     duration_s: "{s} 秒",
+    still_waiting: "还在等你的回答",
     answered_in_host: "已在终端中回答",
     answered_in_host_alone: "已在终端中回答",
     skipped: "已跳过",
@@ -739,6 +743,7 @@ static TH: Strings = Strings {
     passed_on: "ส่งต่อจาก {place} หลังจากไม่มีคำตอบ {after}",
     duration_min: "{m} นาที",
     duration_s: "{s} วินาที",
+    still_waiting: "ยังรอคำตอบของคุณอยู่",
     answered_in_host: "ตอบในเทอร์มินัลแล้ว",
     answered_in_host_alone: "ตอบในเทอร์มินัลแล้ว",
     skipped: "ข้ามแล้ว",

@@ -8,8 +8,8 @@
 
 use crate::lifecycle::{Clarify, Rejection, State};
 use crate::model::{
-    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Target, has_recommended_marker,
-    strip_recommended_marker,
+    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Target, Timestamp,
+    has_recommended_marker, strip_recommended_marker,
 };
 use crate::outcome::{Outcome, Reason, Status};
 
@@ -184,6 +184,27 @@ pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) 
         },
         locale,
     )
+}
+
+/// A reminder of an ask nobody has answered, at `now`: `⏰ Still waiting
+/// for your answer — expires in 5 min`.
+pub fn reminder_text(deadline: Timestamp, now: Timestamp, locale: Locale) -> String {
+    let s = locale.strings();
+    let minutes = deadline.0.saturating_sub(now.0) / 60_000;
+    let expires = if minutes < 2 {
+        s.page_expires_soon.to_owned()
+    } else if minutes < 60 {
+        fill(s.page_expires_min, &[("m", &minutes.to_string())])
+    } else {
+        fill(
+            s.page_expires_h_min,
+            &[
+                ("h", &(minutes / 60).to_string()),
+                ("m", &(minutes % 60).to_string()),
+            ],
+        )
+    };
+    format!("⏰ {} — {expires}", s.still_waiting)
 }
 
 /// The line above an ask passed on to a place of its escalation:

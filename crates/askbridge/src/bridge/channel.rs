@@ -44,6 +44,20 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
         place: usize,
     ) -> BoxFuture<'a, Result<(), PlatformFailure>>;
 
+    /// Reminds the person of the ask in place number `place` (reminder
+    /// `number`, from 0), where it was posted: a reply to the question
+    /// that mentions its user where the platform can. By default nothing
+    /// (the web page shows how long is left already).
+    fn remind<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+        number: u32,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        let _ = (ask, place, number);
+        Box::pin(async { Ok(()) })
+    }
+
     /// Closes the question in place number `place`: controls removed,
     /// status line added.
     fn end<'a>(

@@ -101,6 +101,21 @@ impl Clock {
         Timestamp(self.now().0.saturating_add(millis))
     }
 
+    /// Returns once the clock reads `at` (never, when `None`) or `wake` is
+    /// notified, whichever comes first: how a background task waits for
+    /// its next time or for news.
+    pub async fn sleep_until_woken(&self, at: Option<Timestamp>, wake: &tokio::sync::Notify) {
+        match at {
+            Some(at) => {
+                tokio::select! {
+                    () = self.sleep_until(at) => {}
+                    () = wake.notified() => {}
+                }
+            }
+            None => wake.notified().await,
+        }
+    }
+
     /// Returns once the clock reads `at` or later.
     pub async fn sleep_until(&self, at: Timestamp) {
         match &self.source {

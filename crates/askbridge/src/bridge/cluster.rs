@@ -240,6 +240,9 @@ impl Inner {
                 self.fresh(&entry, &mut slot).await?;
                 if !slot.ended {
                     let view = Arc::new(self.slot_view(&slot)?);
+                    if view.ask.remind.is_some() {
+                        self.remind_wake.notify_one();
+                    }
                     self.emit(|| BridgeEvent::Created(view));
                 }
                 self.evict_if_full(&mut slot);

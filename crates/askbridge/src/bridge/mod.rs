@@ -40,6 +40,7 @@ pub mod clock;
 mod cluster;
 mod outbox;
 mod record;
+mod remind;
 mod response;
 mod timer;
 
@@ -323,6 +324,9 @@ struct Inner {
     deadlines: Mutex<timer::Deadlines>,
     /// Wakes the timer task: an earlier deadline, or the bridge dropped.
     timer_wake: Arc<Notify>,
+    /// Wakes the reminder task: an ask created here or elsewhere, or the
+    /// bridge dropped.
+    remind_wake: Arc<Notify>,
     /// Pending entries holding their lifecycle.
     cached: AtomicUsize,
     /// At most this many, give or take the ones in use.
@@ -451,6 +455,7 @@ impl Bridge {
             asks: Mutex::new(HashMap::new()),
             deadlines: Mutex::new(timer::Deadlines::new()),
             timer_wake: Arc::new(Notify::new()),
+            remind_wake: Arc::new(Notify::new()),
             cached: AtomicUsize::new(0),
             cache_limit: cached_lifecycles,
             channels: RwLock::new(HashMap::new()),
@@ -498,6 +503,11 @@ impl Bridge {
         inner.runtime.spawn(timer::run(
             Arc::downgrade(&inner),
             Arc::clone(&inner.timer_wake),
+            inner.clock.clone(),
+        ));
+        inner.runtime.spawn(remind::run(
+            Arc::downgrade(&inner),
+            Arc::clone(&inner.remind_wake),
             inner.clock.clone(),
         ));
         inner.runtime.spawn(outbox::record_deliveries(
@@ -623,6 +633,9 @@ impl Bridge {
         );
         let shared = Arc::new(view);
         inner.emit(|| BridgeEvent::Created(Arc::clone(&shared)));
+        if shared.ask.remind.is_some() {
+            inner.remind_wake.notify_one();
+        }
         for (place, &(_, here)) in places.iter().enumerate() {
             if here {
                 outbox::enqueue(inner, &entry, place, Op::Deliver(Some(Arc::clone(&shared))));
@@ -1425,6 +1438,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // Lets the background tasks see that the bridge is gone.
         self.timer_wake.notify_one();
+        self.remind_wake.notify_one();
         self.delivered_wake.notify_one();
     }
 }

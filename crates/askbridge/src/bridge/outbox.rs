@@ -117,6 +117,8 @@ pub(super) enum Op {
     Update(Arc<AskView>),
     /// Close the question.
     End(Arc<AskView>),
+    /// Remind the person (reminder number, from 0).
+    Remind(Arc<AskView>, u32),
 }
 
 /// The queued operations of one place of an ask.
@@ -169,6 +171,14 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>, place: usize) {
                     && let Some(channel) = inner.channel(spot.kind)
                 {
                     call(&inner, &*channel, &view, place, Call::End).await;
+                }
+            }
+            Op::Remind(view, number) => {
+                if shown(spot)
+                    && !entry.slot.lock().await.ended
+                    && let Some(channel) = inner.channel(spot.kind)
+                {
+                    call(&inner, &*channel, &view, place, Call::Remind(number)).await;
                 }
             }
         }
@@ -309,6 +319,7 @@ async fn fail(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, reason: Stri
 enum Call {
     Update,
     End,
+    Remind(u32),
 }
 
 /// Updates or closes a posted ask in one place, retrying as the channel
@@ -319,6 +330,7 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, place: usize
         let result = match call {
             Call::Update => channel.update(view, place).await,
             Call::End => channel.end(view, place).await,
+            Call::Remind(number) => channel.remind(view, place, number).await,
         };
         let error = match result {
             Ok(()) => return,

@@ -74,6 +74,8 @@ pub(super) fn new_row(
         delivered_at: None,
         updated_at: millis(lifecycle.created_at()),
         delivery_owner: Some(delivery_owner.to_owned()),
+        remind_at: lifecycle.next_reminder(0).map(millis),
+        reminded: 0,
         further_places: lifecycle
             .ask()
             .places()

@@ -41,15 +41,7 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
             }
             lock(&inner.deadlines).first().map(|(at, _)| *at)
         };
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    () = clock.sleep_until(at) => {}
-                    () = wake.notified() => {}
-                }
-            }
-            None => wake.notified().await,
-        }
+        clock.sleep_until_woken(next, &wake).await;
     }
 }
 

@@ -132,6 +132,14 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// (the answer it follows is already stored; a failure is logged).
     fn reply(&self, chat: &Self::Chat, to: Self::MessageId, text: String);
 
+    /// Reminds `user` (the place's, if it names one) of the question in
+    /// message `to`: a reply with `text`, in the background, mentioning
+    /// them where the platform can. By default a reply without a mention.
+    fn remind(&self, chat: &Self::Chat, to: Self::MessageId, text: String, user: Option<&str>) {
+        let _ = user;
+        self.reply(chat, to, text);
+    }
+
     /// Answers a press or submission.
     fn acknowledge(&self, reply: Self::Reply, ack: Ack) -> impl Future<Output = ()> + Send;
 
@@ -408,6 +416,24 @@ impl<P: ChatPlatform> ChatDriver<P> {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Reminds the person in place number `place`: a reply to the message
+    /// with the ask's controls there, saying how long is left.
+    async fn remind_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
+        let bridge = self.bridge()?;
+        let Some((message, _)) = shown_message::<P>(&bridge, &view.id, place).await? else {
+            return Ok(());
+        };
+        let target = place_target(view, place)?;
+        let text = render::reminder_text(view.deadline, bridge.now(), self.draw.locale);
+        self.platform.remind(
+            &chat_of::<P>(&message)?,
+            message_id_of::<P>(&message)?,
+            text,
+            target.user.as_deref(),
+        );
+        Ok(())
     }
 
     /// Handles whatever a person did.
@@ -835,6 +861,15 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
         place: usize,
     ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(self.end_view(ask, place))
+    }
+
+    fn remind<'a>(
+        &'a self,
+        ask: &'a AskView,
+        place: usize,
+        _number: u32,
+    ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        Box::pin(self.remind_view(ask, place))
     }
 }
 

@@ -116,6 +116,11 @@ pub struct AskRow {
     pub updated_at: i64,
     /// The instance that delivers the ask.
     pub delivery_owner: Option<String>,
+    /// When the next reminder is due, milliseconds since the epoch; `None`:
+    /// no more.
+    pub remind_at: Option<i64>,
+    /// Reminders sent so far.
+    pub reminded: i64,
     /// The places after the first (`target`), for an ask posted to several
     /// at once: written with the row (the `ask_places` table), not read
     /// back with it (the ask JSON has them).
@@ -345,6 +350,24 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// What the bridge keeps in memory of every pending ask (not the ask
     /// itself), earliest deadline first, as a stream.
     fn pending(&self) -> BoxStream<'_, Result<PendingAsk, StoreError>>;
+
+    /// The earliest time a pending ask's next reminder is due.
+    async fn next_reminder_at(&self) -> Result<Option<i64>, StoreError>;
+
+    /// Pending asks whose next reminder is due at `now`, earliest first,
+    /// at most `limit`: `(ask id, reminders sent)`.
+    async fn due_reminders(&self, now: i64, limit: i64) -> Result<Vec<(String, i64)>, StoreError>;
+
+    /// Records that reminder number `sent` (from 0) of a pending ask is
+    /// being sent and when the next one is due, if no one did first:
+    /// whether this caller did (and so sends it). The compare-and-set that
+    /// makes each reminder go out once, whichever instances race for it.
+    async fn claim_reminder(
+        &self,
+        id: &str,
+        sent: i64,
+        next_at: Option<i64>,
+    ) -> Result<bool, StoreError>;
 
     /// The further places of every pending ask that has some: `(ask id,
     /// channel, due_at)`, in each ask's place order.

@@ -71,7 +71,7 @@ fn connection_lost(error: &sqlx::Error) -> bool {
 macro_rules! ask_columns {
     () => {
         "id, ask_json, target, channel, state, state_json, answers_json, created_at, deadline, \
-         version, idempotency_key, delivered_at, updated_at, delivery_owner"
+         version, idempotency_key, delivered_at, updated_at, delivery_owner, remind_at, reminded"
     };
 }
 
@@ -88,7 +88,7 @@ macro_rules! sql_store {
                 let done = sqlx::query(concat!(
                     "INSERT INTO asks (",
                     ask_columns!(),
-                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
                      ON CONFLICT (idempotency_key) DO NOTHING"
                 ))
                 .bind(&row.id)
@@ -105,6 +105,8 @@ macro_rules! sql_store {
                 .bind(row.delivered_at)
                 .bind(row.updated_at)
                 .bind(&row.delivery_owner)
+                .bind(row.remind_at)
+                .bind(row.reminded)
                 .execute(&mut *transaction)
                 .await?;
                 if done.rows_affected() == 1 {
@@ -301,6 +303,55 @@ macro_rules! sql_store {
                 })
                 .await?;
                 Ok(rows.into_iter().map(|(id, target, _)| (id, target)).collect())
+            }
+
+            async fn next_reminder_at(&self) -> Result<Option<i64>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT MIN(remind_at) FROM asks \
+                         WHERE state = 'pending' AND remind_at IS NOT NULL",
+                    )
+                    .fetch_one(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn due_reminders(
+                &self,
+                now: i64,
+                limit: i64,
+            ) -> Result<Vec<(String, i64)>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(
+                        "SELECT id, reminded FROM asks \
+                         WHERE state = 'pending' AND remind_at IS NOT NULL AND remind_at <= $1 \
+                         ORDER BY remind_at LIMIT $2",
+                    )
+                    .bind(now)
+                    .bind(limit)
+                    .fetch_all(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn claim_reminder(
+                &self,
+                id: &str,
+                sent: i64,
+                next_at: Option<i64>,
+            ) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "UPDATE asks SET reminded = $2 + 1, remind_at = $3 \
+                     WHERE id = $1 AND reminded = $2 AND state = 'pending'",
+                )
+                .bind(id)
+                .bind(sent)
+                .bind(next_at)
+                .execute(&self.writer)
+                .await?;
+                Ok(done.rows_affected() == 1)
             }
 
             async fn pending_further_places(

@@ -277,6 +277,8 @@ mod tests {
             delivered_at: None,
             updated_at: 0,
             delivery_owner: None,
+            remind_at: None,
+            reminded: 0,
             further_places: Vec::new(),
         }
     }

@@ -30,6 +30,12 @@ pub struct CanonicalAsk {
     /// created, earliest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub escalate: Vec<CanonicalEscalation>,
+    /// Seconds after creation of the first reminder while nobody answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_after_seconds: Option<u32>,
+    /// Seconds between reminders after the first (at most 3 in all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_every_seconds: Option<u32>,
 }
 
 /// One escalation step of a normalised ask.
@@ -159,6 +165,8 @@ impl From<&Ask> for CanonicalAsk {
                     to: step.to.to_string(),
                 })
                 .collect(),
+            remind_after_seconds: ask.remind.map(|remind| remind.after_seconds),
+            remind_every_seconds: ask.remind.and_then(|remind| remind.every_seconds),
         }
     }
 }
