@@ -693,10 +693,7 @@ impl AskLifecycle {
             },
             Input::Skip { from, admitted } => match self.gate(&from, admitted) {
                 Some(rejection) => Step::Rejected(rejection),
-                None => {
-                    let by = self.placed(from);
-                    self.end(State::Skipped { by, at: now })
-                }
+                None => self.end(State::Skipped { by: from, at: now }),
             },
         }
     }
@@ -726,12 +723,23 @@ impl AskLifecycle {
         }
     }
 
-    /// Moves a pending ask to a terminal state.
+    /// Moves a pending ask to a terminal state; who ended it is recorded
+    /// with the place they answered in ([`AskLifecycle::placed`]).
     fn end(&mut self, state: State) -> Step {
         if !self.state.is_pending() {
             return Step::Rejected(Rejection::AlreadyEnded(self.state.clone()));
         }
-        self.state = state;
+        self.state = match state {
+            State::Answered { by, at } => State::Answered {
+                by: self.placed(by),
+                at,
+            },
+            State::Skipped { by, at } => State::Skipped {
+                by: self.placed(by),
+                at,
+            },
+            other => other,
+        };
         match self.outcome() {
             Some(outcome) => Step::Finished(outcome),
             // Unreachable: a terminal state always has an outcome.
@@ -759,11 +767,10 @@ impl AskLifecycle {
         let complete = !self.answers.is_empty() && self.answers.iter().all(Option::is_some);
         if complete {
             let all_skipped = self.answers.iter().flatten().all(Answer::is_skipped);
-            let by = self.placed(from);
             return if all_skipped {
-                self.end(State::Skipped { by, at: now })
+                self.end(State::Skipped { by: from, at: now })
             } else {
-                self.end(State::Answered { by, at: now })
+                self.end(State::Answered { by: from, at: now })
             };
         }
         let still_open = self.open_questions();

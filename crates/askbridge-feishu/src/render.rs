@@ -94,6 +94,23 @@ impl Message {
     }
 }
 
+/// A reminder: `text`, under a mention of `user` (an `open_id`; anything
+/// else is not mentioned) when there is one, which notifies them.
+pub fn reminder(text: &str, user: Option<&str>) -> Message {
+    let text = non_blank(text);
+    let mut elements = Vec::new();
+    if let Some(user) = user.filter(|user| {
+        !user.is_empty() && user.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        elements.push(json!({"tag": "markdown", "content": format!("<at id={user}></at>")}));
+    }
+    elements.push(plain(&text));
+    Message {
+        card: card(elements),
+        text,
+    }
+}
+
 /// The messages an ask is posted as, in order. The last one carries the
 /// controls (the buttons, or the first step in rich mode) and is the one
 /// updated later.
@@ -434,5 +451,26 @@ mod tests {
             Some("open_id")
         );
         assert_eq!(Destination::of(&place("web")), None);
+    }
+
+    #[test]
+    fn a_reminder_mentions_the_asked_person_above_its_text() {
+        let text = "⏰ Still waiting for your answer — expires in 5 min";
+        let mentioning = reminder(text, Some("ou_alice"));
+        assert_eq!(mentioning.text, text);
+        assert_eq!(
+            mentioning.card["body"]["elements"],
+            json!([
+                {"tag": "markdown", "content": "<at id=ou_alice></at>"},
+                {"tag": "div", "text": {"tag": "plain_text", "content": text}}
+            ])
+        );
+        for user in [None, Some("all\"><at id=all")] {
+            let quiet = reminder(text, user);
+            assert_eq!(
+                quiet.card["body"]["elements"].as_array().map(Vec::len),
+                Some(1)
+            );
+        }
     }
 }

@@ -16,7 +16,9 @@
 //! text prompt is edited (`m.replace`) to what it showed plus that line.
 //!
 //! Texts are sent as plain `body` only (no `formatted_body`), so agent
-//! text is never read as HTML and cannot mention anyone.
+//! text is never read as HTML and cannot mention anyone; only a reminder
+//! has a formatted body, for the pill of the one person it reminds (the
+//! rest escaped).
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{Button, OptionRef, View};
@@ -182,6 +184,35 @@ pub fn reply(to: &str, text: &str) -> Value {
     })
 }
 
+/// A reminder replying to the question: `text`, after a mention of `user`
+/// (`@name:server`) when there is one — a pill in the formatted body and
+/// an intentional mention (`m.mentions`), which notifies them. Nothing
+/// else in the text is read as markup.
+pub fn reminder(to: &str, text: &str, user: Option<&str>) -> Value {
+    let Some(user) = user.filter(|user| {
+        user.starts_with('@')
+            && user.contains(':')
+            && !user
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, '<' | '>' | '&' | '"' | '\''))
+    }) else {
+        return reply(to, text);
+    };
+    let text = non_blank(text);
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    json!({
+        "msgtype": "m.text",
+        "body": format!("{user} {text}"),
+        "format": "org.matrix.custom.html",
+        "formatted_body": format!("<a href=\"https://matrix.to/#/{user}\">{user}</a> {escaped}"),
+        "m.mentions": { "user_ids": [user] },
+        "m.relates_to": { "m.in_reply_to": { "event_id": to } },
+    })
+}
+
 fn non_blank(text: &str) -> String {
     match text.trim().is_empty() {
         true => EMPTY_TEXT.to_owned(),
@@ -301,5 +332,32 @@ mod tests {
         );
         let web = askbridge_core::model::Target::parse("web").expect("target");
         assert_eq!(Destination::of(&web.place), None);
+    }
+
+    #[test]
+    fn a_reminder_mentions_the_asked_person_with_a_pill() {
+        let text = "⏰ Still waiting <b>";
+        let mentioning = reminder("$question", text, Some("@alice:example.org"));
+        assert_eq!(
+            mentioning["body"],
+            "@alice:example.org ⏰ Still waiting <b>"
+        );
+        assert_eq!(
+            mentioning["formatted_body"],
+            "<a href=\"https://matrix.to/#/@alice:example.org\">@alice:example.org</a> ⏰ Still waiting &lt;b&gt;"
+        );
+        assert_eq!(
+            mentioning["m.mentions"]["user_ids"],
+            json!(["@alice:example.org"])
+        );
+        assert_eq!(
+            mentioning["m.relates_to"]["m.in_reply_to"]["event_id"],
+            "$question"
+        );
+        for user in [None, Some("@room"), Some("@a:b\"><x")] {
+            let plain = reminder("$question", text, user);
+            assert_eq!(plain["body"], text);
+            assert!(plain.get("formatted_body").is_none(), "{plain}");
+        }
     }
 }

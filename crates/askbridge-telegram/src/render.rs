@@ -11,8 +11,8 @@ use askbridge_core::model::Place;
 use askbridge_core::render::{Button, Locale, Step, StepInput, View, cut, fill};
 use teloxide::payloads::SendMessage;
 use teloxide::types::{
-    ChatId, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, MessageId, Recipient,
-    ReplyMarkup, ReplyParameters, ThreadId,
+    ChatId, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity, MessageId,
+    Recipient, ReplyMarkup, ReplyParameters, ThreadId, UserId,
 };
 
 /// Longest question shown in a forced-reply prompt.
@@ -131,6 +131,22 @@ pub fn reply_to(chat: ChatRef, message_id: i32, text: impl Into<String>) -> Send
     let mut reply = ReplyParameters::new(MessageId(message_id));
     reply.allow_sending_without_reply = Some(true);
     payload.reply_parameters = Some(reply);
+    payload
+}
+
+/// A reminder replying to the question: `text`, its first character (the
+/// ⏰) a text mention of `user` when there is one — a
+/// `tg://user?id=…` link, which notifies them whether or not they have a
+/// username.
+pub fn reminder(chat: ChatRef, message_id: i32, text: &str, user: Option<u64>) -> SendMessage {
+    let mut payload = reply_to(chat, message_id, text);
+    if let (Some(user), Some(first)) = (user, text.chars().next()) {
+        payload.entities = Some(vec![MessageEntity::text_mention_id(
+            UserId(user),
+            0,
+            first.len_utf16(),
+        )]);
+    }
     payload
 }
 

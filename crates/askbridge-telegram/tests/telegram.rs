@@ -8,7 +8,7 @@ use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Capabilities, Locale, Mode, OptionRef, view};
 use askbridge_telegram::ChatRef;
 use askbridge_telegram::parse::{Event, Update, parse};
-use askbridge_telegram::render::{ask_messages, closed_text, own_words_prompt, reply_to};
+use askbridge_telegram::render::{ask_messages, closed_text, own_words_prompt, reminder, reply_to};
 use serde_json::{Value, json};
 
 const ASK_ID: &str = "ask_0190c3a0e0007a5b8c9d0e1f2a3b4c5d";
@@ -154,6 +154,20 @@ fn render_prompts_replies_and_the_closing_text() {
         closed_text("Deploy — Where?", "⌛ Expired"),
         "Deploy — Where?\n\n⌛ Expired"
     );
+}
+
+#[test]
+fn render_a_reminder_mentions_the_asked_person_by_id() {
+    let text = "⏰ Still waiting for your answer — expires in 5 min";
+    let mentioning = serde_json::to_value(reminder(chat(), 12, text, Some(42))).unwrap();
+    assert_eq!(mentioning["text"], text);
+    assert_eq!(mentioning["reply_parameters"]["message_id"], 12);
+    assert_eq!(
+        mentioning["entities"],
+        json!([{"type": "text_link", "url": "tg://user/?id=42", "offset": 0, "length": 1}])
+    );
+    let plain = serde_json::to_value(reminder(chat(), 12, text, None)).unwrap();
+    assert!(plain.get("entities").is_none(), "{plain}");
 }
 
 #[test]

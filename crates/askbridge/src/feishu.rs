@@ -371,6 +371,17 @@ impl ChatPlatform for FeishuPlatform {
         });
     }
 
+    /// A reminder replying to the question, mentioning the place's user.
+    fn remind(&self, _chat: &Destination, to: String, text: String, user: Option<&str>) {
+        let api = self.api.clone();
+        let reminder = draw::reminder(&text, user);
+        tokio::spawn(async move {
+            if let Err(error) = api.reply(&to, &reminder).await {
+                tracing::warn!(error = %error, "cannot remind on Feishu");
+            }
+        });
+    }
+
     /// A toast, seen by the presser alone: taken, refused, or nothing.
     async fn acknowledge(&self, reply: oneshot::Sender<Value>, ack: Ack) {
         let answer = match &ack {

@@ -260,6 +260,19 @@ impl ChatPlatform for TelegramPlatform {
         });
     }
 
+    /// A reminder replying to the question, mentioning the place's user
+    /// (a numeric Telegram user id).
+    fn remind(&self, chat: &ChatRef, to: i32, text: String, user: Option<&str>) {
+        let api = self.api.clone();
+        let user = user.and_then(|user| user.parse::<u64>().ok());
+        let reminder = draw::reminder(*chat, to, &text, user);
+        tokio::spawn(async move {
+            if let Err(error) = api.send(reminder).await {
+                tracing::warn!(error = %error, "cannot remind on Telegram");
+            }
+        });
+    }
+
     /// Every answer is a toast: Telegram has no private message to the
     /// presser alone. Answered in the background, tried again within
     /// Telegram's window: the press is already stored, and a slow answer

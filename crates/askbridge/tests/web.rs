@@ -562,6 +562,24 @@ async fn web_page_skip_all_skips_the_ask_in_chromium() {
     assert_eq!(outcome["reason"], "skipped", "{outcome}");
 }
 
+/// An ask in several places is on the page when one of them is the web,
+/// which says where else it was asked (those places fail here: no Slack or
+/// Telegram channel is configured, and the web still holds the ask).
+#[tokio::test]
+async fn web_page_shows_an_ask_in_several_places_and_where_else_in_chromium() {
+    let outcome = ask_through_the_browser(
+        &Daemon::builder().token(TOKEN).start(),
+        json!({"to": ["slack:C0123@U0456", "web", "telegram:-100"], "questions": [
+            {"id": "color", "header": "Color", "question": "Which colour?", "options": ["Red", "Blue"]}
+        ]}),
+        "several-places",
+        "web-several-places.png",
+    )
+    .await;
+    assert_eq!(outcome["reason"], "skipped", "{outcome}");
+    assert_eq!(outcome["answeredBy"]["place"], "web", "{outcome}");
+}
+
 /// The link an agent host shows (`/#ask=<id>`) opens that one ask, which the
 /// page answers; an ask answered in the host reads "Answered in the
 /// terminal" on the page.

@@ -338,6 +338,8 @@ pub struct Strings {
     pub page_question_n_of: &'static str,
     /// How many questions a collapsed ask has. `{n}`.
     pub page_n_questions: &'static str,
+    /// The other places an ask is posted in, on the web page. `{places}`.
+    pub page_also_in: &'static str,
     /// Which waiting ask is shown. `{n}`: its number; `{total}`: how many.
     pub page_n_of_waiting: &'static str,
     /// Names the switch between waiting asks.
@@ -515,6 +517,7 @@ static EN: Strings = Strings {
     page_questions_from_agent: "Questions from your agent",
     page_question_n_of: "Question {n} of {total}",
     page_n_questions: "{n} questions",
+    page_also_in: "Also asked in {places}",
     page_n_of_waiting: "{n} of {total} waiting",
     page_waiting_questions: "Waiting questions",
     page_newer: "Newer question",
@@ -653,6 +656,7 @@ static ZH_CN: Strings = Strings {
     page_questions_from_agent: "来自智能体的问题",
     page_question_n_of: "第 {n} 题，共 {total} 题",
     page_n_questions: "{n} 个问题",
+    page_also_in: "也在 {places} 提问",
     page_n_of_waiting: "第 {n} 个，共 {total} 个待回答",
     page_waiting_questions: "待回答的问题",
     page_newer: "较新的问题",
@@ -791,6 +795,7 @@ static TH: Strings = Strings {
     page_questions_from_agent: "คำถามจากเอเจนต์ของคุณ",
     page_question_n_of: "คำถามที่ {n} จาก {total}",
     page_n_questions: "{n} คำถาม",
+    page_also_in: "ถามใน {places} ด้วย",
     page_n_of_waiting: "{n} จาก {total} ที่รออยู่",
     page_waiting_questions: "คำถามที่รออยู่",
     page_newer: "คำถามที่ใหม่กว่า",

@@ -134,11 +134,8 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
 
     /// Reminds `user` (the place's, if it names one) of the question in
     /// message `to`: a reply with `text`, in the background, mentioning
-    /// them where the platform can. By default a reply without a mention.
-    fn remind(&self, chat: &Self::Chat, to: Self::MessageId, text: String, user: Option<&str>) {
-        let _ = user;
-        self.reply(chat, to, text);
-    }
+    /// them so that they are notified.
+    fn remind(&self, chat: &Self::Chat, to: Self::MessageId, text: String, user: Option<&str>);
 
     /// Answers a press or submission.
     fn acknowledge(&self, reply: Self::Reply, ack: Ack) -> impl Future<Output = ()> + Send;

@@ -40,7 +40,7 @@ pub(super) fn page_phrases(s: &'static Strings) -> Vec<(&'static str, &'static s
         page_noscript, page_reply, page_reply_to, page_no_questions,
         page_type_reply, page_type_reply_keyed, page_send, page_submit,
         page_next, page_back, page_sending, page_skip_title, page_question,
-        page_questions_from_agent, page_question_n_of, page_n_questions,
+        page_questions_from_agent, page_question_n_of, page_n_questions, page_also_in,
         page_n_of_waiting, page_waiting_questions, page_newer, page_older,
         page_expand, page_collapse, page_expand_question,
         page_collapse_question, page_nothing_left, page_waiting_for_you,

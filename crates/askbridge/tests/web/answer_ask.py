@@ -14,6 +14,8 @@ Scenarios:
                  person picks), "Skip question" on an
                  optional text question, a textarea sent with Ctrl+Enter.
   skip-all       "Skip" skips the whole ask.
+  several-places an ask to Slack, the web page and Telegram is on the page,
+                 which says where else it was asked; Skip skips it.
   locales        a Thai browser (th-TH) answers the ask to web:thai and a
                  Chinese one (zh-CN) the ask to web:chinese, each checking
                  the page's words against the phrases the server serves
@@ -232,6 +234,18 @@ def skip_all(contexts: Contexts, url: str, screenshot: Path):
     problems.check()
 
 
+def several_places(contexts: Contexts, url: str, screenshot: Path):
+    page, problems = open_page(contexts.new(), url, "tab")
+    box = panel(page)
+    expect(box.locator(".question")).to_have_text("Which colour?")
+    expect(box.locator(".also-in")).to_have_text("Also asked in Slack, Telegram")
+    box.get_by_role("button", name="Skip", exact=True).click()
+    expect(page.locator(".entry.reply .status")).to_contain_text("Skipped")
+    expect(box).to_be_hidden()
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
 def api(url: str, path: str, body=None, headers=None):
     """The daemon's HTTP API at the page's origin (no token: the daemon of
     this scenario has none)."""
@@ -390,6 +404,7 @@ SCENARIOS = {
     "two-questions": two_questions,
     "all-types": all_types,
     "skip-all": skip_all,
+    "several-places": several_places,
     "locales": locales,
     "one-ask": one_ask,
 }

@@ -445,11 +445,29 @@
     return match ? match[1] || '' : undefined;
   }
 
+  /** Every place the ask is posted in: its `to` (or their list), then its escalation steps'. */
+  function placesOf(data) {
+    const ask = data.ask || {};
+    const to = Array.isArray(ask.to) ? ask.to : [ask.to !== undefined ? ask.to : data.to];
+    return to.concat((ask.escalate || []).map((step) => step.to)).filter((place) => typeof place === 'string');
+  }
+
   function visible(data) {
     if (S.only) return data.id === S.only;
-    const session = targetSession(data.to);
-    if (data.to !== undefined && session === undefined) return false;
-    return S.session === null || session === S.session;
+    const sessions = placesOf(data).map(targetSession).filter((session) => session !== undefined);
+    if (data.to !== undefined && !sessions.length) return false;
+    return S.session === null || sessions.includes(S.session);
+  }
+
+  /** "Also asked in Telegram, Slack": the ask's places that are not this page. */
+  function alsoIn(data) {
+    const names = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack', feishu: 'Feishu', lark: 'Lark', matrix: 'Matrix' };
+    const others = [];
+    for (const place of placesOf(data)) {
+      const name = names[place.split(':')[0]];
+      if (name && !others.includes(name)) others.push(name);
+    }
+    return others.length ? t('page_also_in', { places: others.join(t('list_sep')) }) : '';
   }
 
   /** The record for an ask, created on first sight. */
@@ -831,6 +849,7 @@
         h('span', { class: 'pulse', 'aria-hidden': 'true' }),
         h('h2', { id: 'panel-title', text: titleOf(rec) }),
         S.collapsed && count > 1 ? h('span', { class: 'muted', text: t('page_n_questions', { n: count }) }) : null,
+        alsoIn(rec.data) ? h('span', { class: 'muted also-in', text: alsoIn(rec.data) }) : null,
         h('span', { class: 'expires', id: 'panel-expires', text: remaining(rec.data.expiresAt) })),
       h('div', { class: 'panel-tools' }, switcher, collapseButton));
 
