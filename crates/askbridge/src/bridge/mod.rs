@@ -877,6 +877,17 @@ impl Bridge {
             .collect())
     }
 
+    /// How many reminders of the ask were sent (by any instance).
+    pub async fn reminders_sent(&self, id: &str) -> Result<u32, BridgeError> {
+        let row = self
+            .inner
+            .store
+            .load_ask(id)
+            .await?
+            .ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        Ok(u32::try_from(row.reminded).unwrap_or(u32::MAX))
+    }
+
     /// The places of a pending ask whose delivery this instance gave up
     /// (numbers in [`AskView::places`] order); empty for an ask not in
     /// memory.

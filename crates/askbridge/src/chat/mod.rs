@@ -218,14 +218,16 @@ pub fn at_place(person: &Person, place: &Place) -> Person {
 }
 
 /// How an ask stands in each of its places at `now`, for `GET
-/// /v1/asks/{id}`: posted (`escalated` for an escalation step) where a
-/// message of it is on record (the web page shows it once it is due),
-/// closed once it ended; else given up (`failed`: the numbers of the
-/// places whose delivery failed), not posted yet, or never posted.
+/// /v1/asks/{id}`: posted (`escalated` for an escalation step, `reminded`
+/// once a reminder was sent) where a message of it is on record (the web
+/// page shows it once it is due), closed once it ended; else given up
+/// (`failed`: the numbers of the places whose delivery failed), not
+/// posted yet, or never posted.
 pub fn place_states(
     view: &AskView,
     refs: &[MessageRef],
     failed: &[usize],
+    reminded: bool,
     now: Timestamp,
 ) -> Vec<PlaceJson> {
     let ended = !view.state.is_pending();
@@ -247,6 +249,7 @@ pub fn place_states(
                     .any(|message| message.channel == kind && Posted::of(message).place == place);
             let escalated = view.ask.place_delay(place).is_some();
             let state = match (posted, ended) {
+                (true, false) if reminded && kind != ChannelKind::Web => "reminded",
                 (true, false) if escalated => "escalated",
                 (true, false) => "posted",
                 (true, true) => "closed",
@@ -554,10 +557,16 @@ mod tests {
             ),
         };
         let states = |refs: &[MessageRef], failed: &[usize], after: u64| -> Vec<&'static str> {
-            place_states(&view, refs, failed, created.saturating_add_secs(after))
-                .into_iter()
-                .map(|place| place.state)
-                .collect()
+            place_states(
+                &view,
+                refs,
+                failed,
+                false,
+                created.saturating_add_secs(after),
+            )
+            .into_iter()
+            .map(|place| place.state)
+            .collect()
         };
         // Telegram posted, Slack failed; the web page at once; Discord and
         // the second page only when due.
@@ -583,5 +592,12 @@ mod tests {
         // A message on record for another place does not count here.
         let refs = [posted(ChannelKind::Telegram, 3)];
         assert_eq!(states(&refs, &[], 10)[0], "pending");
+        // Once reminded, the chat places say so (the web page has none).
+        let refs = [posted(ChannelKind::Telegram, 0)];
+        let reminded: Vec<&str> = place_states(&view, &refs, &[], true, created)
+            .into_iter()
+            .map(|place| place.state)
+            .collect();
+        assert_eq!(reminded[..3], ["reminded", "pending", "posted"]);
     }
 }

@@ -96,7 +96,9 @@ pub struct EndedAsk {
 pub struct PlaceJson {
     /// The place's target.
     pub target: String,
-    /// `pending` (not posted yet), `posted`, `closed` (the ask ended and
+    /// `pending` (not posted yet), `posted`, `escalated` (an escalation
+    /// step's place, posted), `reminded` (posted, and a reminder was sent),
+    /// `closed` (the ask ended and
     /// the message says so), `delivery_failed` (it could not be posted
     /// there), `not_posted` (the ask ended before it was).
     #[schema(value_type = String, example = "posted")]
