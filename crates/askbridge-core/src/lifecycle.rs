@@ -698,16 +698,12 @@ impl AskLifecycle {
         }
     }
 
-    /// `from` with the place of the ask they answered in: the one they
-    /// name, else the first on their channel (a web reply: the web page);
-    /// none for the agent host's dialog, which is no place.
+    /// `from` with the place of the ask they answered in
+    /// ([`Ask::place_on`]: a web reply's is the web page); none for the
+    /// agent host's dialog, which is no place.
     fn placed(&self, mut from: Responder) -> Responder {
         if from.place.is_none() {
-            from.place = self
-                .ask
-                .places()
-                .find(|target| target.place.channel() == from.channel)
-                .map(|target| target.place.clone());
+            from.place = self.ask.place_on(&from).map(|target| target.place.clone());
         }
         from
     }

@@ -126,20 +126,32 @@ impl Ask {
             .map(|step| step.after_seconds)
     }
 
+    /// When place number `place` of an ask created at `created` is
+    /// posted: `None` at once, else its escalation step's time.
+    pub fn place_due(&self, place: usize, created: Timestamp) -> Option<Timestamp> {
+        self.place_delay(place)
+            .map(|secs| created.saturating_add_secs(u64::from(secs)))
+    }
+
     /// The place an answer from `from` is given in: the one it names
     /// ([`Responder::place`]), else the first on its channel, else the
     /// first place.
     pub fn place_of(&self, from: &Responder) -> Option<&Target> {
+        self.place_on(from).or(self.target.as_ref())
+    }
+
+    /// The place `from` answers in on their own channel: the one they name,
+    /// else the first on their channel; `None` for a channel the ask is
+    /// not posted on (the agent host's dialog).
+    pub fn place_on(&self, from: &Responder) -> Option<&Target> {
         let named = from
             .place
             .as_ref()
             .and_then(|place| self.places().find(|target| target.place == *place));
-        named
-            .or_else(|| {
-                self.places()
-                    .find(|target| target.place.channel() == from.channel)
-            })
-            .or(self.target.as_ref())
+        named.or_else(|| {
+            self.places()
+                .find(|target| target.place.channel() == from.channel)
+        })
     }
 }
 

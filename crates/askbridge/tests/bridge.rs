@@ -848,6 +848,16 @@ fn telegram_ask() -> Ask {
     ask
 }
 
+/// Scripted Telegram and Slack channels that take every delivery, added
+/// to `bridge`.
+fn telegram_and_slack(bridge: &Bridge) -> (Arc<ScriptedChannel>, Arc<ScriptedChannel>) {
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    bridge.add_channel(telegram.clone());
+    bridge.add_channel(slack.clone());
+    (telegram, slack)
+}
+
 /// The deploy ask in Telegram (for user 42) and in Slack (for U2) at once.
 fn two_place_ask() -> Ask {
     let mut ask = telegram_ask();
@@ -898,10 +908,7 @@ async fn pick_in_slack(
 async fn an_ask_in_several_places_is_answered_once_and_closed_in_each(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
-    bridge.add_channel(telegram.clone());
-    bridge.add_channel(slack.clone());
+    let (telegram, slack) = telegram_and_slack(&bridge);
 
     let created = create(&bridge, two_place_ask()).await;
     let places: Vec<String> = created.places().map(ToString::to_string).collect();
@@ -1014,10 +1021,7 @@ async fn an_ask_in_several_places_comes_back_in_each_after_a_restart(db: Scratch
     // Telegram's copy is posted again (the channel keeps it from showing
     // twice); Slack's, never posted, is posted now.
     let b = open_bare(&db, &clock).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
-    b.add_channel(telegram.clone());
-    b.add_channel(slack.clone());
+    let (telegram, slack) = telegram_and_slack(&b);
     assert_eq!(slack.calls(1).await, [format!("deliver {}#1", created.id)]);
     assert_eq!(telegram.calls(1).await, [format!("deliver {}", created.id)]);
     let telegram_place = Target::parse("telegram:-100").expect("telegram").place;
@@ -1052,10 +1056,7 @@ async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch
     // The crashed process's tasks live on in the test: its clock never
     // reaches the step's time.
     let a = open_bare(&db, &Clock::manual(START)).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
-    a.add_channel(telegram.clone());
-    a.add_channel(slack.clone());
+    let (telegram, slack) = telegram_and_slack(&a);
     let created = create(&a, escalated_ask()).await;
     assert_eq!(telegram.calls(1).await, [format!("deliver {}", created.id)]);
     // Not due: nobody in Slack may answer yet, and nothing was posted there.
@@ -1066,10 +1067,7 @@ async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch
 
     let clock = Clock::manual(START);
     let b = open_bare(&db, &clock).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
-    b.add_channel(telegram.clone());
-    b.add_channel(slack.clone());
+    let (telegram, slack) = telegram_and_slack(&b);
     telegram.calls(1).await;
     assert!(slack.calls_now().is_empty(), "{:?}", slack.calls_now());
     clock.advance(Duration::from_secs(599));
@@ -1104,10 +1102,7 @@ async fn an_escalation_step_is_posted_at_its_time_even_after_a_crash(db: Scratch
 async fn an_escalation_step_not_due_when_the_ask_ends_is_never_posted(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open_bare(&db, &clock).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
-    bridge.add_channel(telegram.clone());
-    bridge.add_channel(slack.clone());
+    let (telegram, slack) = telegram_and_slack(&bridge);
     let created = create(&bridge, escalated_ask()).await;
     telegram.calls(1).await;
     bridge.cancel(&created.id).await.expect("cancel");

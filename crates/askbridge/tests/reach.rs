@@ -59,19 +59,9 @@ fn deploy_ask() -> Value {
 
 /// The `action_id` of the Slack button labelled `label`.
 fn slack_action(message: &slack::StoredMessage, label: &str) -> String {
-    fn find(value: &Value, label: &str) -> Option<String> {
-        match value {
-            Value::Object(object) => {
-                if object.get("type") == Some(&json!("button")) && object["text"]["text"] == label {
-                    return object["action_id"].as_str().map(str::to_owned);
-                }
-                object.values().find_map(|child| find(child, label))
-            }
-            Value::Array(list) => list.iter().find_map(|child| find(child, label)),
-            _ => None,
-        }
-    }
-    find(&message.blocks, label).unwrap_or_else(|| panic!("no button {label:?}"))
+    message
+        .button_action(label)
+        .unwrap_or_else(|| panic!("no button {label:?}"))
 }
 
 /// Alice presses the Slack button labelled `label`.

@@ -120,19 +120,8 @@ fn button_rows(message: &StoredMessage) -> Vec<Vec<String>> {
 
 /// The `action_id` of the button labelled `label`.
 fn action_id(message: &StoredMessage, label: &str) -> String {
-    fn find(value: &Value, label: &str) -> Option<String> {
-        match value {
-            Value::Object(object) => {
-                if object.get("type") == Some(&json!("button")) && object["text"]["text"] == label {
-                    return object["action_id"].as_str().map(str::to_owned);
-                }
-                object.values().find_map(|child| find(child, label))
-            }
-            Value::Array(list) => list.iter().find_map(|child| find(child, label)),
-            _ => None,
-        }
-    }
-    find(&message.blocks, label)
+    message
+        .button_action(label)
         .unwrap_or_else(|| panic!("no button {label:?} in {:?}", button_rows(message)))
 }
 

@@ -294,6 +294,25 @@ impl StoredMessage {
         collect_action_ids(&self.blocks, &mut ids);
         ids
     }
+
+    /// The `action_id` of the button labelled `label`, if it has one.
+    pub fn button_action(&self, label: &str) -> Option<String> {
+        fn find(value: &Value, label: &str) -> Option<String> {
+            match value {
+                Value::Object(object) => {
+                    if object.get("type") == Some(&json!("button"))
+                        && object["text"]["text"] == label
+                    {
+                        return object["action_id"].as_str().map(str::to_owned);
+                    }
+                    object.values().find_map(|child| find(child, label))
+                }
+                Value::Array(list) => list.iter().find_map(|child| find(child, label)),
+                _ => None,
+            }
+        }
+        find(&self.blocks, label)
+    }
 }
 
 fn collect_action_ids(value: &Value, ids: &mut Vec<String>) {

@@ -1531,10 +1531,7 @@ impl Entry {
 fn place_dues(lifecycle: &AskLifecycle) -> Vec<Option<Timestamp>> {
     let ask = lifecycle.ask();
     (0..ask.places().count())
-        .map(|place| {
-            ask.place_delay(place)
-                .map(|secs| lifecycle.created_at().saturating_add_secs(u64::from(secs)))
-        })
+        .map(|place| ask.place_due(place, lifecycle.created_at()))
         .collect()
 }
 

@@ -235,8 +235,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
                 spot.delivery.store(DELIVERED, Ordering::Release);
                 tracing::debug!(ask_id = %id, channel = spot.kind.as_str(), place, attempt, "ask delivered");
                 if entry.settled() {
-                    lock(&inner.delivered).push(Arc::clone(&entry.id));
-                    inner.delivered_wake.notify_one();
+                    note_delivered(inner, entry);
                 }
                 return;
             }
@@ -287,6 +286,13 @@ async fn sleep_until_unless_ended(
     }
 }
 
+/// Notes that the ask's delivery is done (every place settled, one took
+/// it), for [`record_deliveries`] to record.
+fn note_delivered(inner: &Inner, entry: &Entry) {
+    lock(&inner.delivered).push(Arc::clone(&entry.id));
+    inner.delivered_wake.notify_one();
+}
+
 /// Gives up one place. The ask goes on while another place has it (and is
 /// recorded as delivered once every place settled); when every place
 /// failed, it ends as `delivery_failed`.
@@ -298,8 +304,7 @@ async fn fail(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, reason: Stri
         return;
     }
     if entry.spots.iter().any(shown) {
-        lock(&inner.delivered).push(Arc::clone(&entry.id));
-        inner.delivered_wake.notify_one();
+        note_delivered(inner, entry);
         return;
     }
     let reason = if entry.spots.len() > 1 {

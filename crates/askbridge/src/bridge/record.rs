@@ -84,9 +84,10 @@ pub(super) fn new_row(
             .map(|(place, target)| PlaceRow {
                 target: target.to_string(),
                 channel: target.place.channel().as_str().to_owned(),
-                due_at: lifecycle.ask().place_delay(place).map(|secs| {
-                    millis(lifecycle.created_at().saturating_add_secs(u64::from(secs)))
-                }),
+                due_at: lifecycle
+                    .ask()
+                    .place_due(place, lifecycle.created_at())
+                    .map(millis),
             })
             .collect(),
     })

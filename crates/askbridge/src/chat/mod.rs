@@ -241,8 +241,8 @@ pub fn place_states(
             let kind = target.place.channel();
             let due = view
                 .ask
-                .place_delay(place)
-                .is_none_or(|after| view.created_at.saturating_add_secs(u64::from(after)) <= until);
+                .place_due(place, view.created_at)
+                .is_none_or(|due| due <= until);
             let posted = (kind == ChannelKind::Web && due)
                 || refs
                     .iter()
