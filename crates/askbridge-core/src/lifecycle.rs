@@ -551,6 +551,20 @@ impl AskLifecycle {
         now < self.deadline && self.next_reminder(sent).is_some_and(|at| at <= now)
     }
 
+    /// The places a reminder sent at `now` goes to, by number: those the
+    /// ask is posted in by then. A place passed on to later is not
+    /// reminded of what it has not seen: it gets the ask itself at its
+    /// time.
+    pub fn reminded_places(&self, now: Timestamp) -> Vec<usize> {
+        (0..self.ask.places().count())
+            .filter(|place| {
+                self.ask
+                    .place_due(*place, self.created_at)
+                    .is_none_or(|due| due <= now)
+            })
+            .collect()
+    }
+
     /// When [`AskLifecycle::tick`] should next be called: the deadline
     /// while pending, `None` once ended.
     pub fn poll_timeout(&self) -> Option<Timestamp> {

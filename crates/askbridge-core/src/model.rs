@@ -62,6 +62,52 @@ pub struct Ask {
     pub escalate: Vec<Escalation>,
     /// When to remind the person while nobody answers; `None`: never.
     pub remind: Option<Reminders>,
+    /// What the ask did not say and the configured defaults fill in when
+    /// it is created ([`Ask::with_defaults`]).
+    pub unset: Unset,
+}
+
+/// The settings an ask left to the configured defaults: `remind` unset is
+/// no `remindAfterSeconds` at all (`0` is "no reminder"), `escalate` unset
+/// is no `escalate` at all (`[]` is "no escalation").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unset {
+    /// No `remindAfterSeconds` was given.
+    pub remind: bool,
+    /// No `escalate` was given.
+    pub escalate: bool,
+}
+
+impl Unset {
+    /// Every setting left to the defaults: an ask in a dialect without them.
+    pub const ALL: Unset = Unset {
+        remind: true,
+        escalate: true,
+    };
+}
+
+/// What the configuration gives an ask that does not say: where it goes,
+/// its reminders and its escalation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskDefaults {
+    /// Where an ask without `to` goes.
+    pub target: Target,
+    /// The reminders of an ask without `remindAfterSeconds`.
+    pub remind: Option<Reminders>,
+    /// The escalation of an ask without `escalate`, earliest first.
+    pub escalate: Vec<Escalation>,
+}
+
+impl From<Target> for AskDefaults {
+    /// Asks go to `target`, with no reminder and no escalation unless they
+    /// say so.
+    fn from(target: Target) -> AskDefaults {
+        AskDefaults {
+            target,
+            remind: None,
+            escalate: Vec::new(),
+        }
+    }
 }
 
 /// The reminders of an ask: the first `after_seconds` after it was
@@ -106,6 +152,37 @@ pub struct Escalation {
 }
 
 impl Ask {
+    /// The ask with what it left unset taken from `defaults`. A default
+    /// applies as far as it fits the ask: reminders at or after the ask's
+    /// deadline are never sent, and an escalation step is left out when it
+    /// is not before the deadline, when its place is one of the ask's
+    /// already, or when the ask has [`limits::MAX_PLACES`] places.
+    pub fn with_defaults(mut self, defaults: &AskDefaults) -> Ask {
+        if self.target.is_none() {
+            self.target = Some(defaults.target.clone());
+        }
+        if self.unset.remind
+            && self.remind.is_none()
+            && let Some(remind) = defaults.remind
+            && remind.after_seconds < self.timeout_seconds
+        {
+            self.remind = Some(remind);
+            self.unset.remind = false;
+        }
+        if self.unset.escalate && self.escalate.is_empty() {
+            for step in &defaults.escalate {
+                let fits = step.after_seconds < self.timeout_seconds
+                    && self.places().count() < limits::MAX_PLACES
+                    && self.places().all(|target| target.place != step.to.place);
+                if fits {
+                    self.escalate.push(step.clone());
+                    self.unset.escalate = false;
+                }
+            }
+        }
+        self
+    }
+
     /// Every place the ask is posted to, the first (`target`) first, then
     /// `also`, then the escalation steps'; its index is the place's
     /// number.

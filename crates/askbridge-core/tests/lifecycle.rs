@@ -10,7 +10,7 @@ use askbridge_core::lifecycle::{
     Answer, AskLifecycle, AskParts, Input, Rejection, State, Step, Unknown, UnknownItems,
 };
 use askbridge_core::model::{
-    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Responder, Target, Timestamp,
+    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Responder, Target, Timestamp, Unset,
 };
 use askbridge_core::outcome::{Detail, Outcome, Reason, Status, Via};
 use askbridge_core::render::{Locale, closing_line};
@@ -92,6 +92,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        unset: Unset::default(),
     }
 }
 
@@ -1623,4 +1624,33 @@ fn reminders_fall_due_from_creation_at_most_three_and_never_after_the_deadline()
     lifecycle.handle(Input::Cancel, at(301));
     assert!(!lifecycle.reminder_due(0, at(400)));
     assert_eq!(lifecycle.next_reminder(0), None);
+}
+
+#[test]
+fn a_reminder_goes_to_the_places_the_ask_is_posted_in_by_then() {
+    use askbridge_core::model::Escalation;
+    let mut ask = release();
+    ask.timeout_seconds = 1_800;
+    ask.also = vec![Target::parse("slack:C1").expect("slack")];
+    ask.escalate = vec![
+        Escalation {
+            after_seconds: 600,
+            to: Target::parse("discord:9").expect("discord"),
+        },
+        Escalation {
+            after_seconds: 1_200,
+            to: Target::parse("web").expect("web"),
+        },
+    ];
+    let lifecycle = AskLifecycle::new("ask_1", ask, T0);
+    // (seconds after creation, the places reminded then)
+    let cases: [(u64, &[usize]); 4] = [
+        (300, &[0, 1]),
+        (599, &[0, 1]),
+        (600, &[0, 1, 2]),
+        (1_500, &[0, 1, 2, 3]),
+    ];
+    for (secs, places) in cases {
+        assert_eq!(lifecycle.reminded_places(at(secs)), places, "at {secs} s");
+    }
 }

@@ -1703,3 +1703,198 @@ fn reminders_are_read_and_refused_with_their_path() {
         );
     }
 }
+
+#[test]
+fn an_ask_says_no_reminder_and_no_escalation_apart_from_saying_nothing() {
+    use askbridge_core::model::Unset;
+    use serde_json::json;
+    let unset = |extra: serde_json::Value| {
+        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}]});
+        for (key, value) in extra.as_object().expect("an object") {
+            ask[key] = value.clone();
+        }
+        normalize_input(&ask.to_string())
+            .expect("accepted")
+            .ask
+            .unset
+    };
+    assert_eq!(unset(json!({})), Unset::ALL);
+    assert_eq!(
+        unset(json!({"remindAfterSeconds": null, "escalate": null})),
+        Unset::ALL
+    );
+    assert_eq!(
+        unset(json!({"remindAfterSeconds": 0, "escalate": []})),
+        Unset::default()
+    );
+    assert_eq!(
+        unset(json!({"remind_after_seconds": 60})),
+        Unset {
+            remind: false,
+            escalate: true
+        }
+    );
+    // Assistant text cannot say either.
+    let text = normalize_input("Which one?\n\nA. Red\nB. Blue").expect("a list");
+    assert_eq!(text.ask.unset, Unset::ALL);
+}
+
+#[test]
+fn defaults_are_read_by_the_rules_of_an_ask_with_paths_under_their_section() {
+    use askbridge_core::model::Reminders;
+    use askbridge_core::normalize::normalize_defaults;
+    use serde_json::json;
+    let read = |settings: serde_json::Value| {
+        normalize_defaults(settings.as_object().expect("an object"), "defaults")
+    };
+    let (remind, escalate) = read(json!({
+        "remind_after_seconds": 300,
+        "remind_every_seconds": 600,
+        "escalate": [
+            {"after_seconds": 1200, "to": "telegram:-1009999"},
+            {"after_seconds": 600, "to": "slack:C0ONCALL"}
+        ]
+    }))
+    .expect("accepted");
+    assert_eq!(
+        remind,
+        Some(Reminders {
+            after_seconds: 300,
+            every_seconds: Some(600)
+        })
+    );
+    let steps: Vec<(u32, String)> = escalate
+        .iter()
+        .map(|step| (step.after_seconds, step.to.to_string()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (600, "slack:C0ONCALL".to_owned()),
+            (1200, "telegram:-1009999".to_owned())
+        ]
+    );
+    assert_eq!(read(json!({})).expect("nothing"), (None, Vec::new()));
+    let cases = [
+        (
+            json!({"remind_after_seconds": 10}),
+            "defaults.remind_after_seconds",
+            "from 30",
+        ),
+        (
+            json!({"remind_every_seconds": 60}),
+            "defaults.remind_every_seconds",
+            "does not set",
+        ),
+        (
+            json!({"escalate": [{"after_seconds": 3600, "to": "slack:C1"}]}),
+            "defaults.escalate[0].after_seconds",
+            "not before the ask's timeout (3600 s)",
+        ),
+        (
+            json!({"escalate": [{"after_seconds": 60, "to": "irc:x"}]}),
+            "defaults.escalate[0].to",
+            "unknown channel",
+        ),
+        (
+            json!({"escalate": [{"after_seconds": 60, "to": "slack:C1"}, {"after_seconds": 90, "to": "slack:C1"}]}),
+            "defaults.escalate[1].to",
+            "listed already, at defaults.escalate[0].to",
+        ),
+    ];
+    for (settings, path, message) in cases {
+        let problems = read(settings.clone()).expect_err("refused");
+        assert_eq!(problems[0].path, path, "{settings}: {problems:?}");
+        assert!(
+            problems[0].message.contains(message),
+            "{settings}: {problems:?}"
+        );
+    }
+}
+
+#[test]
+fn defaults_fill_in_what_an_ask_left_unset_as_far_as_they_fit() {
+    use askbridge_core::model::{AskDefaults, Escalation, Reminders, Target};
+    use serde_json::json;
+    let target = |text: &str| Target::parse(text).expect("a target");
+    let defaults = AskDefaults {
+        target: target("telegram:-100"),
+        remind: Some(Reminders {
+            after_seconds: 600,
+            every_seconds: None,
+        }),
+        escalate: vec![
+            Escalation {
+                after_seconds: 300,
+                to: target("slack:C0ONCALL"),
+            },
+            Escalation {
+                after_seconds: 1200,
+                to: target("discord:99"),
+            },
+        ],
+    };
+    // (the ask's own settings, its reminder's first time, its places)
+    let cases: [(serde_json::Value, Option<u32>, &[&str]); 7] = [
+        (
+            json!({}),
+            Some(600),
+            &["telegram:-100", "slack:C0ONCALL", "discord:99"],
+        ),
+        (
+            json!({"remindAfterSeconds": 0, "escalate": []}),
+            None,
+            &["telegram:-100"],
+        ),
+        (
+            json!({"remindAfterSeconds": 60, "to": "web", "escalate": [{"afterSeconds": 30, "to": "slack:C1"}]}),
+            Some(60),
+            &["web", "slack:C1"],
+        ),
+        // A 15-minute ask: the 20-minute step cannot happen.
+        (
+            json!({"timeoutSeconds": 900}),
+            Some(600),
+            &["telegram:-100", "slack:C0ONCALL"],
+        ),
+        // A 5-minute ask: neither the reminder nor any step.
+        (json!({"timeoutSeconds": 300}), None, &["telegram:-100"]),
+        // The step's place is the ask's own already.
+        (
+            json!({"to": ["slack:C0ONCALL", "web"]}),
+            Some(600),
+            &["slack:C0ONCALL", "web", "discord:99"],
+        ),
+        // Eight places already: no room for a step.
+        (
+            json!({"to": ["web:1", "web:2", "web:3", "web:4", "web:5", "web:6", "web:7", "web:8"]}),
+            Some(600),
+            &[
+                "web:1", "web:2", "web:3", "web:4", "web:5", "web:6", "web:7", "web:8",
+            ],
+        ),
+    ];
+    for (settings, remind, places) in cases {
+        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}], "timeoutSeconds": 1800});
+        for (key, value) in settings.as_object().expect("an object") {
+            ask[key] = value.clone();
+        }
+        let ask = normalize_input(&ask.to_string())
+            .expect("accepted")
+            .ask
+            .with_defaults(&defaults);
+        assert_eq!(
+            ask.remind.map(|remind| remind.after_seconds),
+            remind,
+            "{settings}"
+        );
+        let got: Vec<String> = ask.places().map(ToString::to_string).collect();
+        assert_eq!(got, places, "{settings}");
+    }
+    // Applying the defaults again changes nothing.
+    let once = normalize_input(r#"{"questions": [{"id": "a", "question": "A?", "type": "confirm"}], "timeoutSeconds": 1800}"#)
+        .expect("accepted")
+        .ask
+        .with_defaults(&defaults);
+    assert_eq!(once.clone().with_defaults(&defaults), once);
+}

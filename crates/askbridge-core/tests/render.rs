@@ -1,7 +1,7 @@
 //! Rendering: the decision table, the text prompt in every locale, the
 //! neutral view, callback payloads, status lines and message splitting.
 
-use askbridge_core::model::{Ask, Choice, Place, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Place, Question, QuestionKind, Unset};
 use askbridge_core::render::{
     Button, ButtonStyle, ButtonsView, CallbackRef, Capabilities, EndState, Locale, Mode, OptionRef,
     RichView, Step, StepInput, TextView, View, callback_key, decide, parse_callback_key, rich_step,
@@ -103,6 +103,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        unset: Unset::default(),
     }
 }
 

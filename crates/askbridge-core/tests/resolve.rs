@@ -5,7 +5,7 @@
 //! expectation is `choice LABEL`, `choices A|B`, `ambiguous A|B`, `free` or
 //! `skip`.
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Question, QuestionKind, Unset};
 use askbridge_core::resolve::{AskMatcher, OptionMatcher, Resolution};
 
 fn describe(labels: &[&str], resolution: &Resolution) -> String {
@@ -965,6 +965,7 @@ fn release_ask() -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        unset: Unset::default(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! ever names options that exist, and names unknown items only for a reply
 //! that is free text.
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Question, QuestionKind, Unset};
 use askbridge_core::resolve::{AskMatcher, OptionMatcher, Resolution};
 use proptest::prelude::*;
 
@@ -119,6 +119,7 @@ proptest! {
             also: Vec::new(),
             escalate: Vec::new(),
             remind: None,
+            unset: Unset::default(),
         };
         let matcher = AskMatcher::new(&ask);
         let resolved = matcher.resolve(&reply, &open);

@@ -23,9 +23,9 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::model::{AskDefaults, ChannelKind, Target};
 use askbridge_core::render::{Locale, Mode};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The address used when none is configured.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8790";
@@ -78,8 +78,10 @@ pub struct Config {
     /// When set, every `/v1`, `/mcp` and `/metrics` request needs
     /// `Authorization: Bearer <token>`. Required to listen beyond loopback.
     pub api_token: Option<Secret>,
-    /// Where asks without a `to` go (default `web`).
-    pub default_target: Target,
+    /// What asks that do not say get: where they go (`default_target`,
+    /// default `web`), their reminders and escalation (`[defaults]`, default
+    /// none).
+    pub defaults: AskDefaults,
     /// Cancel an ask when the agent's waiting `POST /v1/asks?wait=`
     /// connection closes before the outcome (default true).
     pub cancel_on_disconnect: bool,
@@ -487,6 +489,9 @@ pub struct RawConfig {
     pub default_target: Option<String>,
     /// `cancel_on_disconnect = true`.
     pub cancel_on_disconnect: Option<bool>,
+    /// `[defaults]`.
+    #[serde(default)]
+    pub defaults: RawDefaults,
     /// `[web]`.
     #[serde(default)]
     pub web: RawWeb,
@@ -553,6 +558,31 @@ pub struct RawConfig {
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
+}
+
+/// `[defaults]` as written: what an ask that does not say gets.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDefaults {
+    /// `remind_after_seconds = 600` (0: no reminder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remind_after_seconds: Option<u64>,
+    /// `remind_every_seconds = 600`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remind_every_seconds: Option<u64>,
+    /// `escalate = [{ after_seconds = 600, to = "slack:C0ONCALL" }]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<Vec<RawEscalation>>,
+}
+
+/// One step of `defaults.escalate` as written.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEscalation {
+    /// Seconds after an ask is created.
+    pub after_seconds: u64,
+    /// Where it is passed on to.
+    pub to: String,
 }
 
 /// `[web]` as written.
@@ -890,6 +920,9 @@ settings! {
     file "api_token" "ASKBRIDGE_API_TOKEN" text => api_token;
     file "default_target" "ASKBRIDGE_DEFAULT_TARGET" text => default_target;
     file "cancel_on_disconnect" "ASKBRIDGE_CANCEL_ON_DISCONNECT" flag => cancel_on_disconnect;
+    file "defaults.remind_after_seconds" "ASKBRIDGE_DEFAULTS_REMIND_AFTER_SECONDS" seconds => defaults.remind_after_seconds;
+    file "defaults.remind_every_seconds" "ASKBRIDGE_DEFAULTS_REMIND_EVERY_SECONDS" seconds => defaults.remind_every_seconds;
+    file "defaults.escalate" "ASKBRIDGE_DEFAULTS_ESCALATE" steps => defaults.escalate;
     file "web.enabled" "ASKBRIDGE_WEB_ENABLED" flag => web.enabled;
     file "web.locale" "ASKBRIDGE_WEB_LOCALE" text => web.locale;
     file "mcp.allowed_hosts" "ASKBRIDGE_MCP_ALLOWED_HOSTS" list => mcp.allowed_hosts;
@@ -1073,6 +1106,7 @@ impl RawConfig {
         let target_text = self.default_target.as_deref().unwrap_or("web");
         let default_target = Target::parse(target_text)
             .map_err(|error| invalid("default_target", format!("{error}")))?;
+        let defaults = self.ask_defaults(default_target, &invalid)?;
 
         let max_body = self
             .http
@@ -1128,7 +1162,7 @@ impl RawConfig {
             data_dir,
             database_url,
             api_token,
-            default_target,
+            defaults,
             cancel_on_disconnect: self.cancel_on_disconnect.unwrap_or(true),
             web: WebConfig {
                 enabled: self.web.enabled.unwrap_or(true),
@@ -1146,6 +1180,44 @@ impl RawConfig {
             feishu,
             matrix,
             file: file.map(Path::to_path_buf),
+        })
+    }
+
+    /// `[defaults]`, read by the rules of an ask's own settings, and the
+    /// default target.
+    fn ask_defaults(
+        &self,
+        target: Target,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<AskDefaults, ConfigError> {
+        let settings = match serde_json::to_value(&self.defaults) {
+            Ok(serde_json::Value::Object(settings)) => settings,
+            _ => serde_json::Map::new(),
+        };
+        let (remind, escalate) = askbridge_core::normalize::normalize_defaults(
+            &settings, "defaults",
+        )
+        .map_err(|problems| {
+            let problem = &problems[0];
+            let key = [
+                "defaults.remind_after_seconds",
+                "defaults.remind_every_seconds",
+            ]
+            .into_iter()
+            .find(|key| problem.path == *key)
+            .unwrap_or("defaults.escalate");
+            let place = problem.path.strip_prefix(key).unwrap_or_default();
+            let message = if place.is_empty() {
+                problem.message.clone()
+            } else {
+                format!("{place}: {}", problem.message)
+            };
+            invalid(key, message)
+        })?;
+        Ok(AskDefaults {
+            target,
+            remind,
+            escalate,
         })
     }
 
@@ -1644,6 +1716,23 @@ fn bytes(value: &str) -> Result<u64, String> {
         .map_err(|_| format!("expected a number of bytes, got {value:?}"))
 }
 
+/// Escalation steps as `SECONDS=TARGET`, comma-separated
+/// (`600=slack:C0ONCALL,1200=telegram:-1009999`).
+fn steps(value: &str) -> Result<Vec<RawEscalation>, String> {
+    comma_list(value)
+        .into_iter()
+        .map(|step| {
+            let (after, to) = step.split_once('=').ok_or_else(|| {
+                format!("expected SECONDS=TARGET steps such as 600=slack:C0ONCALL, got {step:?}")
+            })?;
+            Ok(RawEscalation {
+                after_seconds: seconds(after)?,
+                to: to.trim().to_owned(),
+            })
+        })
+        .collect()
+}
+
 /// A number of seconds.
 fn seconds(value: &str) -> Result<u64, String> {
     value
@@ -1776,7 +1865,7 @@ mod tests {
         assert_eq!(config.data_dir, PathBuf::from(".askbridge"));
         assert_eq!(config.database_url, "sqlite://.askbridge/askbridge.db");
         assert!(config.api_token.is_none());
-        assert_eq!(config.default_target.to_string(), "web");
+        assert_eq!(config.defaults.target.to_string(), "web");
         assert!(config.web.enabled);
         assert_eq!(config.web.locale, Locale::En);
         assert!(config.cancel_on_disconnect);
@@ -1821,7 +1910,7 @@ max_body_bytes = 4096
         );
         assert_eq!(format!("{:?}", config.api_token), "Some([redacted])");
         assert!(!format!("{config:?}").contains("s3cret"));
-        assert_eq!(config.default_target.to_string(), "telegram:-100123/7");
+        assert_eq!(config.defaults.target.to_string(), "telegram:-100123/7");
         assert!(!config.cancel_on_disconnect);
         assert!(!config.web.enabled);
         assert_eq!(config.web.locale, Locale::Th);
@@ -1853,12 +1942,75 @@ max_body_bytes = 4096
         assert_eq!(config.data_dir, PathBuf::from("/tmp/ab"));
         assert_eq!(config.database_url, "sqlite::memory:");
         assert_eq!(config.api_token.as_ref().map(Secret::expose), Some("tok"));
-        assert_eq!(config.default_target.to_string(), "slack:C1");
+        assert_eq!(config.defaults.target.to_string(), "slack:C1");
         assert_eq!(config.mcp.allowed_hosts, ["a.example", "b.example:8790"]);
         assert!(!config.web.enabled);
         assert_eq!(config.web.locale, Locale::ZhCn);
         assert!(!config.cancel_on_disconnect);
         assert_eq!(config.http.max_body_bytes, 2048);
+    }
+
+    #[test]
+    fn config_defaults_for_asks_from_the_file_and_the_environment() {
+        let steps = |config: &Config| -> Vec<String> {
+            config
+                .defaults
+                .escalate
+                .iter()
+                .map(|step| format!("{} {}", step.after_seconds, step.to))
+                .collect()
+        };
+        let none = from("", &[]).expect("valid");
+        assert_eq!(none.defaults.remind, None);
+        assert!(none.defaults.escalate.is_empty());
+
+        let file = r#"
+[defaults]
+remind_after_seconds = 600
+escalate = [
+  { after_seconds = 1200, to = "telegram:-1009999" },
+  { after_seconds = 600, to = "slack:C0ONCALL" },
+]
+"#;
+        let config = from(file, &[]).expect("valid");
+        let remind = config.defaults.remind.expect("a reminder");
+        assert_eq!((remind.after_seconds, remind.every_seconds), (600, None));
+        assert_eq!(
+            steps(&config),
+            ["600 slack:C0ONCALL", "1200 telegram:-1009999"]
+        );
+
+        let config = from(
+            file,
+            &[
+                ("ASKBRIDGE_DEFAULTS_REMIND_AFTER_SECONDS", "0"),
+                ("ASKBRIDGE_DEFAULTS_ESCALATE", "300=discord:99, 900=web"),
+            ],
+        )
+        .expect("valid");
+        assert_eq!(config.defaults.remind, None);
+        assert_eq!(steps(&config), ["300 discord:99", "900 web"]);
+
+        check_error(
+            "[defaults]\nremind_after_seconds = 5\n",
+            &[],
+            "config/askbridge.toml: defaults.remind_after_seconds: 5 is not 0 (off) or a whole number of seconds from 30",
+        );
+        check_error(
+            "[defaults]\nescalate = [{ after_seconds = 60, to = \"slack:C1\" }, { after_seconds = 90, to = \"slack:C1\" }]\n",
+            &[],
+            "config/askbridge.toml: defaults.escalate: [1].to: slack:C1 is listed already, at defaults.escalate[0].to",
+        );
+        check_error(
+            "[defaults]\nescalate = [{ after_seconds = 60, too = \"slack:C1\" }]\n",
+            &[],
+            "config/askbridge.toml: defaults.escalate: unknown field `too`, expected `after_seconds` or `to` (line 2, column 35)",
+        );
+        check_error(
+            "",
+            &[("ASKBRIDGE_DEFAULTS_ESCALATE", "600 slack:C1")],
+            "ASKBRIDGE_DEFAULTS_ESCALATE: expected SECONDS=TARGET steps such as 600=slack:C0ONCALL, got \"600 slack:C1\"",
+        );
     }
 
     #[test]

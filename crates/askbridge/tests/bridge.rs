@@ -1167,6 +1167,68 @@ async fn a_reminder_is_sent_once_at_its_time_even_after_a_crash(db: Scratch) {
     );
 }
 
+async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratch) {
+    use askbridge_core::model::{AskDefaults, Escalation, Reminders, Unset};
+    let defaults = AskDefaults {
+        target: Target::parse("web").expect("web"),
+        remind: Some(Reminders {
+            after_seconds: 300,
+            every_seconds: None,
+        }),
+        escalate: vec![Escalation {
+            after_seconds: 600,
+            to: Target::parse("slack:C1").expect("slack"),
+        }],
+    };
+    let a = Bridge::open_with(
+        BridgeOptions::new(db.url(), defaults),
+        tuning(&Clock::manual(START)),
+    )
+    .await
+    .expect("open the bridge");
+    let (telegram, _) = telegram_and_slack(&a);
+    let mut long = telegram_ask();
+    long.timeout_seconds = 1_800;
+    let silent = create(&a, long.clone()).await;
+    let mut off = long;
+    off.unset = Unset::default();
+    let quiet = create(&a, off).await;
+    telegram.calls(2).await;
+    a.flush().await.expect("flush");
+    crash(a);
+
+    // Taken at creation and kept with the ask: an instance without the
+    // defaults reminds and escalates it, and not the ask that said no.
+    let clock = Clock::manual(START);
+    let b = open_bare(&db, &clock).await;
+    let (telegram, slack) = telegram_and_slack(&b);
+    // (Its delivery is not over while a step waits: its first place is
+    // delivered again; the chat driver skips what is on record.)
+    telegram.calls(1).await;
+    clock.advance(Duration::from_secs(300));
+    assert_eq!(
+        telegram.calls(2).await,
+        [
+            format!("deliver {}", silent.id),
+            format!("remind {} 0", silent.id)
+        ]
+    );
+    clock.advance(Duration::from_secs(300));
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", silent.id)]);
+    b.cancel(&quiet.id).await.expect("cancel");
+    b.cancel(&silent.id).await.expect("cancel");
+    let calls = telegram.calls(4).await;
+    assert_eq!(
+        calls[2..],
+        [
+            format!("end {} cancelled", quiet.id),
+            format!("end {} cancelled", silent.id)
+        ]
+    );
+    assert_eq!(slack.calls(2).await.len(), 2);
+    assert_eq!(reminders(&telegram).len(), 1);
+}
+
 async fn three_instances_send_each_reminder_once(db: Scratch) {
     let clock = Clock::manual(START);
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
@@ -2066,6 +2128,7 @@ on_both_backends!(
         an_escalation_step_is_posted_at_its_time_even_after_a_crash,
         an_escalation_step_not_due_when_the_ask_ends_is_never_posted,
         a_reminder_is_sent_once_at_its_time_even_after_a_crash,
+        configured_defaults_remind_and_escalate_asks_that_do_not_say,
     ],
     multi_thread: [
         three_instances_send_each_reminder_once,

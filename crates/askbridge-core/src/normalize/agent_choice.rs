@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::options::{self, RawOption};
 use super::{Report, chars, field, item};
 use crate::model::limits::{DEFAULT_TIMEOUT_SECONDS, MAX_OPTIONS, MAX_QUESTION_CHARS};
-use crate::model::{Ask, Question, QuestionKind};
+use crate::model::{Ask, Question, QuestionKind, Unset};
 
 /// The word after `<!--` that opens a block.
 const BLOCK_NAME: &str = "agent-choice";
@@ -93,6 +93,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        unset: Unset::ALL,
     })
 }
 

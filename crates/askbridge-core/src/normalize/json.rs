@@ -14,7 +14,9 @@ use crate::model::limits::{
     MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS,
     MIN_TIMEOUT_SECONDS,
 };
-use crate::model::{Ask, Choice, Escalation, Place, Question, QuestionKind, Reminders, Target};
+use crate::model::{
+    Ask, Choice, Escalation, Place, Question, QuestionKind, Reminders, Target, Unset,
+};
 
 /// Longest title, description, placeholder or default text, in characters.
 const MAX_TEXT_CHARS: usize = MAX_QUESTION_CHARS;
@@ -47,9 +49,7 @@ fn read_at(value: &Value, base: &str, depth: usize, report: &mut Report) -> Opti
                 None,
                 questions,
                 DEFAULT_TIMEOUT_SECONDS,
-                Vec::new(),
-                Vec::new(),
-                None,
+                Reach::default(),
                 report,
             )
         }
@@ -196,6 +196,19 @@ fn read_ask(
     let places = read_places(map, base, report);
     let escalate = read_escalate(map, base, timeout, &places, report);
     let remind = read_reminders(map, base, timeout, report);
+    let given = |keys: &[&str]| {
+        keys.iter()
+            .any(|key| map.get(*key).is_some_and(|v| !v.is_null()))
+    };
+    let reach = Reach {
+        places,
+        escalate,
+        remind,
+        unset: Unset {
+            remind: !given(&["remindAfterSeconds", "remind_after_seconds"]),
+            escalate: !given(&["escalate"]),
+        },
+    };
 
     let mut questions = if single {
         report.warn(
@@ -245,7 +258,28 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, places, escalate, remind, report)
+    finish(title, questions, timeout, reach, report)
+}
+
+/// Where and how an ask reaches the person, as read.
+struct Reach {
+    /// `to`, the first place first.
+    places: Vec<Target>,
+    escalate: Vec<Escalation>,
+    remind: Option<Reminders>,
+    unset: Unset,
+}
+
+impl Default for Reach {
+    /// Nothing said: every setting left to the defaults.
+    fn default() -> Reach {
+        Reach {
+            places: Vec::new(),
+            escalate: Vec::new(),
+            remind: None,
+            unset: Unset::ALL,
+        }
+    }
 }
 
 /// The ask, unless an error was recorded. An ask left without questions
@@ -254,14 +288,18 @@ fn finish(
     title: Option<String>,
     questions: Vec<Question>,
     timeout_seconds: u32,
-    places: Vec<Target>,
-    escalate: Vec<Escalation>,
-    remind: Option<Reminders>,
+    reach: Reach,
     report: &mut Report,
 ) -> Option<Ask> {
     if questions.is_empty() && report.error_count() == 0 {
         report.no_question_left(super::ROOT);
     }
+    let Reach {
+        places,
+        escalate,
+        remind,
+        unset,
+    } = reach;
     let mut places = places.into_iter();
     (report.error_count() == 0).then(|| Ask {
         title,
@@ -271,12 +309,13 @@ fn finish(
         also: places.collect(),
         escalate,
         remind,
+        unset,
     })
 }
 
 /// Reads `remindAfterSeconds` (0: no reminder) and `remindEverySeconds`:
 /// each at least 30, the first reminder before the ask's timeout.
-fn read_reminders(
+pub(crate) fn read_reminders(
     map: &Map<String, Value>,
     base: &str,
     timeout: u32,
@@ -343,7 +382,7 @@ fn read_reminders(
 /// ask's timeout (`to` may list several places passed on to at that
 /// time), sorted by time; no place twice, counting `places` (the ask's
 /// `to`).
-fn read_escalate(
+pub(crate) fn read_escalate(
     map: &Map<String, Value>,
     base: &str,
     timeout: u32,

@@ -18,7 +18,7 @@ mod options;
 
 use std::fmt;
 
-use crate::model::Ask;
+use crate::model::{Ask, Escalation, Reminders};
 
 pub use agent_choice::visible_text;
 pub use json::kind_of;
@@ -130,6 +130,25 @@ pub fn normalize_places(
     let places = json::read_places(&wrapper, "", &mut report);
     if report.errors.is_empty() {
         Ok((places, report.warnings))
+    } else {
+        Err(report.errors)
+    }
+}
+
+/// Reads what an ask may leave to the configuration — the keys
+/// `remind_after_seconds`, `remind_every_seconds` and `escalate` of
+/// `settings` — by the rules of an ask's own, for an ask of the longest
+/// timeout. Problems carry paths under `base` (`defaults.escalate[1].to`).
+pub fn normalize_defaults(
+    settings: &serde_json::Map<String, serde_json::Value>,
+    base: &str,
+) -> Result<(Option<Reminders>, Vec<Escalation>), Vec<Problem>> {
+    let mut report = Report::default();
+    let timeout = crate::model::limits::MAX_TIMEOUT_SECONDS;
+    let remind = json::read_reminders(settings, base, timeout, &mut report);
+    let escalate = json::read_escalate(settings, base, timeout, &[], &mut report);
+    if report.errors.is_empty() {
+        Ok((remind, escalate))
     } else {
         Err(report.errors)
     }

@@ -52,7 +52,7 @@ use std::time::Duration;
 
 use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step};
 use askbridge_core::model::Timestamp;
-use askbridge_core::model::{Ask, ChannelKind, Place, Target};
+use askbridge_core::model::{Ask, AskDefaults, ChannelKind, Place, Target};
 use askbridge_core::outcome::Outcome;
 use futures_util::TryStreamExt;
 use tokio::sync::{Notify, broadcast, watch};
@@ -72,8 +72,9 @@ use outbox::{DELIVERED, FOREIGN, NOT_DELIVERED, Op, Outbox, QUEUED, UNDELIVERED}
 pub struct BridgeOptions {
     /// `sqlite://…` or `postgres://…`.
     pub database_url: String,
-    /// Where asks without a `to` go.
-    pub default_target: Target,
+    /// What asks that do not say get: where they go (an ask without
+    /// `to`), their reminders and escalation.
+    pub defaults: AskDefaults,
     /// This instance's name among those sharing the database: the
     /// delivery owner it records and the holder of its leases. A
     /// restarted instance with the same name takes its own work back at
@@ -82,12 +83,12 @@ pub struct BridgeOptions {
 }
 
 impl BridgeOptions {
-    /// Options for a database and a default target, as the instance
-    /// `local`.
-    pub fn new(database_url: impl Into<String>, default_target: Target) -> BridgeOptions {
+    /// Options for a database and the defaults of asks (a default target
+    /// alone: no default reminder or escalation), as the instance `local`.
+    pub fn new(database_url: impl Into<String>, defaults: impl Into<AskDefaults>) -> BridgeOptions {
         BridgeOptions {
             database_url: database_url.into(),
-            default_target,
+            defaults: defaults.into(),
             instance: "local".to_owned(),
         }
     }
@@ -309,7 +310,7 @@ pub struct Bridge {
 /// channel tasks.
 struct Inner {
     store: Arc<dyn Store>,
-    default_target: Target,
+    defaults: AskDefaults,
     /// This instance's name ([`BridgeOptions::instance`]).
     instance: String,
     lease: Duration,
@@ -420,7 +421,7 @@ impl Bridge {
     pub async fn open_with(options: BridgeOptions, tuning: Tuning) -> Result<Bridge, BridgeError> {
         let BridgeOptions {
             database_url,
-            default_target,
+            defaults,
             instance,
         } = options;
         let Tuning {
@@ -445,7 +446,7 @@ impl Bridge {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let inner = Arc::new(Inner {
             store,
-            default_target,
+            defaults,
             instance,
             lease,
             owned: Mutex::new(std::collections::BTreeSet::new()),
@@ -583,12 +584,10 @@ impl Bridge {
     pub async fn create(&self, new: NewAsk) -> Result<(AskView, bool), BridgeError> {
         let inner = &self.inner;
         let NewAsk {
-            mut ask,
+            ask,
             idempotency_key,
         } = new;
-        if ask.target.is_none() {
-            ask.target = Some(inner.default_target.clone());
-        }
+        let ask = ask.with_defaults(&inner.defaults);
         let id = format!("ask_{}", uuid::Uuid::now_v7().simple());
         let lifecycle = AskLifecycle::new(id, ask, inner.clock.now());
         let row = record::new_row(&lifecycle, idempotency_key, &inner.instance)?;
@@ -824,7 +823,7 @@ impl Bridge {
 
     /// Where asks without a `to` go.
     pub fn default_target(&self) -> &Target {
-        &self.inner.default_target
+        &self.inner.defaults.target
     }
 
     /// Records a platform message an ask was posted as (a channel calls
@@ -987,7 +986,7 @@ impl Inner {
                 .ask()
                 .target
                 .clone()
-                .unwrap_or_else(|| self.default_target.clone()),
+                .unwrap_or_else(|| self.defaults.target.clone()),
             created_at: lifecycle.created_at(),
             deadline: lifecycle.deadline(),
             state: lifecycle.state().clone(),
@@ -1458,7 +1457,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inner")
             .field("store", &self.store)
-            .field("default_target", &self.default_target)
+            .field("defaults", &self.defaults)
             .field("clock", &self.clock)
             .field("pending", &lock(&self.asks).len())
             .finish_non_exhaustive()

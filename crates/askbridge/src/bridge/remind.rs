@@ -19,7 +19,7 @@ use askbridge_core::model::Timestamp;
 use tokio::sync::Notify;
 
 use super::clock::Clock;
-use super::outbox::Op;
+use super::outbox::{self, Op};
 use super::{BridgeError, Found, Inner, record};
 
 /// Due reminders read per statement.
@@ -106,7 +106,7 @@ async fn remind(
         return Ok(false);
     };
     let number = u32::try_from(sent).unwrap_or(u32::MAX);
-    let (view, next) = {
+    let (view, next, places) = {
         let mut slot = entry.slot.lock().await;
         inner.fresh(&entry, &mut slot).await?;
         let Some(lifecycle) = slot.lifecycle.as_deref().filter(|_| !slot.ended) else {
@@ -116,9 +116,10 @@ async fn remind(
             return Ok(false);
         }
         let next = lifecycle.next_reminder(number.saturating_add(1));
+        let places = lifecycle.reminded_places(now);
         let view = inner.slot_view(&slot)?;
         inner.evict_if_full(&mut slot);
-        (view, next)
+        (view, next, places)
     };
     if !inner
         .store
@@ -129,10 +130,14 @@ async fn remind(
     }
     tracing::info!(ask_id = %id, reminder = number + 1, "reminding");
     let view = Arc::new(view);
-    inner.enqueue_everywhere(
-        &entry,
-        |kind| inner.posts_here(kind),
-        || Op::Remind(Arc::clone(&view), number),
-    );
+    for place in places {
+        if entry
+            .spots
+            .get(place)
+            .is_some_and(|spot| inner.posts_here(spot.kind))
+        {
+            outbox::enqueue(inner, &entry, place, Op::Remind(Arc::clone(&view), number));
+        }
+    }
     Ok(true)
 }

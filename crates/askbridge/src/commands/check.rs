@@ -32,7 +32,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
-use askbridge_core::model::ChannelKind;
+use askbridge_core::model::{ChannelKind, Target};
 use askbridge_discord::run::message_content_allowed;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -385,26 +385,37 @@ fn config_loaded(config: &Config) -> Check {
     let read = file
         .clone()
         .unwrap_or_else(|| "no config file; defaults and environment".to_owned());
-    let default_channel = config.default_target.place.channel();
-    let check = if config.channels().contains(&default_channel) {
-        Check::new("config", Status::Ok, read)
-    } else {
+    let defaults = &config.defaults;
+    let off = |target: &Target| !config.channels().contains(&target.place.channel());
+    let check = if off(&defaults.target) {
         Check::new(
             "config",
             Status::Warning,
             format!(
                 "{read}: default_target is {}, but the {} channel is off, so asks without a \"to\" would end undelivered (delivery_failed)",
-                config.default_target,
-                default_channel.as_str()
+                defaults.target,
+                defaults.target.place.channel().as_str()
             ),
         )
+    } else if let Some(step) = defaults.escalate.iter().find(|step| off(&step.to)) {
+        Check::new(
+            "config",
+            Status::Warning,
+            format!(
+                "{read}: defaults.escalate passes asks on to {}, but the {} channel is off, so that step would not be posted",
+                step.to,
+                step.to.place.channel().as_str()
+            ),
+        )
+    } else {
+        Check::new("config", Status::Ok, read)
     };
     check
         .with("file", file)
         .with("listen", config.listen.to_string())
         .with("data_dir", config.data_dir.display().to_string())
         .with("database_url", store::redact_url(&config.database_url))
-        .with("default_target", config.default_target.to_string())
+        .with("default_target", defaults.target.to_string())
         .with("channels", on)
 }
 

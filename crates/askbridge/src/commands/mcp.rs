@@ -125,7 +125,7 @@ async fn open_bridge(config: &Config) -> anyhow::Result<Bridge> {
         &config.data_dir,
     )?;
     let bridge = Bridge::open_with(
-        BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
+        BridgeOptions::new(config.database_url.clone(), config.defaults.clone())
             .instance(instance.hold()),
         Tuning {
             lease: config.cluster.lease,

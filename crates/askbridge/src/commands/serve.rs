@@ -77,7 +77,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         &config.data_dir,
     )?;
     let bridge = Bridge::open_with(
-        BridgeOptions::new(config.database_url.clone(), config.default_target.clone())
+        BridgeOptions::new(config.database_url.clone(), config.defaults.clone())
             .instance(instance.name.clone()),
         Tuning {
             lease: config.cluster.lease,

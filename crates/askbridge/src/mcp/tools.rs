@@ -152,9 +152,9 @@ fn ask_user_input() -> Value {
                     },
                     "required": ["afterSeconds", "to"]
                 },
-                "description": "Where to pass the ask on to when nobody has answered after a while (earlier places stay open)."
+                "description": "Where to pass the ask on to when nobody has answered after a while (earlier places stay open). Leave out for the configured default; [] for none."
             },
-            "remindAfterSeconds": {"type": "integer", "minimum": 0, "description": "Remind the person this many seconds after asking if nobody has answered (0: never; at least 30)."},
+            "remindAfterSeconds": {"type": "integer", "minimum": 0, "description": "Remind the person this many seconds after asking if nobody has answered (0: never; at least 30). Leave out for the configured default."},
             "remindEverySeconds": {"type": "integer", "minimum": 30, "description": "Remind again at this interval after the first reminder (at most 3 reminders in all)."},
             "elicitation": {"type": "string", "enum": ["also", "only", "off"], "description": "Whether the questions also show in your host's own dialog when it can show one: \"also\" (with the chat), \"only\" (the host's dialog, with the web page instead of a chat), \"off\". Leave out for the configured default."}
         },

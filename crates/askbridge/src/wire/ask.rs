@@ -27,10 +27,13 @@ pub struct CanonicalAsk {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<CanonicalTo>,
     /// Where it is passed on to when still open a while after it was
-    /// created, earliest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub escalate: Vec<CanonicalEscalation>,
-    /// Seconds after creation of the first reminder while nobody answers.
+    /// created, earliest first; `[]`: no escalation, whatever the
+    /// configured default; absent: the configured default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<Vec<CanonicalEscalation>>,
+    /// Seconds after creation of the first reminder while nobody answers;
+    /// 0: no reminder, whatever the configured default; absent: the
+    /// configured default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remind_after_seconds: Option<u32>,
     /// Seconds between reminders after the first (at most 3 in all).
@@ -157,15 +160,19 @@ impl From<&Ask> for CanonicalAsk {
                 places if places.len() > 1 => Some(CanonicalTo::Several(places)),
                 mut places => places.pop().map(CanonicalTo::One),
             },
-            escalate: ask
-                .escalate
-                .iter()
-                .map(|step| CanonicalEscalation {
-                    after_seconds: step.after_seconds,
-                    to: step.to.to_string(),
-                })
-                .collect(),
-            remind_after_seconds: ask.remind.map(|remind| remind.after_seconds),
+            escalate: (!ask.unset.escalate || !ask.escalate.is_empty()).then(|| {
+                ask.escalate
+                    .iter()
+                    .map(|step| CanonicalEscalation {
+                        after_seconds: step.after_seconds,
+                        to: step.to.to_string(),
+                    })
+                    .collect()
+            }),
+            remind_after_seconds: match ask.remind {
+                Some(remind) => Some(remind.after_seconds),
+                None => (!ask.unset.remind).then_some(0),
+            },
             remind_every_seconds: ask.remind.and_then(|remind| remind.every_seconds),
         }
     }
@@ -273,6 +280,19 @@ mod tests {
                 ],
                 "timeoutSeconds": 30,
                 "to": "telegram:-1001234/7@42"
+            }),
+        );
+    }
+
+    #[test]
+    fn wire_an_explicit_no_reminder_and_no_escalation_are_kept() {
+        check(
+            r#"{"questions": [{"id": "a", "question": "Q?", "type": "confirm"}], "remindAfterSeconds": 0, "escalate": []}"#,
+            json!({
+                "questions": [{"id": "a", "header": "Q", "question": "Q?", "type": "confirm"}],
+                "timeoutSeconds": 900,
+                "escalate": [],
+                "remindAfterSeconds": 0
             }),
         );
     }
