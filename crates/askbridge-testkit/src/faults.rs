@@ -69,6 +69,9 @@ pub struct Faults {
     pub hang: Duration,
     /// Seed of the draw.
     pub seed: u64,
+    /// At most this many faults from when these faults were set; `None`:
+    /// no end.
+    pub at_most: Option<u64>,
 }
 
 impl Faults {
@@ -78,6 +81,7 @@ impl Faults {
         kinds: Vec::new(),
         hang: Duration::from_secs(120),
         seed: 0,
+        at_most: None,
     };
 
     /// `share` of requests faulted with every kind, held for two minutes
@@ -105,6 +109,13 @@ impl Faults {
     /// The seed of the draw.
     pub fn seed(mut self, seed: u64) -> Faults {
         self.seed = seed;
+        self
+    }
+
+    /// At most `count` faults, then none (`Faults::share(1.0).at_most(1)`
+    /// fails the next request only).
+    pub fn at_most(mut self, count: u64) -> Faults {
+        self.at_most = Some(count);
         self
     }
 }
@@ -169,6 +180,8 @@ struct Draw {
     faults: Faults,
     rng: fastrand::Rng,
     counts: FaultCounts,
+    /// Faults since `faults` were set.
+    since_set: u64,
 }
 
 impl FaultPlan {
@@ -178,6 +191,7 @@ impl FaultPlan {
                 rng: fastrand::Rng::with_seed(faults.seed),
                 faults,
                 counts: FaultCounts::default(),
+                since_set: 0,
             }),
             answers,
         })
@@ -188,6 +202,7 @@ impl FaultPlan {
         let mut draw = self.lock();
         draw.rng = fastrand::Rng::with_seed(faults.seed);
         draw.faults = faults;
+        draw.since_set = 0;
     }
 
     pub(crate) fn counts(&self) -> FaultCounts {
@@ -202,12 +217,19 @@ impl FaultPlan {
     fn draw(&self) -> Option<(Fault, Duration)> {
         let mut draw = self.lock();
         draw.counts.requests += 1;
-        let Draw { faults, rng, .. } = &mut *draw;
-        if faults.kinds.is_empty() || rng.f64() >= faults.share {
+        let Draw {
+            faults,
+            rng,
+            since_set,
+            ..
+        } = &mut *draw;
+        let spent = faults.at_most.is_some_and(|most| *since_set >= most);
+        if spent || faults.kinds.is_empty() || rng.f64() >= faults.share {
             return None;
         }
         let fault = faults.kinds[rng.usize(..faults.kinds.len())];
         let hang = faults.hang;
+        *since_set += 1;
         draw.counts.count(fault);
         Some((fault, hang))
     }

@@ -97,6 +97,25 @@ async fn telegram_faults_look_like_telegrams_and_never_reach_its_state() {
 }
 
 #[tokio::test]
+async fn at_most_ends_the_faults_after_so_many() {
+    let fake = FakeTelegram::start().await;
+    let url = format!("{}/bot{}/getMe", fake.api_url(), fake.token());
+    let client = client();
+    fake.set_faults(only(Fault::ServerError).at_most(2));
+    for expected in [500, 500, 200, 200] {
+        let (status, _, _) = call(client.get(&url), "").await.expect("answer");
+        assert_eq!(status, expected);
+    }
+    // Set again: two more.
+    fake.set_faults(only(Fault::ServerError).at_most(2));
+    for expected in [500, 500, 200] {
+        let (status, _, _) = call(client.get(&url), "").await.expect("answer");
+        assert_eq!(status, expected);
+    }
+    assert_eq!(fake.fault_counts().server_errors, 4);
+}
+
+#[tokio::test]
 async fn discord_rate_limit_fault_carries_discords_retry_hint() {
     let fake = FakeDiscord::builder()
         .faults(only(Fault::RateLimited))

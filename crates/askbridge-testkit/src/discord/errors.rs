@@ -33,8 +33,34 @@ pub(crate) mod api {
     pub(crate) const UNKNOWN_MESSAGE: ApiError = error(404, 10008, "Unknown Message");
     pub(crate) const UNKNOWN_WEBHOOK: ApiError = error(404, 10015, "Unknown Webhook");
     pub(crate) const UNKNOWN_INTERACTION: ApiError = error(404, 10062, "Unknown interaction");
+    pub(crate) const UNKNOWN_COMMAND: ApiError = error(404, 10063, "Unknown application command");
+    pub(crate) const NOT_APPLICATION_OWNER: ApiError = error(
+        403,
+        20012,
+        "You are not authorized to perform this action on this application",
+    );
+    pub(crate) const MAX_CHAT_INPUT_COMMANDS: ApiError = error(
+        400,
+        30032,
+        "Maximum number of application commands reached (100)",
+    );
+    pub(crate) const MAX_CONTEXT_MENU_COMMANDS: ApiError = error(
+        400,
+        30032,
+        "Maximum number of application commands reached (15)",
+    );
+    pub(crate) const MAX_ENTRY_POINT_COMMANDS: ApiError = error(
+        400,
+        30032,
+        "Maximum number of application commands reached (1)",
+    );
     pub(crate) const ALREADY_ACKNOWLEDGED: ApiError =
         error(400, 40060, "Interaction has already been acknowledged.");
+    pub(crate) const COMMAND_NAME_TAKEN: ApiError = error(
+        400,
+        40041,
+        "An application command with that name already exists",
+    );
     pub(crate) const MISSING_ACCESS: ApiError = error(403, 50001, "Missing Access");
     pub(crate) const NOT_AUTHOR: ApiError =
         error(403, 50005, "Cannot edit a message authored by another user");
@@ -193,6 +219,46 @@ pub(crate) mod form {
     pub(crate) fn unknown_reply(path: &[String]) -> FieldError {
         FieldError::new(path, "REPLIES_UNKNOWN_MESSAGE", "Unknown message")
     }
+
+    pub(crate) fn not_a_list(path: &[String]) -> FieldError {
+        FieldError::new(
+            path,
+            "LIST_TYPE_CONVERT",
+            "Only iterables may be used in a ListType",
+        )
+    }
+
+    pub(crate) fn not_a_dict(path: &[String]) -> FieldError {
+        FieldError::new(
+            path,
+            "DICT_TYPE_CONVERT",
+            "Only dictionaries may be used in a DictType",
+        )
+    }
+
+    pub(crate) fn regex(path: &[String]) -> FieldError {
+        FieldError::new(
+            path,
+            "STRING_TYPE_REGEX",
+            "String value did not match validation regex.",
+        )
+    }
+
+    pub(crate) fn invalid_command_name(path: &[String]) -> FieldError {
+        FieldError::new(
+            path,
+            "APPLICATION_COMMAND_INVALID_NAME",
+            "Command name is invalid",
+        )
+    }
+
+    pub(crate) fn duplicate_command_name(path: &[String]) -> FieldError {
+        FieldError::new(
+            path,
+            "APPLICATION_COMMANDS_DUPLICATE_NAME",
+            "Application command names must be unique",
+        )
+    }
 }
 
 /// An answer: status, JSON body (none for `204`), extra headers.
@@ -210,6 +276,14 @@ impl Reply {
             status: 200,
             body: Some(body),
             headers: Headers::new(),
+        }
+    }
+
+    /// `201 Created` with a JSON body.
+    pub(crate) fn created(body: Value) -> Reply {
+        Reply {
+            status: 201,
+            ..Reply::ok(body)
         }
     }
 

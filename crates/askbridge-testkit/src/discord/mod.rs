@@ -35,7 +35,16 @@
 //! [`InteractionSigner`]'s public key), `POST /users/@me/channels` (one DM
 //! channel per user, stable id), `GET /channels/{id}`, `GET|POST
 //! /channels/{id}/messages`, `GET|PATCH|DELETE
-//! /channels/{id}/messages/{id}`, `POST
+//! /channels/{id}/messages/{id}`, `GET|PUT|POST
+//! /applications/{application.id}/commands` (global application commands:
+//! `PUT` overwrites the whole list and answers it, `POST` creates or
+//! replaces one by type and name, `201` when new, `200` when it replaced
+//! one; a command keeps its `id` while its type and name, or the `id` sent
+//! in a `PUT`, stay, and gets a new `version` when it changes; what was not
+//! sent is answered with Discord's defaults: `default_member_permissions`
+//! and `contexts` null, `dm_permission` true, `integration_types` `[0]`,
+//! `nsfw` false), `GET|PATCH|DELETE
+//! /applications/{application.id}/commands/{command.id}`, `POST
 //! /interactions/{id}/{token}/callback` (types 1, 4, 5, 6, 7, 9;
 //! `?with_response=true` answers the callback response object, otherwise
 //! `204`), `POST /webhooks/{application}/{token}` (follow-ups) and `GET|PATCH|DELETE
@@ -55,7 +64,18 @@
 //! message, selects with 0 or over 25 options, option texts over 100,
 //! `min_values`/`max_values` out of 0–25/1–25 or above the option count,
 //! modals with a title over 45, 0 or more than 5 rows, text inputs with
-//! labels over 45, and replies to unknown messages; `50006 Cannot send an
+//! labels over 45, and replies to unknown messages; for application
+//! commands, `Invalid Form Body` for a `type` other than 1–4, names not of
+//! 1–32 characters, CHAT_INPUT names outside Discord's naming regex
+//! (`STRING_TYPE_REGEX`) or with capitals (`APPLICATION_COMMAND_INVALID_NAME`),
+//! CHAT_INPUT descriptions not of 1–100 characters, over 25 options (and
+//! the same rules for options), a type and name repeated in one `PUT`
+//! (`APPLICATION_COMMANDS_DUPLICATE_NAME`) and a `PUT` body that is not a
+//! list; `400 30032 Maximum number of application commands reached` past
+//! 100 CHAT_INPUT (15 USER, 15 MESSAGE) commands; `400 40041` renaming onto
+//! a taken name; `404 10063 Unknown application command`; `403 20012 You
+//! are not authorized to perform this action on this application` for
+//! another application's id; `50006 Cannot send an
 //! empty message`; `10003 Unknown Channel`; `10008 Unknown Message`;
 //! `50005` for editing someone else's message; `403 50001 Missing Access` in
 //! channels made inaccessible ([`FakeDiscord::deny_access`]); `403 50007
@@ -69,7 +89,11 @@
 //! response first (`404 10015 Unknown Webhook`, as on Discord) and a token
 //! younger than 15 minutes (`401 50027 Invalid Webhook Token`). UPDATE_MESSAGE
 //! (7) edits the message the component was on; MODAL (9) opens a modal
-//! ([`ModalRecord`]) that [`FakeDiscord::submit_modal`] submits; EPHEMERAL
+//! ([`ModalRecord`]) that [`FakeDiscord::submit_modal`] submits. A person
+//! uses a registered slash command with [`FakeDiscord::use_command`]
+//! (INTERACTION_CREATE of type 2, APPLICATION_COMMAND); such an interaction
+//! has no message, so it takes only 4, 5 and 9 (6 and 7 answer `400`), and
+//! its message responses are of `type` 20 (CHAT_INPUT_COMMAND). EPHEMERAL
 //! (flag 64) responses and follow-ups are seen only by the interacting user
 //! ([`FakeDiscord::notices_for`]). Rate limits: [`RateLimits`].
 //!
@@ -88,7 +112,8 @@
 //! `embeds` and `components` of guild messages are empty — except the bot's
 //! own messages and messages that mention the bot — as on Discord. The bot's
 //! own messages are dispatched too (MESSAGE_CREATE for every non-ephemeral
-//! message it makes). [`FakeDiscord::drop_connection`] closes the socket
+//! message it makes), and so are interactions (INTERACTION_CREATE, whatever
+//! the intents). [`FakeDiscord::drop_connection`] closes the socket
 //! without a close frame; what is injected meanwhile is delivered when the
 //! client resumes.
 //!
@@ -122,7 +147,15 @@
 //! MESSAGE_UPDATE. The `Retry-After` header is whole seconds, as Discord's,
 //! so a rate-limited serenity waits at least one second. A few form-error
 //! codes Discord does not document are approximated (the `type` of
-//! a callback not allowed for the interaction answers `BASE_TYPE_CHOICES`).
+//! a callback not allowed for the interaction answers `BASE_TYPE_CHOICES`;
+//! the command limits' messages). Only global commands are kept: guild
+//! commands and command permissions are not served, the 200 command
+//! creates a day are not counted, localizations, option choices and the
+//! 8000-character total of a command are not checked, and the naming
+//! regex's letters and numbers are Rust's `char::is_alphabetic` and
+//! `is_numeric`. The description of a USER or MESSAGE command is stored
+//! as `""` and its options dropped, whatever was sent.
+//! [`FakeDiscord::use_command`] sends no `options` values.
 
 mod errors;
 mod gateway;
@@ -532,6 +565,13 @@ impl FakeDiscord {
         self.inspect(|state| state.modal(opened_by).cloned())
     }
 
+    /// The registered global application commands, in order, as `GET
+    /// /applications/{application.id}/commands` answers them (`id`,
+    /// `application_id`, `version`, `type`, `name`, `description`, …).
+    pub fn commands(&self) -> Vec<Value> {
+        self.inspect(|state| state.commands().into_iter().cloned().collect())
+    }
+
     /// What `user_id` was shown privately (see [`State::notices_for`]).
     pub fn notices_for(&self, user_id: u64) -> Vec<Notice> {
         self.inspect(|state| state.notices_for(user_id))
@@ -612,6 +652,17 @@ impl FakeDiscord {
         self.wait_for(&what, |state| {
             let messages = state.bot_messages();
             (messages.len() >= count).then(|| messages.into_iter().take(count).cloned().collect())
+        })
+        .await
+    }
+
+    /// Waits until at least `count` global application commands are
+    /// registered and returns the first `count`.
+    pub async fn wait_for_commands(&self, count: usize) -> Vec<Value> {
+        let what = format!("{count} registered application command(s)");
+        self.wait_for(&what, |state| {
+            let commands = state.commands();
+            (commands.len() >= count).then(|| commands.into_iter().take(count).cloned().collect())
         })
         .await
     }
@@ -852,6 +903,33 @@ impl FakeDiscord {
             .id
     }
 
+    /// `user` uses the registered slash command `name` in `channel_id` (a
+    /// guild channel, a thread, or a DM channel the fake knows):
+    /// INTERACTION_CREATE (type 2, APPLICATION_COMMAND, `data {id, name,
+    /// type: 1}`) over the gateway, with `member` in guilds and `user` in
+    /// DMs. Returns the interaction id; its answer is read like a button's
+    /// ([`wait_for_response`](Self::wait_for_response),
+    /// [`notices_for`](Self::notices_for) for ephemeral replies).
+    ///
+    /// # Panics
+    /// If no CHAT_INPUT command of that name is registered, or the Discord
+    /// client would not offer it there: the channel is unknown, its
+    /// `contexts` (or `dm_permission: false`) exclude the channel, the
+    /// member lacks its `default_member_permissions` or
+    /// USE_APPLICATION_COMMANDS, or the DM is someone else's.
+    pub fn use_command(&self, user: &User, channel_id: u64, name: &str) -> u64 {
+        self.inner
+            .mutate(|state| state.use_command(user, channel_id, name, true))
+            .id
+    }
+
+    /// Like [`use_command`](Self::use_command), for an HTTP interactions
+    /// endpoint.
+    pub fn use_command_http(&self, user: &User, channel_id: u64, name: &str) -> HttpInteraction {
+        self.inner
+            .mutate(|state| state.use_command(user, channel_id, name, false))
+    }
+
     /// Like [`press_button`](Self::press_button), but for an HTTP
     /// interactions endpoint: the interaction is registered (callbacks and
     /// webhooks work) but not sent over the gateway; POST its body yourself
@@ -969,5 +1047,86 @@ impl FakeDiscord {
             body,
             inline_response,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use serenity::all::{
+        ApplicationId, Command, CreateCommand, ErrorResponse, HttpBuilder, HttpError, InteractionId,
+    };
+
+    use super::*;
+
+    const GUILD: u64 = 800_000_000_000_000_001;
+    const GENERAL: u64 = 810_000_000_000_000_001;
+
+    /// A slash command end to end through serenity's `Http`: registered,
+    /// used, answered ephemerally, the answer read back.
+    #[tokio::test]
+    async fn slash_command_round_trip_with_serenity() {
+        let fake = FakeDiscord::start().await;
+        fake.add_channel(&Channel::guild_text(GENERAL, GUILD, "general"));
+        let http = HttpBuilder::new(TOKEN)
+            .proxy(fake.api_url())
+            .ratelimiter_disabled(true)
+            .application_id(ApplicationId::new(APPLICATION_ID))
+            .build();
+        let registered = Command::set_global_commands(
+            &http,
+            vec![
+                CreateCommand::new("ask").description("Ask the team"),
+                CreateCommand::new("pending").description("What is pending"),
+            ],
+        )
+        .await
+        .expect("the fake takes serenity's commands");
+        assert_eq!(registered.len(), 2);
+        let commands = fake.wait_for_commands(2).await;
+        assert_eq!(commands[0]["name"], "ask");
+        assert_eq!(commands[0]["id"], registered[0].id.to_string());
+        assert_eq!(fake.commands(), commands);
+        assert!(commands[0].get("name_localizations").is_none());
+        let listed = http.get_global_commands().await.expect("listed");
+        assert_eq!(listed.len(), 2);
+        let calls = fake.calls_to("PUT", "/applications/{application.id}/commands");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].status, 200);
+
+        let alice = User::new(100_000_000_000_000_001, "alice");
+        let id = fake.use_command(&alice, GENERAL, "ask");
+        let record = fake.interaction(id).expect("recorded");
+        assert_eq!(record.kind, InteractionKind::Command);
+
+        let update = json!({"type": 7, "data": {"content": "no message to update"}});
+        let refused = http
+            .create_interaction_response(InteractionId::new(id), &record.token, &update, vec![])
+            .await
+            .expect_err("a command has no message to update");
+        match refused {
+            serenity::Error::Http(HttpError::UnsuccessfulRequest(ErrorResponse {
+                status_code,
+                error,
+                ..
+            })) => {
+                assert_eq!(status_code.as_u16(), 400);
+                assert_eq!(error.code, 50035);
+            }
+            other => panic!("unexpected error: {other:?}"),
+        }
+
+        let answer = json!({"type": 4, "data": {"content": "Only you see this", "flags": 64}});
+        http.create_interaction_response(InteractionId::new(id), &record.token, &answer, vec![])
+            .await
+            .expect("the ephemeral answer is accepted");
+        let response = fake.wait_for_response(id).await;
+        assert_eq!(response.kind, 4);
+        assert_eq!(response.data["content"], "Only you see this");
+        assert_eq!(response.data["flags"], 64);
+        assert!(response.is_ephemeral());
+        let notices = fake.wait_for_notices(alice.id, 1).await;
+        assert_eq!(notices[0].kind, NoticeKind::Ephemeral);
+        assert_eq!(notices[0].text, "Only you see this");
     }
 }

@@ -408,7 +408,7 @@ pub struct StoredMessage {
     pub embeds: Vec<Value>,
     /// Message flags (64 ephemeral, 128 loading…).
     pub flags: u64,
-    /// Message `type`: 0 default, 19 reply.
+    /// Message `type`: 0 default, 19 reply, 20 response to a slash command.
     pub kind: u8,
     /// The message this one replies to (`message_reference.message_id`).
     pub reference: Option<u64>,
@@ -584,6 +584,9 @@ impl Call {
 pub enum InteractionKind {
     /// `PING` (1), sent to HTTP interaction endpoints to check them.
     Ping,
+    /// A slash command: APPLICATION_COMMAND (2), `data.type` 1
+    /// (CHAT_INPUT).
+    Command,
     /// A button press: MESSAGE_COMPONENT (3), `component_type` 2.
     Button,
     /// A string select choice: MESSAGE_COMPONENT (3), `component_type` 3.
@@ -597,6 +600,7 @@ impl InteractionKind {
     pub fn code(self) -> u8 {
         match self {
             InteractionKind::Ping => 1,
+            InteractionKind::Command => 2,
             InteractionKind::Button | InteractionKind::StringSelect => 3,
             InteractionKind::ModalSubmit => 5,
         }
@@ -639,8 +643,10 @@ pub struct InteractionRecord {
     pub token: String,
     /// What the user did.
     pub kind: InteractionKind,
-    /// The component's or modal's `custom_id`.
+    /// The component's or modal's `custom_id` (empty for commands).
     pub custom_id: String,
+    /// The name of the application command used (commands only).
+    pub command_name: Option<String>,
     /// Selected values (string selects).
     pub values: Vec<String>,
     /// Submitted `(custom_id, value)` text inputs (modal submits).
@@ -651,7 +657,8 @@ pub struct InteractionRecord {
     pub channel_id: u64,
     /// The guild, if not in a DM.
     pub guild_id: Option<u64>,
-    /// The message the component was on.
+    /// The message the component was on (none for commands, and for
+    /// modals opened by commands).
     pub message_id: Option<u64>,
     /// Whether it went out over the gateway (else it was built for an HTTP
     /// interactions endpoint).

@@ -20,7 +20,7 @@ use super::sign::InteractionSigner;
 use super::util::{
     Snowflakes, char_len, iso8601, snowflake, snowflake_ms, str_field, u64_field, unix_ms,
 };
-use super::validate::{self, LINK_STYLE, PREMIUM_STYLE, kind};
+use super::validate::{self, LINK_STYLE, PREMIUM_STYLE, command_kind, kind};
 
 /// Message flags a bot may set when creating a message: SUPPRESS_EMBEDS,
 /// SUPPRESS_NOTIFICATIONS.
@@ -35,6 +35,13 @@ const APP_PERMISSIONS: u64 = 2_248_473_465_835_073;
 const ATTACHMENT_SIZE_LIMIT: u64 = 10 * 1024 * 1024;
 /// The most messages `GET /channels/{id}/messages` returns.
 const MAX_LIST: usize = 100;
+/// ADMINISTRATOR: every permission, commands' `default_member_permissions`
+/// included.
+const ADMINISTRATOR: u64 = 1 << 3;
+/// USE_APPLICATION_COMMANDS: needed to use any command in a guild channel.
+const USE_APPLICATION_COMMANDS: u64 = 1 << 31;
+/// Message `type` of a response to a CHAT_INPUT command.
+const CHAT_INPUT_COMMAND_MESSAGE: u8 = 20;
 
 /// One REST request, as the server read it.
 #[derive(Debug, Clone)]
@@ -74,6 +81,104 @@ struct Issued {
     record: InteractionRecord,
     created: Instant,
     expired: bool,
+}
+
+/// A registered global application command.
+#[derive(Debug, Clone)]
+struct StoredCommand {
+    id: u64,
+    version: u64,
+    kind: u64,
+    name: String,
+    /// The definition as sent (the fields a `PATCH` overwrites).
+    source: Value,
+    /// The application command object the API answers.
+    json: Value,
+}
+
+/// How many global commands of a type an application may have, and the
+/// error past that.
+fn command_limit(kind: u64) -> (usize, super::errors::ApiError) {
+    match kind {
+        command_kind::CHAT_INPUT => (100, api::MAX_CHAT_INPUT_COMMANDS),
+        command_kind::PRIMARY_ENTRY_POINT => (1, api::MAX_ENTRY_POINT_COMMANDS),
+        _ => (15, api::MAX_CONTEXT_MENU_COMMANDS),
+    }
+}
+
+/// A command body's `name` (validated: present).
+fn command_name_of(command: &Value) -> String {
+    match command.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        Some(other) if !other.is_null() => other.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The application command object for a definition, with Discord's
+/// defaults for what was not sent.
+fn command_json(application_id: u64, id: u64, version: u64, kind: u64, source: &Value) -> Value {
+    let present = |key: &str| source.get(key).filter(|value| !value.is_null()).cloned();
+    let permissions = match source.get("default_member_permissions") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(bits)) => json!(bits),
+        Some(other) => json!(other.to_string()),
+    };
+    let chat_input = kind == command_kind::CHAT_INPUT;
+    let description = match source.get("description") {
+        Some(Value::String(text)) if chat_input => text.clone(),
+        Some(other) if chat_input && !other.is_null() => other.to_string(),
+        _ => String::new(),
+    };
+    let mut object = Map::new();
+    object.insert("id".into(), json!(id.to_string()));
+    object.insert("application_id".into(), json!(application_id.to_string()));
+    object.insert("version".into(), json!(version.to_string()));
+    object.insert("default_member_permissions".into(), permissions);
+    object.insert("type".into(), json!(kind));
+    object.insert("name".into(), json!(command_name_of(source)));
+    // serenity sends `{}` when there are none: nothing to keep.
+    let localizations = |key: &str| {
+        present(key).filter(|value| value.as_object().is_none_or(|map| !map.is_empty()))
+    };
+    if let Some(localizations) = localizations("name_localizations") {
+        object.insert("name_localizations".into(), localizations);
+    }
+    object.insert("description".into(), json!(description));
+    if let Some(localizations) = localizations("description_localizations") {
+        object.insert("description_localizations".into(), localizations);
+    }
+    if chat_input
+        && let Some(options) = present("options").filter(|options| {
+            options
+                .as_array()
+                .is_some_and(|options| !options.is_empty())
+        })
+    {
+        object.insert("options".into(), options);
+    }
+    object.insert(
+        "dm_permission".into(),
+        json!(
+            source
+                .get("dm_permission")
+                .and_then(Value::as_bool)
+                .unwrap_or(true)
+        ),
+    );
+    object.insert(
+        "contexts".into(),
+        present("contexts").unwrap_or(Value::Null),
+    );
+    object.insert(
+        "integration_types".into(),
+        present("integration_types").unwrap_or_else(|| json!([0])),
+    );
+    object.insert(
+        "nsfw".into(),
+        json!(source.get("nsfw").and_then(Value::as_bool).unwrap_or(false)),
+    );
+    Value::Object(object)
 }
 
 /// Content, components and embeds of a message body.
@@ -137,6 +242,10 @@ enum Route {
     Messages(u64),
     Message(u64, u64),
     Callback(u64, String),
+    /// `/applications/{application.id}/commands`.
+    Commands(u64),
+    /// `/applications/{application.id}/commands/{command.id}`.
+    Command(u64, u64),
     Webhook(u64, String),
     /// `None`: `@original`.
     WebhookMessage(u64, String, Option<u64>),
@@ -154,6 +263,8 @@ impl Route {
             Route::Messages(_) => "/channels/{channel.id}/messages",
             Route::Message(..) => "/channels/{channel.id}/messages/{message.id}",
             Route::Callback(..) => "/interactions/{interaction.id}/{interaction.token}/callback",
+            Route::Commands(_) => "/applications/{application.id}/commands",
+            Route::Command(..) => "/applications/{application.id}/commands/{command.id}",
             Route::Webhook(..) => "/webhooks/{application.id}/{interaction.token}",
             Route::WebhookMessage(_, _, None) => {
                 "/webhooks/{application.id}/{interaction.token}/messages/@original"
@@ -183,7 +294,10 @@ impl Route {
             | Route::Channel(_) => &["GET"],
             Route::DmChannels | Route::Callback(..) | Route::Webhook(..) => &["POST"],
             Route::Messages(_) => &["GET", "POST"],
-            Route::Message(..) | Route::WebhookMessage(..) => &["GET", "PATCH", "DELETE"],
+            Route::Commands(_) => &["GET", "PUT", "POST"],
+            Route::Message(..) | Route::Command(..) | Route::WebhookMessage(..) => {
+                &["GET", "PATCH", "DELETE"]
+            }
         }
     }
 }
@@ -220,6 +334,18 @@ fn parse_route(path: &str) -> Result<Route, RouteError> {
             Route::Message(
                 id(channel, "channel_id", template)?,
                 id(message, "message_id", template)?,
+            )
+        }
+        ["applications", application, "commands"] => Route::Commands(id(
+            application,
+            "application_id",
+            "/applications/{application.id}/commands",
+        )?),
+        ["applications", application, "commands", command] => {
+            let template = "/applications/{application.id}/commands/{command.id}";
+            Route::Command(
+                id(application, "application_id", template)?,
+                id(command, "command_id", template)?,
             )
         }
         ["interactions", interaction, token, "callback"] => Route::Callback(
@@ -292,6 +418,7 @@ pub struct State {
     interactions: HashMap<u64, Issued>,
     tokens: HashMap<String, u64>,
     modals: HashMap<u64, ModalRecord>,
+    commands: Vec<StoredCommand>,
     calls: Vec<Call>,
     limiter: Limiter,
     rate_limited: usize,
@@ -393,6 +520,12 @@ impl State {
         self.modals.get(&opened_by)
     }
 
+    /// The registered global application commands, as `GET
+    /// /applications/{application.id}/commands` answers them.
+    pub fn commands(&self) -> Vec<&Value> {
+        self.commands.iter().map(|command| &command.json).collect()
+    }
+
     /// What `user_id` was shown privately, oldest first: ephemeral
     /// responses and follow-ups, modals, and "This interaction failed" for
     /// interactions without an accepted response past the deadline.
@@ -492,6 +625,7 @@ impl State {
             interactions: HashMap::new(),
             tokens: HashMap::new(),
             modals: HashMap::new(),
+            commands: Vec::new(),
             calls: Vec::new(),
             limiter: Limiter::default(),
             rate_limited: 0,
@@ -654,6 +788,14 @@ impl State {
                 });
                 self.callback(interaction, &token, &body, now, false, with_response)
             }
+            (Route::Commands(application), "GET") => self.list_commands(application),
+            (Route::Commands(application), "PUT") => self.overwrite_commands(application, &body),
+            (Route::Commands(application), _) => self.create_command(application, &body),
+            (Route::Command(application, command), "GET") => self.get_command(application, command),
+            (Route::Command(application, command), "PATCH") => {
+                self.edit_command(application, command, &body)
+            }
+            (Route::Command(application, command), _) => self.delete_command(application, command),
             (Route::Webhook(application, token), _) => {
                 self.followup(application, &token, &body, now)
             }
@@ -1326,6 +1468,7 @@ impl State {
             custom_id: custom_id.to_owned(),
             values,
             fields: Vec::new(),
+            command: None,
             data,
         };
         self.create_interaction(user, spec, via_gateway)
@@ -1403,6 +1546,7 @@ impl State {
             custom_id: modal.custom_id.clone(),
             values: Vec::new(),
             fields: submitted,
+            command: None,
             data,
         };
         let made = self.create_interaction(user, spec, via_gateway);
@@ -1410,6 +1554,85 @@ impl State {
             modal.submitted_as = Some(made.id);
         }
         made
+    }
+
+    /// `user` uses the CHAT_INPUT command `name` in `channel_id`.
+    pub(crate) fn use_command(
+        &mut self,
+        user: &User,
+        channel_id: u64,
+        name: &str,
+        via_gateway: bool,
+    ) -> HttpInteraction {
+        let command = self
+            .commands
+            .iter()
+            .find(|command| command.kind == command_kind::CHAT_INPUT && command.name == name)
+            .cloned()
+            .unwrap_or_else(|| {
+                let names: Vec<&str> = self
+                    .commands
+                    .iter()
+                    .filter(|command| command.kind == command_kind::CHAT_INPUT)
+                    .map(|command| command.name.as_str())
+                    .collect();
+                panic!(
+                    "use_command: no slash command {name:?} is registered, so Discord would not \
+                     offer it; registered: {names:?}"
+                )
+            });
+        let channel = self.known_channel(channel_id, "use_command");
+        if let Some(recipient) = &channel.recipient {
+            assert_eq!(
+                recipient.id, user.id,
+                "use_command: only {} can use commands in the DM channel {}",
+                recipient.username, channel.id
+            );
+        }
+        // GUILD (0) or BOT_DM (1): where the Discord client offers it.
+        let context = if channel.guild_id.is_some() { 0 } else { 1 };
+        match command.json.get("contexts").and_then(Value::as_array) {
+            Some(contexts) => assert!(
+                contexts.iter().any(|item| item.as_u64() == Some(context)),
+                "use_command: /{name} is not offered in interaction context {context}; its \
+                 contexts are {contexts:?}"
+            ),
+            None => assert!(
+                context == 0 || command.json.get("dm_permission") != Some(&json!(false)),
+                "use_command: /{name} has dm_permission false: not offered in DMs"
+            ),
+        }
+        if let Some(guild_id) = channel.guild_id {
+            let permissions = self.member(guild_id, user.id).permissions;
+            let required = command
+                .json
+                .get("default_member_permissions")
+                .and_then(Value::as_str)
+                .and_then(|bits| bits.parse::<u64>().ok())
+                .unwrap_or(0)
+                | USE_APPLICATION_COMMANDS;
+            assert!(
+                permissions & ADMINISTRATOR != 0 || permissions & required == required,
+                "use_command: {} may not use /{name} in guild {guild_id}: it needs the \
+                 permissions {required}, they have {permissions}",
+                user.username
+            );
+        }
+        let spec = NewInteraction {
+            kind: InteractionKind::Command,
+            channel_id,
+            message_id: None,
+            custom_id: String::new(),
+            values: Vec::new(),
+            fields: Vec::new(),
+            command: Some(name.to_owned()),
+            data: json!({
+                "id": command.id.to_string(),
+                "name": name,
+                "type": command_kind::CHAT_INPUT,
+            }),
+        };
+        self.create_interaction(user, spec, via_gateway)
     }
 
     /// A PING (type 1) for an HTTP interactions endpoint.
@@ -1428,6 +1651,7 @@ impl State {
             token: token.clone(),
             kind: InteractionKind::Ping,
             custom_id: String::new(),
+            command_name: None,
             values: Vec::new(),
             fields: Vec::new(),
             user: self.config.bot.clone(),
@@ -1531,6 +1755,7 @@ impl State {
             token: token.clone(),
             kind: spec.kind,
             custom_id: spec.custom_id,
+            command_name: spec.command,
             values: spec.values,
             fields: spec.fields,
             user: user.clone(),
@@ -1551,6 +1776,214 @@ impl State {
     }
 }
 
+/// Global application commands.
+impl State {
+    fn list_commands(&self, application_id: u64) -> Reply {
+        if application_id != self.config.application_id {
+            return Reply::api(api::NOT_APPLICATION_OWNER);
+        }
+        Reply::ok(Value::Array(
+            self.commands
+                .iter()
+                .map(|command| command.json.clone())
+                .collect(),
+        ))
+    }
+
+    /// A stored command for a definition: a new one, or `previous` updated
+    /// (same id; a new `version` only if something changed).
+    fn make_command(
+        &mut self,
+        previous: Option<&StoredCommand>,
+        kind: u64,
+        source: Value,
+    ) -> StoredCommand {
+        let application_id = self.config.application_id;
+        let name = command_name_of(&source);
+        if let Some(previous) = previous {
+            let json = command_json(application_id, previous.id, previous.version, kind, &source);
+            if json == previous.json {
+                return StoredCommand {
+                    source,
+                    ..previous.clone()
+                };
+            }
+        }
+        let id = previous.map_or_else(|| self.ids.next_id(), |previous| previous.id);
+        let version = self.ids.next_id();
+        let json = command_json(application_id, id, version, kind, &source);
+        StoredCommand {
+            id,
+            version,
+            kind,
+            name,
+            source,
+            json,
+        }
+    }
+
+    /// `PUT /applications/{application.id}/commands`: the list replaces
+    /// every global command; commands keep their id when named (`id`) or
+    /// of the same type and name.
+    fn overwrite_commands(&mut self, application_id: u64, body: &Value) -> Reply {
+        if application_id != self.config.application_id {
+            return Reply::api(api::NOT_APPLICATION_OWNER);
+        }
+        let Some(list) = body.as_array() else {
+            return Reply::form(&[form::not_a_list(&[])]);
+        };
+        let mut errors = Vec::new();
+        let mut names = HashSet::new();
+        for (index, item) in list.iter().enumerate() {
+            let path = [index.to_string()];
+            let item_errors = validate::command(item, &path);
+            if item_errors.is_empty() {
+                let kind = validate::command_type(item).unwrap_or(command_kind::CHAT_INPUT);
+                if !names.insert((kind, command_name_of(item))) {
+                    errors.push(form::duplicate_command_name(&path));
+                }
+            }
+            errors.extend(item_errors);
+        }
+        if !errors.is_empty() {
+            return Reply::form(&errors);
+        }
+        for kind in command_kind::ALL {
+            let (limit, error) = command_limit(kind);
+            if names.iter().filter(|(of, _)| *of == kind).count() > limit {
+                return Reply::api(error);
+            }
+        }
+        let mut claimed = HashSet::new();
+        let mut stored = Vec::with_capacity(list.len());
+        for item in list {
+            let kind = validate::command_type(item).unwrap_or(command_kind::CHAT_INPUT);
+            let name = command_name_of(item);
+            let free =
+                |command: &&StoredCommand| command.kind == kind && !claimed.contains(&command.id);
+            let named = item.get("id").and_then(snowflake);
+            let previous = self
+                .commands
+                .iter()
+                .filter(free)
+                .find(|command| Some(command.id) == named)
+                .or_else(|| {
+                    self.commands
+                        .iter()
+                        .filter(free)
+                        .find(|command| command.name == name)
+                })
+                .cloned();
+            let command = self.make_command(previous.as_ref(), kind, item.clone());
+            claimed.insert(command.id);
+            stored.push(command);
+        }
+        self.commands = stored;
+        self.list_commands(application_id)
+    }
+
+    /// `POST /applications/{application.id}/commands`: an upsert by type
+    /// and name (`201` when new, `200` when it replaced one).
+    fn create_command(&mut self, application_id: u64, body: &Value) -> Reply {
+        if application_id != self.config.application_id {
+            return Reply::api(api::NOT_APPLICATION_OWNER);
+        }
+        let errors = validate::command(body, &[]);
+        if !errors.is_empty() {
+            return Reply::form(&errors);
+        }
+        let kind = validate::command_type(body).unwrap_or(command_kind::CHAT_INPUT);
+        let name = command_name_of(body);
+        if let Some(index) = self
+            .commands
+            .iter()
+            .position(|command| command.kind == kind && command.name == name)
+        {
+            let previous = self.commands[index].clone();
+            let command = self.make_command(Some(&previous), kind, body.clone());
+            let json = command.json.clone();
+            self.commands[index] = command;
+            return Reply::ok(json);
+        }
+        let (limit, error) = command_limit(kind);
+        if self
+            .commands
+            .iter()
+            .filter(|command| command.kind == kind)
+            .count()
+            >= limit
+        {
+            return Reply::api(error);
+        }
+        let command = self.make_command(None, kind, body.clone());
+        let json = command.json.clone();
+        self.commands.push(command);
+        Reply::created(json)
+    }
+
+    fn command_index(&self, application_id: u64, command_id: u64) -> Result<usize, Reply> {
+        if application_id != self.config.application_id {
+            return Err(Reply::api(api::NOT_APPLICATION_OWNER));
+        }
+        self.commands
+            .iter()
+            .position(|command| command.id == command_id)
+            .ok_or_else(|| Reply::api(api::UNKNOWN_COMMAND))
+    }
+
+    fn get_command(&self, application_id: u64, command_id: u64) -> Reply {
+        match self.command_index(application_id, command_id) {
+            Ok(index) => Reply::ok(self.commands[index].json.clone()),
+            Err(reply) => reply,
+        }
+    }
+
+    /// `PATCH`: the fields sent replace the command's; its type stays.
+    fn edit_command(&mut self, application_id: u64, command_id: u64, body: &Value) -> Reply {
+        let index = match self.command_index(application_id, command_id) {
+            Ok(index) => index,
+            Err(reply) => return reply,
+        };
+        let Some(changes) = body.as_object() else {
+            return Reply::form(&[form::not_a_dict(&[])]);
+        };
+        let previous = self.commands[index].clone();
+        let mut source = previous.source.clone();
+        if let Value::Object(fields) = &mut source {
+            for (key, value) in changes {
+                if key != "type" && key != "id" {
+                    fields.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        let errors = validate::command(&source, &[]);
+        if !errors.is_empty() {
+            return Reply::form(&errors);
+        }
+        let name = command_name_of(&source);
+        let taken = self.commands.iter().any(|command| {
+            command.id != previous.id && command.kind == previous.kind && command.name == name
+        });
+        if taken {
+            return Reply::api(api::COMMAND_NAME_TAKEN);
+        }
+        let command = self.make_command(Some(&previous), previous.kind, source);
+        let json = command.json.clone();
+        self.commands[index] = command;
+        Reply::ok(json)
+    }
+
+    fn delete_command(&mut self, application_id: u64, command_id: u64) -> Reply {
+        match self.command_index(application_id, command_id) {
+            Ok(index) => {
+                self.commands.remove(index);
+                Reply::no_content()
+            }
+            Err(reply) => reply,
+        }
+    }
+}
+
 /// What a user does to a component.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Press<'a> {
@@ -1568,6 +2001,8 @@ struct NewInteraction {
     custom_id: String,
     values: Vec<String>,
     fields: Vec<(String, String)>,
+    /// The command's name, for APPLICATION_COMMAND interactions.
+    command: Option<String>,
     data: Value,
 }
 
@@ -1606,6 +2041,7 @@ impl State {
         let record = issued.record.clone();
         let allowed: &[u64] = match (record.kind, record.message_id) {
             (InteractionKind::Ping, _) => &[1],
+            (InteractionKind::Command, _) => &[4, 5, 9],
             (InteractionKind::Button | InteractionKind::StringSelect, _) => &[4, 5, 6, 7, 9],
             (InteractionKind::ModalSubmit, Some(_)) => &[4, 5, 6, 7],
             (InteractionKind::ModalSubmit, None) => &[4, 5],
@@ -1713,6 +2149,11 @@ impl State {
             record.message_id,
             Some((record.id, audience)),
         );
+        if record.kind == InteractionKind::Command
+            && let Some(message) = self.messages.get_mut(&id)
+        {
+            message.kind = CHAT_INPUT_COMMAND_MESSAGE;
+        }
         if !ephemeral {
             self.dispatch(Pending::MessageCreate(id));
         }
@@ -1882,6 +2323,457 @@ mod tests {
             parse_route("/nope").map_err(|error| error.1.status),
             Err(404)
         );
+    }
+
+    const GUILD: u64 = 800_000_000_000_000_001;
+    const GENERAL: u64 = 810_000_000_000_000_001;
+    const COMMANDS: &str = "/applications/1250000000000000001/commands";
+
+    fn state() -> State {
+        let mut state = State::new(Config {
+            token: "t".into(),
+            bot: User::new(super::super::BOT_ID, "bot").bot(),
+            application_id: super::super::APPLICATION_ID,
+            application_flags: 0,
+            ws_url: "ws://127.0.0.1:1/gateway".into(),
+            deadline: Duration::from_secs(3),
+            token_lifetime: Duration::from_secs(900),
+            rate_limits: RateLimits::OFF,
+            heartbeat_interval_ms: 41_250,
+            signer: InteractionSigner::default(),
+        });
+        state.add_channel(&Channel::guild_text(GENERAL, GUILD, "general"));
+        state
+    }
+
+    fn alice() -> User {
+        User::new(100_000_000_000_000_001, "alice")
+    }
+
+    /// Answers one REST call as the server would (bot token unless the
+    /// path is an interaction callback) and logs it.
+    fn call(state: &mut State, method: &str, path: &str, body: Option<Value>) -> Reply {
+        let request = RestRequest {
+            method: method.into(),
+            path: format!("/api/v10{path}"),
+            query: None,
+            authorization: Some("Bot t".into()),
+            body: body.map(Ok),
+        };
+        let (route, reply) = state.rest(&request, path, Instant::now());
+        state.record_call(&request, path.to_owned(), route, &reply);
+        reply
+    }
+
+    fn body(reply: &Reply) -> &Value {
+        reply.body.as_ref().expect("a JSON body")
+    }
+
+    fn ask_and_status() -> Value {
+        json!([
+            {"name": "ask", "description": "Ask the team a question"},
+            {"name": "status", "description": "What is pending", "type": 1,
+             "dm_permission": false, "contexts": [0]},
+        ])
+    }
+
+    #[test]
+    fn command_routes() {
+        assert_eq!(
+            parse_route("/applications/12/commands"),
+            Ok(Route::Commands(12))
+        );
+        assert_eq!(
+            parse_route("/applications/12/commands/34"),
+            Ok(Route::Command(12, 34))
+        );
+        let (template, reply) = *parse_route("/applications/@me/commands").expect_err("not an id");
+        assert_eq!(template, "/applications/{application.id}/commands");
+        assert_eq!(reply.status, 400);
+    }
+
+    #[test]
+    fn bulk_overwrite_registers_commands() {
+        let mut state = state();
+        let put = call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        assert_eq!(put.status, 200, "{:?}", put.body);
+        let listed = body(&put).as_array().expect("an array").clone();
+        assert_eq!(listed.len(), 2);
+        let ask = &listed[0];
+        assert_eq!(ask["name"], "ask");
+        assert_eq!(ask["description"], "Ask the team a question");
+        assert_eq!(ask["type"], 1);
+        assert_eq!(ask["application_id"], APPLICATION_ID_STR);
+        assert_eq!(ask["default_member_permissions"], Value::Null);
+        assert_eq!(ask["dm_permission"], true);
+        assert_eq!(ask["contexts"], Value::Null);
+        assert_eq!(ask["integration_types"], json!([0]));
+        assert_eq!(ask["nsfw"], false);
+        assert!(
+            ask["id"]
+                .as_str()
+                .and_then(|id| id.parse::<u64>().ok())
+                .is_some()
+        );
+        assert!(ask["version"].as_str().is_some());
+        assert_eq!(listed[1]["dm_permission"], false);
+        assert_eq!(listed[1]["contexts"], json!([0]));
+        // serenity (what askbridge uses) reads them as its `Command`s.
+        let parsed: Vec<serenity::all::Command> =
+            serde_json::from_value(body(&put).clone()).expect("serenity reads the commands");
+        assert_eq!(parsed[0].name, "ask");
+
+        let get = call(&mut state, "GET", COMMANDS, None);
+        assert_eq!(body(&get), body(&put));
+        assert_eq!(state.commands().len(), 2);
+        assert_eq!(
+            state
+                .calls_to("PUT", "/applications/{application.id}/commands")
+                .len(),
+            1
+        );
+
+        // The same again: same ids, same versions.
+        let again = call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        assert_eq!(body(&again), body(&put));
+
+        // `ask` changes and `status` goes: `ask` keeps its id, with a new
+        // version; a new command gets a new id.
+        let changed = json!([
+            {"name": "ask", "description": "Ask something else"},
+            {"name": "help", "description": "How to use the bot"},
+        ]);
+        let put2 = call(&mut state, "PUT", COMMANDS, Some(changed));
+        assert_eq!(put2.status, 200);
+        let listed2 = body(&put2).as_array().expect("an array").clone();
+        assert_eq!(listed2[0]["id"], ask["id"]);
+        assert_ne!(listed2[0]["version"], ask["version"]);
+        assert_eq!(listed2[0]["description"], "Ask something else");
+        assert_ne!(listed2[1]["id"], listed[1]["id"]);
+        assert_eq!(listed2[1]["name"], "help");
+        let names: Vec<&Value> = state
+            .commands()
+            .iter()
+            .map(|command| &command["name"])
+            .collect();
+        assert_eq!(names, [&json!("ask"), &json!("help")]);
+
+        // A rename keeps the id when the body names it.
+        let renamed = json!([{"id": ask["id"], "name": "question", "description": "Ask"}]);
+        let put3 = call(&mut state, "PUT", COMMANDS, Some(renamed));
+        assert_eq!(body(&put3)[0]["id"], ask["id"]);
+        assert_eq!(body(&put3)[0]["name"], "question");
+
+        let cleared = call(&mut state, "PUT", COMMANDS, Some(json!([])));
+        assert_eq!(body(&cleared), &json!([]));
+        assert!(state.commands().is_empty());
+    }
+
+    const APPLICATION_ID_STR: &str = "1250000000000000001";
+
+    #[test]
+    fn invalid_commands_get_form_errors() {
+        let mut state = state();
+        let bad = json!([
+            {"name": "Ask", "description": "upper case"},
+            {"name": "two words", "description": "a space"},
+            {"name": "x".repeat(33), "description": "too long"},
+            {"name": "nodescription"},
+            {"name": "longdescription", "description": "d".repeat(101)},
+            {"name": "", "description": "empty"},
+            {"name": "ok", "description": "fine", "type": 9},
+            "not an object",
+        ]);
+        let reply = call(&mut state, "PUT", COMMANDS, Some(bad));
+        assert_eq!(reply.status, 400);
+        let error = body(&reply);
+        assert_eq!(error["code"], 50035);
+        assert_eq!(error["message"], "Invalid Form Body");
+        let errors = &error["errors"];
+        let first = |index: &str, field: &str| errors[index][field]["_errors"][0]["code"].clone();
+        assert_eq!(first("0", "name"), "APPLICATION_COMMAND_INVALID_NAME");
+        assert_eq!(
+            errors["0"]["name"]["_errors"][0]["message"],
+            "Command name is invalid"
+        );
+        assert_eq!(first("1", "name"), "STRING_TYPE_REGEX");
+        assert_eq!(first("2", "name"), "BASE_TYPE_BAD_LENGTH");
+        assert_eq!(
+            errors["2"]["name"]["_errors"][0]["message"],
+            "Must be between 1 and 32 in length."
+        );
+        assert_eq!(first("3", "description"), "BASE_TYPE_REQUIRED");
+        assert_eq!(first("4", "description"), "BASE_TYPE_BAD_LENGTH");
+        assert_eq!(first("5", "name"), "BASE_TYPE_BAD_LENGTH");
+        assert_eq!(first("6", "type"), "BASE_TYPE_CHOICES");
+        assert_eq!(errors["7"]["_errors"][0]["code"], "DICT_TYPE_CONVERT");
+        assert!(state.commands().is_empty(), "nothing is stored");
+
+        // Names are unique per type: a user command may share a slash
+        // command's name, and may have capitals and spaces.
+        let duplicated = json!([
+            {"name": "ask", "description": "one"},
+            {"name": "ask", "description": "two"},
+        ]);
+        let reply = call(&mut state, "PUT", COMMANDS, Some(duplicated));
+        assert_eq!(reply.status, 400);
+        assert_eq!(
+            body(&reply)["errors"]["1"]["_errors"][0]["code"],
+            "APPLICATION_COMMANDS_DUPLICATE_NAME"
+        );
+        let mixed = json!([
+            {"name": "ask", "description": "one"},
+            {"name": "ask", "type": 2},
+            {"name": "Ask Alice", "type": 2, "description": ""},
+        ]);
+        let reply = call(&mut state, "PUT", COMMANDS, Some(mixed));
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+        assert_eq!(body(&reply)[2]["description"], "");
+
+        let not_a_list = call(&mut state, "PUT", COMMANDS, Some(json!({"name": "ask"})));
+        assert_eq!(
+            body(&not_a_list)["errors"]["_errors"][0]["code"],
+            "LIST_TYPE_CONVERT"
+        );
+
+        let many: Vec<Value> = (0..101)
+            .map(|i| json!({"name": format!("c{i}"), "description": "d"}))
+            .collect();
+        let reply = call(&mut state, "PUT", COMMANDS, Some(Value::Array(many)));
+        assert_eq!(reply.status, 400);
+        assert_eq!(body(&reply)["code"], 30032);
+        assert_eq!(state.commands().len(), 3, "the previous list stays");
+
+        let foreign = call(
+            &mut state,
+            "PUT",
+            "/applications/42/commands",
+            Some(json!([])),
+        );
+        assert_eq!(foreign.status, 403);
+        assert_eq!(body(&foreign)["code"], 20012);
+        let foreign_get = call(&mut state, "GET", "/applications/42/commands", None);
+        assert_eq!(foreign_get.status, 403);
+
+        let request = RestRequest {
+            method: "GET".into(),
+            path: format!("/api/v10{COMMANDS}"),
+            query: None,
+            authorization: None,
+            body: None,
+        };
+        assert_eq!(state.rest(&request, COMMANDS, Instant::now()).1.status, 401);
+    }
+
+    #[test]
+    fn create_edit_delete_one_command() {
+        let mut state = state();
+        let body1 = json!({"name": "ask", "description": "Ask"});
+        let created = call(&mut state, "POST", COMMANDS, Some(body1));
+        assert_eq!(created.status, 201);
+        let id = body(&created)["id"].as_str().expect("an id").to_owned();
+        let replaced = call(
+            &mut state,
+            "POST",
+            COMMANDS,
+            Some(json!({"name": "ask", "description": "Ask again"})),
+        );
+        assert_eq!(replaced.status, 200);
+        assert_eq!(body(&replaced)["id"], id.as_str());
+        assert_eq!(state.commands().len(), 1);
+
+        let one = format!("{COMMANDS}/{id}");
+        let got = call(&mut state, "GET", &one, None);
+        assert_eq!(body(&got)["description"], "Ask again");
+        let other = call(
+            &mut state,
+            "POST",
+            COMMANDS,
+            Some(json!({"name": "help", "description": "Help"})),
+        );
+        assert_eq!(other.status, 201);
+        let clash = call(&mut state, "PATCH", &one, Some(json!({"name": "help"})));
+        assert_eq!(clash.status, 400);
+        assert_eq!(body(&clash)["code"], 40041);
+        let patched = call(&mut state, "PATCH", &one, Some(json!({"name": "question"})));
+        assert_eq!(patched.status, 200);
+        assert_eq!(body(&patched)["name"], "question");
+        assert_eq!(body(&patched)["description"], "Ask again");
+        let invalid = call(&mut state, "PATCH", &one, Some(json!({"name": "Question"})));
+        assert_eq!(invalid.status, 400);
+
+        let deleted = call(&mut state, "DELETE", &one, None);
+        assert_eq!(deleted.status, 204);
+        let gone = call(&mut state, "GET", &one, None);
+        assert_eq!(gone.status, 404);
+        assert_eq!(body(&gone)["code"], 10063);
+        assert_eq!(body(&gone)["message"], "Unknown application command");
+    }
+
+    fn interaction_body(state: &State, index: usize) -> Value {
+        match &state.gateway.backlog[index] {
+            Pending::Interaction(body) => body.clone(),
+            other => panic!("not an interaction: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn use_command_dispatches_an_application_command() {
+        let mut state = state();
+        let put = call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        let ask_id = body(&put)[0]["id"].clone();
+        let made = state.use_command(&alice(), GENERAL, "ask", true);
+        let sent = interaction_body(&state, 0);
+        assert_eq!(sent, made.body);
+        assert_eq!(sent["type"], 2);
+        assert_eq!(
+            sent["data"],
+            json!({"id": ask_id, "name": "ask", "type": 1})
+        );
+        assert_eq!(sent["id"], made.id.to_string());
+        assert_eq!(sent["channel_id"], GENERAL.to_string());
+        assert_eq!(sent["channel"]["id"], GENERAL.to_string());
+        assert_eq!(sent["guild_id"], GUILD.to_string());
+        assert_eq!(sent["member"]["user"]["id"], alice().id.to_string());
+        assert_eq!(sent["application_id"], APPLICATION_ID_STR);
+        assert_eq!(sent["version"], 1);
+        assert_eq!(sent["context"], 0);
+        assert_eq!(sent["entitlements"], json!([]));
+        assert!(sent.get("message").is_none());
+        assert!(sent.get("user").is_none());
+        let record = state.interaction(made.id).expect("recorded");
+        assert_eq!(record.kind, InteractionKind::Command);
+        assert_eq!(record.command_name.as_deref(), Some("ask"));
+        assert_eq!(record.message_id, None);
+        assert!(record.via_gateway);
+        let parsed: serenity::all::Interaction =
+            serde_json::from_value(sent).expect("serenity reads the interaction");
+        let command = parsed.command().expect("a command interaction");
+        assert_eq!(command.data.name, "ask");
+        assert_eq!(
+            command.data.id.get().to_string(),
+            ask_id.as_str().expect("id")
+        );
+
+        // In a DM: `user`, no guild, context BOT_DM.
+        let dm = state.dm_channel(&alice());
+        let in_dm = state.use_command(&alice(), dm, "ask", false);
+        assert_eq!(
+            state.gateway.backlog.len(),
+            1,
+            "HTTP interactions are not dispatched"
+        );
+        assert_eq!(in_dm.body["type"], 2);
+        assert_eq!(in_dm.body["user"]["id"], alice().id.to_string());
+        assert_eq!(in_dm.body["context"], 1);
+        assert!(in_dm.body.get("guild_id").is_none());
+        assert!(in_dm.body.get("member").is_none());
+        let parsed: serenity::all::Interaction =
+            serde_json::from_value(in_dm.body).expect("serenity reads the DM interaction");
+        assert!(parsed.command().is_some());
+    }
+
+    #[test]
+    #[should_panic(expected = "no slash command \"nope\" is registered")]
+    fn use_command_needs_a_registered_command() {
+        let mut state = state();
+        call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        state.use_command(&alice(), GENERAL, "nope", true);
+    }
+
+    #[test]
+    #[should_panic(expected = "not offered in interaction context 1")]
+    fn use_command_respects_contexts() {
+        let mut state = state();
+        call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        let dm = state.dm_channel(&alice());
+        state.use_command(&alice(), dm, "status", true);
+    }
+
+    #[test]
+    #[should_panic(expected = "may not use /admin")]
+    fn use_command_respects_default_member_permissions() {
+        let mut state = state();
+        let admin =
+            json!([{"name": "admin", "description": "d", "default_member_permissions": "8"}]);
+        call(&mut state, "PUT", COMMANDS, Some(admin));
+        state.use_command(&alice(), GENERAL, "admin", true);
+    }
+
+    #[test]
+    fn ephemeral_reply_to_a_command_is_recorded() {
+        let mut state = state();
+        call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        let made = state.use_command(&alice(), GENERAL, "ask", true);
+        let callback = format!("/interactions/{}/{}/callback", made.id, made.token);
+
+        // No message to update: UPDATE_MESSAGE and DEFERRED_UPDATE_MESSAGE
+        // are refused, and do not count as the response.
+        for refused in [6, 7] {
+            let reply = call(
+                &mut state,
+                "POST",
+                &callback,
+                Some(json!({"type": refused})),
+            );
+            assert_eq!(reply.status, 400, "type {refused}");
+            assert_eq!(body(&reply)["code"], 50035);
+            assert_eq!(
+                body(&reply)["errors"]["type"]["_errors"][0]["message"],
+                "Value must be one of (4, 5, 9)."
+            );
+        }
+        let answer = json!({"type": 4, "data": {"content": "Asked.", "flags": 64}});
+        let reply = call(&mut state, "POST", &callback, Some(answer));
+        assert_eq!(reply.status, 204, "{:?}", reply.body);
+
+        let record = state.interaction(made.id).expect("recorded");
+        assert_eq!(record.refused_responses, 2);
+        let response = record.response.clone().expect("the initial response");
+        assert_eq!(response.kind, 4);
+        assert_eq!(response.content(), Some("Asked."));
+        assert!(response.is_ephemeral());
+        let message = state
+            .message(response.message_id.expect("a message"))
+            .expect("stored");
+        assert_eq!(message.ephemeral_to, Some(alice().id));
+        assert_eq!(message.kind, CHAT_INPUT_COMMAND_MESSAGE);
+        assert_eq!(message.interaction_id, Some(made.id));
+        let notices = state.notices_for(alice().id);
+        assert_eq!(notices.len(), 1);
+        assert_eq!(notices[0].kind, NoticeKind::Ephemeral);
+        assert_eq!(notices[0].interaction_id, made.id);
+        assert_eq!(notices[0].text, "Asked.");
+        assert_eq!(
+            state.gateway.backlog.len(),
+            1,
+            "ephemeral: no MESSAGE_CREATE"
+        );
+
+        // A second response is refused as on Discord.
+        let again = call(
+            &mut state,
+            "POST",
+            &callback,
+            Some(json!({"type": 4, "data": {"content": "x"}})),
+        );
+        assert_eq!(body(&again)["code"], 40060);
+    }
+
+    #[test]
+    fn a_command_can_open_a_modal() {
+        let mut state = state();
+        call(&mut state, "PUT", COMMANDS, Some(ask_and_status()));
+        let made = state.use_command(&alice(), GENERAL, "ask", true);
+        let callback = format!("/interactions/{}/{}/callback", made.id, made.token);
+        let modal = json!({"type": 9, "data": {"custom_id": "m", "title": "Ask", "components": [
+            {"type": 1, "components": [{"type": 4, "custom_id": "q", "style": 2, "label": "Question"}]}
+        ]}});
+        assert_eq!(call(&mut state, "POST", &callback, Some(modal)).status, 204);
+        let submitted = state.submit_modal(&alice(), made.id, &[("q", "Why?")], true);
+        let record = state.interaction(submitted.id).expect("recorded");
+        assert_eq!(record.kind, InteractionKind::ModalSubmit);
+        assert_eq!(record.message_id, None);
     }
 
     #[test]

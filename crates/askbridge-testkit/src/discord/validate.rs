@@ -11,6 +11,15 @@
 //! 1–100, `title` ≤ 45 and 1–5 rows of one text input each (label ≤ 45,
 //! style 1 or 2, `min_length` 0–4000, `max_length` 1–4000, value ≤ 4000,
 //! placeholder ≤ 100).
+//!
+//! Application commands (from Discord's application command reference):
+//! `type` 1–4 (default 1, CHAT_INPUT); `name` 1–32 characters, and for
+//! CHAT_INPUT (and PRIMARY_ENTRY_POINT) commands matching
+//! `^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$` in lower case (letters
+//! with a lowercase variant must use it); `description` 1–100 characters
+//! for CHAT_INPUT commands; at most 25 options, each with a `type` 1–11, a
+//! name under the same rules, a description of 1–100 characters, at most 25
+//! `choices` and (sub-commands and groups) at most 25 nested options.
 
 use std::collections::HashSet;
 
@@ -55,6 +64,26 @@ pub(crate) mod kind {
     pub(crate) const USER_SELECT: u64 = 5;
     pub(crate) const CHANNEL_SELECT: u64 = 8;
 }
+
+/// Application command `type`s: CHAT_INPUT, USER, MESSAGE,
+/// PRIMARY_ENTRY_POINT.
+pub(crate) mod command_kind {
+    pub(crate) const CHAT_INPUT: u64 = 1;
+    pub(crate) const USER: u64 = 2;
+    pub(crate) const MESSAGE: u64 = 3;
+    pub(crate) const PRIMARY_ENTRY_POINT: u64 = 4;
+    pub(crate) const ALL: [u64; 4] = [CHAT_INPUT, USER, MESSAGE, PRIMARY_ENTRY_POINT];
+}
+
+/// The longest command or option name.
+pub(crate) const MAX_COMMAND_NAME: usize = 32;
+/// The longest command or option description.
+pub(crate) const MAX_COMMAND_DESCRIPTION: usize = 100;
+/// The most options of a command (or of a sub-command), and choices of an
+/// option.
+pub(crate) const MAX_COMMAND_OPTIONS: usize = 25;
+/// Option `type`s: SUB_COMMAND (1) … ATTACHMENT (11).
+const OPTION_TYPES: [u64; 11] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
 
 /// Button `style` of link buttons (no `custom_id`, no interaction).
 pub(crate) const LINK_STYLE: u64 = 5;
@@ -412,6 +441,152 @@ pub(crate) fn modal(data: &Value, base: &[String]) -> Vec<FieldError> {
     errors
 }
 
+/// An application command's `type` (default CHAT_INPUT), if valid.
+pub(crate) fn command_type(command: &Value) -> Option<u64> {
+    match command.get("type") {
+        None | Some(Value::Null) => Some(command_kind::CHAT_INPUT),
+        Some(value) => value
+            .as_u64()
+            .or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()))
+            .filter(|kind| command_kind::ALL.contains(kind)),
+    }
+}
+
+/// One application command as created (`POST`) or in a bulk overwrite
+/// (`PUT`, with `base` its index).
+pub(crate) fn command(command: &Value, base: &[String]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if !command.is_object() {
+        errors.push(form::not_a_dict(base));
+        return errors;
+    }
+    let kind = command_type(command).unwrap_or_else(|| {
+        errors.push(form::choices(&at(base, "type"), &command_kind::ALL));
+        command_kind::CHAT_INPUT
+    });
+    let chat_input = kind == command_kind::CHAT_INPUT;
+    let strict = chat_input || kind == command_kind::PRIMARY_ENTRY_POINT;
+    command_name(command, base, strict, &mut errors);
+    if chat_input {
+        description(command, base, &mut errors);
+        options(command, base, &mut errors);
+    }
+    errors
+}
+
+/// A character of CHAT_INPUT names: `[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]`
+/// (letters and numbers approximated by Rust's `is_alphabetic` and
+/// `is_numeric`).
+fn name_char(c: char) -> bool {
+    matches!(c, '-' | '_' | '\'')
+        || c.is_alphabetic()
+        || c.is_numeric()
+        || ('\u{0900}'..='\u{097F}').contains(&c)
+        || ('\u{A8E0}'..='\u{A8FF}').contains(&c)
+        || ('\u{0E00}'..='\u{0E7F}').contains(&c)
+}
+
+/// Whether a character has a lowercase variant other than itself.
+fn has_lowercase_variant(c: char) -> bool {
+    let mut lower = c.to_lowercase();
+    !(lower.next() == Some(c) && lower.next().is_none())
+}
+
+/// The `name` of a command or option; `strict`: CHAT_INPUT rules (the
+/// naming regex, lower case).
+fn command_name(object: &Value, base: &[String], strict: bool, errors: &mut Vec<FieldError>) {
+    let path = at(base, "name");
+    let name = match object.get("name") {
+        None | Some(Value::Null) => {
+            errors.push(form::required(&path));
+            return;
+        }
+        Some(Value::String(name)) => name.clone(),
+        Some(other) => other.to_string(),
+    };
+    let length = char_len(&name);
+    if length == 0 || length > MAX_COMMAND_NAME {
+        errors.push(form::bad_length(&path, 1, MAX_COMMAND_NAME));
+        return;
+    }
+    if !strict {
+        return;
+    }
+    if !name.chars().all(name_char) {
+        errors.push(form::regex(&path));
+    }
+    if name.chars().any(has_lowercase_variant) {
+        errors.push(form::invalid_command_name(&path));
+    }
+}
+
+/// A required description of 1–100 characters.
+fn description(object: &Value, base: &[String], errors: &mut Vec<FieldError>) {
+    let path = at(base, "description");
+    match object.get("description") {
+        None | Some(Value::Null) => errors.push(form::required(&path)),
+        Some(value) => {
+            let text = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            let length = char_len(&text);
+            if length == 0 || length > MAX_COMMAND_DESCRIPTION {
+                errors.push(form::bad_length(&path, 1, MAX_COMMAND_DESCRIPTION));
+            }
+        }
+    }
+}
+
+/// The `options` of a CHAT_INPUT command or of a sub-command (group).
+fn options(object: &Value, base: &[String], errors: &mut Vec<FieldError>) {
+    let path = at(base, "options");
+    let list = match object.get("options") {
+        None | Some(Value::Null) => return,
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            errors.push(form::not_a_list(&path));
+            return;
+        }
+    };
+    if list.len() > MAX_COMMAND_OPTIONS {
+        errors.push(form::max_length(&path, MAX_COMMAND_OPTIONS));
+        return;
+    }
+    for (o, option) in list.iter().enumerate() {
+        let option_path = at(&path, o);
+        if !option.is_object() {
+            errors.push(form::not_a_dict(&option_path));
+            continue;
+        }
+        let kind = match option.get("type") {
+            None | Some(Value::Null) => {
+                errors.push(form::required(&at(&option_path, "type")));
+                None
+            }
+            Some(value) => {
+                let kind = value.as_u64().filter(|kind| OPTION_TYPES.contains(kind));
+                if kind.is_none() {
+                    errors.push(form::choices(&at(&option_path, "type"), &OPTION_TYPES));
+                }
+                kind
+            }
+        };
+        command_name(option, &option_path, true, errors);
+        description(option, &option_path, errors);
+        if let Some(choices) = option.get("choices").and_then(Value::as_array)
+            && choices.len() > MAX_COMMAND_OPTIONS
+        {
+            errors.push(form::max_length(
+                &at(&option_path, "choices"),
+                MAX_COMMAND_OPTIONS,
+            ));
+        }
+        if matches!(kind, Some(1 | 2)) {
+            options(option, &option_path, errors);
+        }
+    }
+}
+
 /// Every component (rows flattened) of a component list.
 pub(crate) fn flatten(components: &[Value]) -> Vec<&Value> {
     components
@@ -546,6 +721,67 @@ mod tests {
                 "components.0.components.0.min_values".to_owned(),
                 "NUMBER_TYPE_MAX"
             )]
+        );
+    }
+
+    #[test]
+    fn command_rules() {
+        let named = |name: &str| json!({"name": name, "description": "d"});
+        for good in [
+            "ask",
+            "ask-me_now",
+            "don't",
+            "日本語",
+            "ç",
+            "नमस्ते",
+            "สวัสดี",
+            "v2",
+        ] {
+            assert!(command(&named(good), &[]).is_empty(), "{good}");
+        }
+        assert_eq!(
+            codes(&command(&named("Ask"), &["0".to_owned()])),
+            [("0.name".to_owned(), "APPLICATION_COMMAND_INVALID_NAME")]
+        );
+        assert_eq!(
+            codes(&command(&named("É"), &[])),
+            [("name".to_owned(), "APPLICATION_COMMAND_INVALID_NAME")]
+        );
+        assert_eq!(
+            codes(&command(&named("Two Words"), &[])),
+            [
+                ("name".to_owned(), "STRING_TYPE_REGEX"),
+                ("name".to_owned(), "APPLICATION_COMMAND_INVALID_NAME"),
+            ]
+        );
+        assert_eq!(
+            codes(&command(&named("/ask"), &[])),
+            [("name".to_owned(), "STRING_TYPE_REGEX")]
+        );
+        // User and message commands: any case, spaces, no description.
+        assert!(command(&json!({"name": "Ask Alice", "type": 2}), &[]).is_empty());
+        assert!(command(&json!({"name": "Quote it", "type": 3}), &[]).is_empty());
+        let options = json!({"name": "ask", "description": "d", "options": [
+            {"type": 3, "name": "Question", "description": "q"},
+            {"type": 12, "name": "when", "description": ""},
+            {"type": 1, "name": "sub", "description": "s", "options": [
+                {"type": 3, "name": "x"}
+            ]},
+        ]});
+        assert_eq!(
+            codes(&command(&options, &[])),
+            [
+                (
+                    "options.0.name".to_owned(),
+                    "APPLICATION_COMMAND_INVALID_NAME"
+                ),
+                ("options.1.type".to_owned(), "BASE_TYPE_CHOICES"),
+                ("options.1.description".to_owned(), "BASE_TYPE_BAD_LENGTH"),
+                (
+                    "options.2.options.0.description".to_owned(),
+                    "BASE_TYPE_REQUIRED"
+                ),
+            ]
         );
     }
 
