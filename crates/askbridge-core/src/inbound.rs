@@ -1,8 +1,8 @@
 //! What people do in a chat, in the one vocabulary every platform crate
 //! reports it in and the daemon's chat driver reads: a [`Press`] of a
 //! button (or a choice in a menu), a [`Submission`] of their own words from
-//! a form or modal, a [`Typed`] message — each with who did it
-//! ([`Person`]) and where.
+//! a form or modal, a [`Typed`] message, askbridge's registered
+//! [`Command`] — each with who did it ([`Person`]) and where.
 //!
 //! Pure data over the platform's own types: `C` is its conversation, `M`
 //! its message id and `R` how a press or submission is answered (a
@@ -95,6 +95,21 @@ pub struct Typed<C, M> {
     pub from: Person,
 }
 
+/// askbridge's own command asking how to ask here, given as one the
+/// platform registers (a Discord slash command): answered to the person
+/// alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command<C, R> {
+    /// How to answer it.
+    pub reply: R,
+    /// Where it was given.
+    pub chat: C,
+    /// The place asks for this conversation are posted to.
+    pub place: Place,
+    /// Who gave it.
+    pub from: Person,
+}
+
 /// Whether a typed message is askbridge's own command asking how to ask
 /// here: `/askbridge`, `/askbridge where` or `askbridge where`, in any
 /// case, with Telegram's `@botname` after the command allowed. Anything
@@ -122,6 +137,8 @@ pub enum Inbound<C, M, R> {
     Submission(Submission<C, R>),
     /// A message.
     Typed(Typed<C, M>),
+    /// The platform's registered command for askbridge.
+    Command(Command<C, R>),
 }
 
 impl<C, M, R> Inbound<C, M, R> {
@@ -131,6 +148,7 @@ impl<C, M, R> Inbound<C, M, R> {
             Inbound::Press(press) => &press.from,
             Inbound::Submission(submission) => &submission.from,
             Inbound::Typed(typed) => &typed.from,
+            Inbound::Command(command) => &command.from,
         }
     }
 
@@ -140,6 +158,7 @@ impl<C, M, R> Inbound<C, M, R> {
             Inbound::Press(press) => press.chat.as_ref(),
             Inbound::Submission(submission) => Some(&submission.chat),
             Inbound::Typed(typed) => Some(&typed.chat),
+            Inbound::Command(command) => Some(&command.chat),
         }
     }
 
@@ -149,6 +168,7 @@ impl<C, M, R> Inbound<C, M, R> {
             Inbound::Press(press) => &mut press.from,
             Inbound::Submission(submission) => &mut submission.from,
             Inbound::Typed(typed) => &mut typed.from,
+            Inbound::Command(command) => &mut command.from,
         }
     }
 
@@ -172,6 +192,12 @@ impl<C, M, R> Inbound<C, M, R> {
                 from: submission.from,
             }),
             Inbound::Typed(typed) => Inbound::Typed(typed),
+            Inbound::Command(command) => Inbound::Command(Command {
+                reply: answer(command.reply),
+                chat: command.chat,
+                place: command.place,
+                from: command.from,
+            }),
         }
     }
 }

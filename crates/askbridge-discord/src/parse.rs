@@ -1,10 +1,11 @@
 //! Discord events as askbridge events: a button press or select, a modal
-//! submit, a typed message, with who sent it and where. Pure.
+//! submit, a typed message, askbridge's `/askbridge` slash command, with
+//! who sent it and where. Pure.
 //!
 //! Input is serenity's own models, as the gateway delivers them
 //! (`INTERACTION_CREATE`, `MESSAGE_CREATE`) or as an HTTP interaction body
 //! reads ([`http_interaction`]). Only what askbridge acts on is kept:
-//! component and modal interactions, and text messages from people (not
+//! component and modal interactions, its own command, and text messages from people (not
 //! bots, webhooks or system messages) that are ordinary messages or
 //! replies. Anything else is `None`.
 
@@ -115,6 +116,26 @@ pub enum Event {
     Submit(Submit),
     /// A text message was sent.
     Text(TextMessage),
+    /// askbridge's slash command ([`COMMAND`]) was used.
+    Command(Command),
+}
+
+/// The name of askbridge's slash command: `/askbridge` tells the person
+/// the targets for where they used it.
+pub const COMMAND: &str = "askbridge";
+
+/// askbridge's slash command (`APPLICATION_COMMAND`). Answer it within 3
+/// seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The interaction to answer.
+    pub interaction: InteractionRef,
+    /// Where it was used.
+    pub channel_id: ChannelId,
+    /// The server, `None` in DMs.
+    pub guild_id: Option<GuildId>,
+    /// Who used it.
+    pub from: Sender,
 }
 
 /// A button press or a string select (`MESSAGE_COMPONENT`). Answer it
@@ -206,15 +227,14 @@ pub fn inbound(event: Event) -> Inbound<ChannelId, MessageId, InteractionRef> {
             text: submit.text,
             from: submit.from.person(),
         }),
+        Event::Command(command) => Inbound::Command(inbound::Command {
+            reply: command.interaction,
+            place: place(command.guild_id, command.channel_id, &command.from),
+            chat: command.channel_id,
+            from: command.from.person(),
+        }),
         Event::Text(message) => Inbound::Typed(inbound::Typed {
-            place: match message.guild_id {
-                Some(_) => Place::DiscordChannel {
-                    channel_id: message.channel_id.get(),
-                },
-                None => Place::DiscordUser {
-                    user_id: message.from.id.get(),
-                },
-            },
+            place: place(message.guild_id, message.channel_id, &message.from),
             chat: message.channel_id,
             message: message.message_id,
             reply_to: message.reply_to,
@@ -224,13 +244,36 @@ pub fn inbound(event: Event) -> Inbound<ChannelId, MessageId, InteractionRef> {
     }
 }
 
+/// The place asks for a conversation are posted to: a server channel
+/// itself, a DM under its user (a DM channel's id is Discord's to choose).
+fn place(guild_id: Option<GuildId>, channel_id: ChannelId, from: &Sender) -> Place {
+    match guild_id {
+        Some(_) => Place::DiscordChannel {
+            channel_id: channel_id.get(),
+        },
+        None => Place::DiscordUser {
+            user_id: from.id.get(),
+        },
+    }
+}
+
 /// Reads an interaction; `None` for anything askbridge does not act on
-/// (pings, commands, autocomplete).
+/// (pings, other commands, autocomplete).
 pub fn interaction(interaction: &Interaction) -> Option<Event> {
     match interaction {
         Interaction::Component(component) => Some(Event::Press(press(component))),
         Interaction::Modal(modal) => Some(Event::Submit(submit(modal))),
-        Interaction::Ping(_) | Interaction::Command(_) | Interaction::Autocomplete(_) => None,
+        Interaction::Command(command) if command.data.name == COMMAND => {
+            Some(Event::Command(Command {
+                interaction: InteractionRef {
+                    id: command.id,
+                    token: command.token.clone(),
+                },
+                channel_id: command.channel_id,
+                guild_id: command.guild_id,
+                from: interaction_sender(command.member.as_deref(), &command.user),
+            }))
+        }
         _ => None,
     }
 }

@@ -27,9 +27,9 @@ use std::collections::HashSet;
 use std::num::NonZeroU64;
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Button, ButtonStyle, OptionRef, Step, StepInput, View, cut};
+use askbridge_core::render::{Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut};
 use serenity::builder::{
-    CreateActionRow, CreateAllowedMentions, CreateButton, CreateInputText,
+    CreateActionRow, CreateAllowedMentions, CreateButton, CreateCommand, CreateInputText,
     CreateInteractionResponse, CreateInteractionResponseMessage, CreateMessage, CreateModal,
     CreateSelectMenu, CreateSelectMenuKind, CreateSelectMenuOption, EditMessage,
 };
@@ -297,6 +297,26 @@ pub fn notice(text: &str) -> CreateInteractionResponse {
             .ephemeral(true)
             .allowed_mentions(no_mentions()),
     )
+}
+
+/// askbridge's slash command, `/askbridge`, for registering with Discord:
+/// its description in `locale`, and in every other locale askbridge
+/// speaks for people whose Discord is set to it.
+pub fn command(locale: Locale) -> CreateCommand {
+    let mut command =
+        CreateCommand::new(crate::parse::COMMAND).description(locale.strings().where_command);
+    for other in Locale::ALL.into_iter().filter(|other| *other != locale) {
+        // Discord's own locale codes.
+        let codes: &[&str] = match other {
+            Locale::En => &["en-US", "en-GB"],
+            Locale::ZhCn => &["zh-CN"],
+            Locale::Th => &["th"],
+        };
+        for code in codes {
+            command = command.description_localized(*code, other.strings().where_command);
+        }
+    }
+    command
 }
 
 /// Acknowledges a press without changing anything now

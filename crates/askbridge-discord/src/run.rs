@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::render::Locale;
 use reqwest::StatusCode;
 use serenity::builder::CreateInteractionResponse;
 use serenity::client::{ClientBuilder, Context, EventHandler};
@@ -204,6 +205,22 @@ impl DiscordApi {
             .get_current_application_info()
             .await
             .map_err(|e| classify(&e))
+    }
+
+    /// Registers askbridge's slash command ([`crate::render::command`]) as
+    /// the application's only global command (`PUT
+    /// /applications/{id}/commands`, which replaces what was there and
+    /// keeps the command's id when it is the same).
+    pub async fn register_command(&self, locale: Locale) -> Result<(), PlatformFailure> {
+        let application = self.application().await?;
+        self.http.set_application_id(application.id);
+        serenity::model::application::Command::set_global_commands(
+            &*self.http,
+            vec![crate::render::command(locale)],
+        )
+        .await
+        .map(drop)
+        .map_err(|e| classify(&e))
     }
 
     /// The DM channel with `user` (`POST /users/@me/channels`), opened if

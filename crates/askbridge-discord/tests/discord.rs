@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use askbridge_core::inbound::Inbound;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{
@@ -12,8 +13,8 @@ use askbridge_core::render::{
 };
 use askbridge_discord::parse::{self, Event, HttpInteraction};
 use askbridge_discord::render::{
-    Destination, MAX_CONTENT_CHARS, Message, acknowledge, ask_messages, closed, notice,
-    own_words_modal, reminder, reply_to, step_message, update,
+    self as render, Destination, MAX_CONTENT_CHARS, Message, acknowledge, ask_messages, closed,
+    notice, own_words_modal, reminder, reply_to, step_message, update,
 };
 use serde_json::{Value, json};
 use serenity::model::application::Interaction;
@@ -509,6 +510,48 @@ fn parse_needs_the_fields_discord_always_sends() {
             "{path:?} is optional after all"
         );
     }
+}
+
+#[test]
+fn parse_the_askbridge_command_and_leave_other_commands_alone() {
+    let got = parse::interaction(&interaction("interaction_command_guild.json"));
+    let Some(Event::Command(command)) = got.clone() else {
+        panic!("{got:?}");
+    };
+    assert_eq!(command.channel_id, CHANNEL);
+    assert_eq!(command.from.display_name.as_deref(), Some("Mase"));
+    let Inbound::Command(inbound) = parse::inbound(Event::Command(command)) else {
+        panic!("not a command");
+    };
+    assert_eq!(
+        inbound.place,
+        Place::DiscordChannel {
+            channel_id: CHANNEL.get()
+        }
+    );
+    assert_eq!(inbound.from.responder.user_id, "53908232506183680");
+
+    let mut json: Value = serde_json::from_str(&fixture("interaction_command_guild.json")).unwrap();
+    json["data"]["name"] = json!("deploy");
+    assert_eq!(
+        parse::interaction(&serde_json::from_value(json).unwrap()),
+        None
+    );
+}
+
+#[test]
+fn render_the_askbridge_command_in_every_locale() {
+    let command = serde_json::to_value(render::command(Locale::ZhCn)).unwrap();
+    assert_eq!(command["name"], "askbridge");
+    assert_eq!(command["description"], "查看智能体如何在这里向你提问");
+    assert_eq!(
+        command["description_localizations"],
+        json!({
+            "en-US": "Show how an agent can ask you here",
+            "en-GB": "Show how an agent can ask you here",
+            "th": "ดูวิธีที่เอเจนต์ถามคุณที่นี่ได้"
+        })
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, View, cut};
+use askbridge_core::render::{self, Capabilities, Locale, View, cut};
 use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef};
 use askbridge_discord::render::{self as draw, Destination, Message};
 use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
@@ -54,6 +54,9 @@ pub struct Discord {
     driver: Arc<ChatDriver<DiscordPlatform>>,
     gateway: Gateway,
     verifier: Option<Arc<Verifier>>,
+    /// Registers `/askbridge`, in the language of askbridge's words.
+    api: DiscordApi,
+    locale: Locale,
 }
 
 impl Discord {
@@ -70,7 +73,7 @@ impl Discord {
             .map(Arc::new);
         let driver = ChatDriver::register(
             bridge,
-            DiscordPlatform { api },
+            DiscordPlatform { api: api.clone() },
             Drawing {
                 caps: Capabilities::DISCORD.with_mode(config.render),
                 locale: config.locale,
@@ -81,6 +84,8 @@ impl Discord {
             driver,
             gateway,
             verifier,
+            api,
+            locale: config.locale,
         })
     }
 
@@ -101,12 +106,18 @@ impl Discord {
     /// one instance at a time.
     pub const RECEIVING_LEASE: &'static str = "discord/gateway";
 
-    /// Connects to the gateway and handles what arrives, for as long as
-    /// the daemon runs (serenity reconnects and resumes by itself).
+    /// Registers `/askbridge`, then connects to the gateway and handles
+    /// what arrives, for as long as the daemon runs (serenity reconnects
+    /// and resumes by itself). A command Discord refused is logged: asks
+    /// work without it.
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         let driver = Arc::clone(&self.driver);
         let gateway = self.gateway.clone();
+        let (api, locale) = (self.api.clone(), self.locale);
         tokio::spawn(async move {
+            if let Err(error) = api.register_command(locale).await {
+                tracing::warn!(error = %error, "cannot register the /askbridge command with Discord");
+            }
             let listening = gateway
                 .listen(move |event| {
                     let driver = Arc::clone(&driver);
@@ -267,18 +278,21 @@ impl ChatPlatform for DiscordPlatform {
     }
 
     /// A reminder replying to the question, pinging the place's user.
-    fn remind(&self, chat: &ChannelId, to: MessageId, text: String, user: Option<&str>) {
-        let api = self.api.clone();
-        let chat = *chat;
+    async fn remind(
+        &self,
+        chat: &ChannelId,
+        to: MessageId,
+        text: String,
+        user: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
         let user = user
             .and_then(|user| user.parse::<u64>().ok())
             .and_then(std::num::NonZeroU64::new)
             .map(UserId::from);
-        tokio::spawn(async move {
-            if let Err(error) = api.send(chat, &draw::reminder(to, user, &text)).await {
-                tracing::warn!(error = %error, "cannot remind on Discord");
-            }
-        });
+        self.api
+            .send(*chat, &draw::reminder(to, user, &text))
+            .await
+            .map(drop)
     }
 
     /// A taken press is a deferred update: the edit that follows (the
@@ -286,7 +300,7 @@ impl ChatPlatform for DiscordPlatform {
     /// is an ephemeral message, for the presser alone.
     async fn acknowledge(&self, reply: Reply, ack: Ack) {
         let response = match &ack {
-            Ack::Refused(text) => draw::notice(text),
+            Ack::Refused(text) | Ack::Private(text) => draw::notice(text),
             Ack::Taken(_) | Ack::Quiet => draw::acknowledge(),
         };
         self.respond(reply, response).await;

@@ -372,14 +372,15 @@ impl ChatPlatform for FeishuPlatform {
     }
 
     /// A reminder replying to the question, mentioning the place's user.
-    fn remind(&self, _chat: &Destination, to: String, text: String, user: Option<&str>) {
-        let api = self.api.clone();
+    async fn remind(
+        &self,
+        _chat: &Destination,
+        to: String,
+        text: String,
+        user: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
         let reminder = draw::reminder(&text, user);
-        tokio::spawn(async move {
-            if let Err(error) = api.reply(&to, &reminder).await {
-                tracing::warn!(error = %error, "cannot remind on Feishu");
-            }
-        });
+        self.api.reply(&to, &reminder).await.map(drop)
     }
 
     /// A toast, seen by the presser alone: taken, refused, or nothing.
@@ -387,6 +388,7 @@ impl ChatPlatform for FeishuPlatform {
         let answer = match &ack {
             Ack::Taken(text) => draw::callback_answer(Some((Toast::Success, text))),
             Ack::Refused(text) => draw::callback_answer(Some((Toast::Error, text))),
+            Ack::Private(text) => draw::callback_answer(Some((Toast::Info, text))),
             Ack::Quiet => draw::callback_answer(None),
         };
         if reply.send(answer).is_err() {

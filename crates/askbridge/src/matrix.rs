@@ -250,21 +250,24 @@ impl ChatPlatform for MatrixPlatform {
     }
 
     /// A reminder replying to the question, mentioning the place's user.
-    fn remind(&self, room: &String, to: String, text: String, user: Option<&str>) {
-        let api = self.api.clone();
-        let room = room.clone();
+    async fn remind(
+        &self,
+        room: &String,
+        to: String,
+        text: String,
+        user: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
         let reminder = draw::reminder(&to, &text, user);
-        tokio::spawn(async move {
-            if let Err(error) = api.send(&room, draw::MESSAGE, reminder, None).await {
-                tracing::warn!(error = %error, "cannot remind on Matrix");
-            }
-        });
+        self.api
+            .send(room, draw::MESSAGE, reminder, None)
+            .await
+            .map(drop)
     }
 
     /// A refused vote is answered in the poll's thread; one taken needs no
     /// answer.
     async fn acknowledge(&self, voted: Voted, ack: Ack) {
-        let Ack::Refused(text) = ack else {
+        let (Ack::Refused(text) | Ack::Private(text)) = ack else {
             return;
         };
         let content = draw::in_thread(&voted.poll, &text);

@@ -351,23 +351,40 @@ impl ChatPlatform for SlackPlatform {
         });
     }
 
-    /// A reminder in the question's thread, mentioning the place's user.
-    fn remind(&self, chat: &SlackChat, to: Ts, text: String, user: Option<&str>) {
+    /// An ephemeral message to `user` where they wrote (in its thread, if
+    /// any): only they see it.
+    fn reply_privately(&self, chat: &SlackChat, _to: Ts, user: &str, text: String) {
         let api = self.api.clone();
         let channel = chat.channel.clone();
-        let thread = chat.thread_ts.clone().unwrap_or(to.0);
-        let message = draw::reminder(&thread, user, &text);
+        let thread = chat.thread_ts.clone();
+        let user = SlackUserId(user.to_owned());
         tokio::spawn(async move {
-            if let Err(error) = api.post(&channel, &message).await {
-                tracing::warn!(error = %error, "cannot remind on Slack");
+            if let Err(error) = api
+                .post_ephemeral(&channel, &user, &text, thread.as_ref())
+                .await
+            {
+                tracing::warn!(error = %error, "cannot tell a Slack user privately");
             }
         });
+    }
+
+    /// A reminder in the question's thread, mentioning the place's user.
+    async fn remind(
+        &self,
+        chat: &SlackChat,
+        to: Ts,
+        text: String,
+        user: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
+        let thread = chat.thread_ts.clone().unwrap_or(to.0);
+        let message = draw::reminder(&thread, user, &text);
+        self.api.post(&chat.channel, &message).await.map(drop)
     }
 
     /// Only a refusal is said, to the presser alone; the envelope (or the
     /// request) was acknowledged when it arrived.
     async fn acknowledge(&self, reply: Reply, ack: Ack) {
-        let Ack::Refused(text) = ack else {
+        let (Ack::Refused(text) | Ack::Private(text)) = ack else {
             return;
         };
         let shown = match (&reply.response_url, &reply.channel) {

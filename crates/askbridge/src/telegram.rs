@@ -262,15 +262,16 @@ impl ChatPlatform for TelegramPlatform {
 
     /// A reminder replying to the question, mentioning the place's user
     /// (a numeric Telegram user id).
-    fn remind(&self, chat: &ChatRef, to: i32, text: String, user: Option<&str>) {
-        let api = self.api.clone();
+    async fn remind(
+        &self,
+        chat: &ChatRef,
+        to: i32,
+        text: String,
+        user: Option<&str>,
+    ) -> Result<(), PlatformFailure> {
         let user = user.and_then(|user| user.parse::<u64>().ok());
         let reminder = draw::reminder(*chat, to, &text, user);
-        tokio::spawn(async move {
-            if let Err(error) = api.send(reminder).await {
-                tracing::warn!(error = %error, "cannot remind on Telegram");
-            }
-        });
+        self.api.send(reminder).await.map(drop)
     }
 
     /// Every answer is a toast: Telegram has no private message to the
@@ -279,7 +280,7 @@ impl ChatPlatform for TelegramPlatform {
     /// must not hold up the updates after it.
     async fn acknowledge(&self, query_id: String, ack: Ack) {
         let notice = match ack {
-            Ack::Taken(text) | Ack::Refused(text) => Some(text),
+            Ack::Taken(text) | Ack::Refused(text) | Ack::Private(text) => Some(text),
             Ack::Quiet => None,
         };
         let api = self.api.clone();

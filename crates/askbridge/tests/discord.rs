@@ -683,6 +683,38 @@ async fn discord_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
 }
 
+/// askbridge registers its slash command when it starts; `/askbridge` used
+/// in a channel is answered with the exact targets for it, in a message
+/// only the person who used it sees.
+#[tokio::test]
+async fn discord_slash_command_tells_the_user_alone_the_targets_for_this_channel() {
+    let fake = fake().await;
+    let _daemon = started(daemon_for(&fake), &fake).await;
+    let commands = fake.wait_for_commands(1).await;
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    assert_eq!(commands[0]["name"], "askbridge");
+    assert_eq!(
+        commands[0]["description"],
+        "Show how an agent can ask you here"
+    );
+    let used = fake.use_command(&alice(), CHANNEL, "askbridge");
+    let response = fake.wait_for_response(used).await;
+    assert_eq!(response.kind, 4);
+    assert!(response.is_ephemeral(), "{response:?}");
+    assert_eq!(
+        response.data["content"],
+        format!(
+            "To ask here, use discord:{CHANNEL}@{ALICE} (only you may answer) or \
+             discord:{CHANNEL} (anyone here may answer)."
+        )
+    );
+    assert!(
+        fake.messages_in(CHANNEL)
+            .iter()
+            .all(|m| m.ephemeral_to.is_some())
+    );
+}
+
 /// `/askbridge` typed in a channel is answered with the exact targets for
 /// it, for the sender alone and for anyone there.
 #[tokio::test]

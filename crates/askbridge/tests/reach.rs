@@ -7,6 +7,7 @@
 
 mod daemon;
 
+use askbridge_testkit::faults::{Fault, Faults};
 use askbridge_testkit::slack::{self, FakeSlack};
 use askbridge_testkit::telegram::{self, FakeTelegram};
 use daemon::{Daemon, create, outcome, status};
@@ -277,8 +278,11 @@ async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
     let in_telegram = telegram.wait_for_sends(1).await.swap_remove(0);
     let in_slack = slack.wait_for_bot_messages(1).await.swap_remove(0);
 
-    // Thirty seconds later: a reply to the question in each place.
+    // Thirty seconds later: a reply to the question in each place. Slack
+    // refuses the first try; the reminder is tried again.
+    slack.set_faults(Faults::share(1.0).kinds(&[Fault::ServerError]).at_most(1));
     let reminder = slack.wait_for_bot_messages(2).await.swap_remove(1);
+    assert_eq!(slack.fault_counts().server_errors, 1);
     assert_eq!(reminder.thread_ts.as_deref(), Some(in_slack.ts.as_str()));
     assert_eq!(
         reminder.text,

@@ -627,18 +627,21 @@ async fn slack_http_mode_records_a_press_before_acknowledging_it() {
 }
 
 /// The bot's mention with "where" (Slack keeps `/…` for slash commands)
-/// is answered with the exact targets for this channel.
+/// is answered with the exact targets for this channel, to the sender
+/// alone.
 #[tokio::test]
-async fn slack_mention_with_where_tells_the_targets_for_this_channel() {
+async fn slack_mention_with_where_tells_the_sender_alone_the_targets_for_this_channel() {
     let fake = fake().await;
     let _daemon = started(daemon_for(&fake), &fake).await;
     fake.inject_message(IncomingMessage::new(CHANNEL, ALICE, "<@U0ASKBR1DG> where"));
-    let answer = posted(&fake, 1).await;
+    let answer = fake.wait_for_ephemerals(ALICE, 1).await;
+    assert_eq!(answer[0].channel, CHANNEL);
     assert_eq!(
-        answer.text,
+        answer[0].text,
         format!(
             "To ask here, use slack:{CHANNEL}@{ALICE} (only you may answer) or \
              slack:{CHANNEL} (anyone here may answer)."
         )
     );
+    assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
 }

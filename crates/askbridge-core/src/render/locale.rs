@@ -278,6 +278,9 @@ pub struct Strings {
     pub where_here: &'static str,
     /// Answers `/askbridge` in a direct chat. `{mine}`: its target.
     pub where_direct: &'static str,
+    /// What askbridge's registered command (`/askbridge`) is for, shown
+    /// in the platform's command list (at most 100 characters).
+    pub where_command: &'static str,
     /// One item of a reply that named no option, quoted. `{item}`: the
     /// item as typed.
     pub unknown_item: &'static str,
@@ -489,6 +492,7 @@ static EN: Strings = Strings {
     not_understood: "I could not match that to a question. Answer each on its own line, like \"{eg}\".",
     where_here: "To ask here, use {mine} (only you may answer) or {anyone} (anyone here may answer).",
     where_direct: "To ask you here, use {mine}.",
+    where_command: "Show how an agent can ask you here",
     unknown_item: "\"{item}\"",
     unknown_items: "I didn't understand {items} for “{q}” — reply with option numbers or names, or write your own answer.",
     unknown_items_letters: "I didn't understand {items} for “{q}” — reply with option letters or names, or write your own answer.",
@@ -628,6 +632,7 @@ static ZH_CN: Strings = Strings {
     not_understood: "没能对应到任何问题。请每行回答一题，例如“{eg}”。",
     where_here: "要在这里提问，请用 {mine}（只有你能回答）或 {anyone}（这里的任何人都能回答）。",
     where_direct: "要在这里向你提问，请用 {mine}。",
+    where_command: "查看智能体如何在这里向你提问",
     unknown_item: "“{item}”",
     unknown_items: "“{q}”的回答里有没看懂的内容：{items}。请回复选项编号或名称，也可以直接写下你的答案。",
     unknown_items_letters: "“{q}”的回答里有没看懂的内容：{items}。请回复选项字母或名称，也可以直接写下你的答案。",
@@ -767,6 +772,7 @@ static TH: Strings = Strings {
     not_understood: "จับคู่คำตอบกับคำถามไม่ได้ ตอบบรรทัดละหนึ่งข้อ เช่น “{eg}”",
     where_here: "ถามที่นี่ได้ด้วย {mine} (เฉพาะคุณตอบได้) หรือ {anyone} (ทุกคนที่นี่ตอบได้)",
     where_direct: "ถามคุณที่นี่ได้ด้วย {mine}",
+    where_command: "ดูวิธีที่เอเจนต์ถามคุณที่นี่ได้",
     unknown_item: "“{item}”",
     unknown_items: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นหมายเลขหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",
     unknown_items_letters: "ไม่เข้าใจ {items} ในคำตอบของ “{q}” ตอบเป็นตัวอักษรหรือชื่อตัวเลือก หรือพิมพ์คำตอบของคุณเอง",

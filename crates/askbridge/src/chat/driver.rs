@@ -132,10 +132,24 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// (the answer it follows is already stored; a failure is logged).
     fn reply(&self, chat: &Self::Chat, to: Self::MessageId, text: String);
 
+    /// Answers one of `user`'s messages with `text` for them alone where
+    /// the platform can (Slack's ephemeral messages), else as
+    /// [`ChatPlatform::reply`] does.
+    fn reply_privately(&self, chat: &Self::Chat, to: Self::MessageId, user: &str, text: String) {
+        let _ = user;
+        self.reply(chat, to, text);
+    }
+
     /// Reminds `user` (the place's, if it names one) of the question in
-    /// message `to`: a reply with `text`, in the background, mentioning
-    /// them so that they are notified.
-    fn remind(&self, chat: &Self::Chat, to: Self::MessageId, text: String, user: Option<&str>);
+    /// message `to`: a reply with `text`, mentioning them so that they are
+    /// notified. A failure is tried again by the ask's outbox.
+    fn remind(
+        &self,
+        chat: &Self::Chat,
+        to: Self::MessageId,
+        text: String,
+        user: Option<&str>,
+    ) -> impl Future<Output = Result<(), PlatformFailure>> + Send;
 
     /// Answers a press or submission.
     fn acknowledge(&self, reply: Self::Reply, ack: Ack) -> impl Future<Output = ()> + Send;
@@ -162,6 +176,9 @@ pub enum Ack {
     Refused(String),
     /// Nothing to say (a toggle, an unreadable or foreign button).
     Quiet,
+    /// Something for this person alone, not about an ask (the answer to
+    /// askbridge's registered command).
+    Private(String),
 }
 
 /// A prompt for the person's own words for one question.
@@ -424,13 +441,14 @@ impl<P: ChatPlatform> ChatDriver<P> {
         };
         let target = place_target(view, place)?;
         let text = render::reminder_text(view.deadline, bridge.now(), self.draw.locale);
-        self.platform.remind(
-            &chat_of::<P>(&message)?,
-            message_id_of::<P>(&message)?,
-            text,
-            target.user.as_deref(),
-        );
-        Ok(())
+        self.platform
+            .remind(
+                &chat_of::<P>(&message)?,
+                message_id_of::<P>(&message)?,
+                text,
+                target.user.as_deref(),
+            )
+            .await
     }
 
     /// Handles whatever a person did.
@@ -439,6 +457,14 @@ impl<P: ChatPlatform> ChatDriver<P> {
             inbound::Inbound::Press(press) => self.press(press).await,
             inbound::Inbound::Submission(submission) => self.submitted(submission).await,
             inbound::Inbound::Typed(typed) => self.typed(typed).await,
+            inbound::Inbound::Command(command) => {
+                let user = &command.from.responder.user_id;
+                let text = render::where_answer(&command.place, user, self.draw.locale);
+                self.platform
+                    .acknowledge(command.reply, Ack::Private(text))
+                    .await;
+                Handled::Done
+            }
         }
     }
 
@@ -778,7 +804,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
         if inbound::is_where_command(&typed.text) {
             let user = &typed.from.responder.user_id;
             let text = render::where_answer(&typed.place, user, self.draw.locale);
-            self.platform.reply(&typed.chat, typed.message, text);
+            self.platform
+                .reply_privately(&typed.chat, typed.message, user, text);
             return Ok(());
         }
         let reply_to = typed.reply_to.map(|id| id.to_string());
