@@ -138,6 +138,15 @@ impl Reminders {
             + u64::from(n) * u64::from(self.every_seconds.unwrap_or(0));
         Some(created.saturating_add_secs(secs)).filter(|at| *at < deadline)
     }
+
+    /// When each reminder is due, earliest first ([`Reminders::at`]).
+    pub fn times(
+        &self,
+        created: Timestamp,
+        deadline: Timestamp,
+    ) -> impl Iterator<Item = Timestamp> + '_ {
+        (0..).map_while(move |n| self.at(n, created, deadline))
+    }
 }
 
 /// One step of an ask's escalation: when it is still open `after_seconds`

@@ -48,6 +48,10 @@ enum Command {
         /// Render mode of a chat channel: buttons, text or rich.
         #[arg(long, default_value = "buttons", value_parser = parse_mode)]
         mode: Mode,
+        /// Draw the ask's reminders instead (`remindAfterSeconds`): what
+        /// each place is sent while nobody answers, in order.
+        #[arg(long)]
+        reminders: bool,
         /// The ask, in any dialect; `-` for standard input.
         #[arg(default_value = "-")]
         file: PathBuf,
@@ -125,8 +129,9 @@ fn main() -> ExitCode {
             channel,
             locale,
             mode,
+            reminders,
             file,
-        } => render(channel, locale, mode, &file),
+        } => render(channel, locale, mode, reminders, &file),
     };
     match result {
         Ok(code) => code,
@@ -177,10 +182,16 @@ fn render(
     channel: RenderChannel,
     locale: Locale,
     mode: Mode,
+    reminders: bool,
     file: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     let input = read(file)?;
-    match commands::render::run(&input, channel, locale, mode) {
+    let drawn = if reminders {
+        commands::render::run_reminders(&input, channel, locale)
+    } else {
+        commands::render::run(&input, channel, locale, mode)
+    };
+    match drawn {
         Ok(text) => {
             print_line(&text)?;
             Ok(ExitCode::SUCCESS)

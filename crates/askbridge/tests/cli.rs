@@ -218,6 +218,43 @@ fn render_prints_the_text_prompt_in_each_locale() {
 }
 
 #[test]
+fn render_reminders_prints_what_each_place_is_reminded_with() {
+    let ask = r#"{"to": "slack:C0RELEASES@U0ALICE", "timeoutSeconds": 1800,
+        "remindAfterSeconds": 300, "remindEverySeconds": 600,
+        "questions": [{"id": "ship", "question": "Ship it?", "type": "confirm"}]}"#;
+    let text = askbridge(&["render", "--reminders", "-"], ask);
+    assert_eq!(text.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout),
+        "⏰ Still waiting for your answer — expires in 25 min\n\
+         ⏰ Still waiting for your answer — expires in 15 min\n\
+         ⏰ Still waiting for your answer — expires in 5 min\n"
+    );
+    for channel in ["telegram", "discord", "slack", "feishu", "matrix"] {
+        let output = askbridge(&["render", "--reminders", "--channel", channel, "-"], ask);
+        assert_eq!(output.status.code(), Some(0), "{channel}");
+        let payloads: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("a JSON array of payloads");
+        assert_eq!(payloads.as_array().map(Vec::len), Some(3), "{channel}");
+    }
+    let slack = askbridge(&["render", "--reminders", "--channel", "slack", "-"], ask);
+    let slack: serde_json::Value = serde_json::from_slice(&slack.stdout).expect("JSON");
+    assert_eq!(
+        slack[0]["text"],
+        "<@U0ALICE> ⏰ Still waiting for your answer — expires in 25 min"
+    );
+    assert_eq!(slack[0]["channel"], "C0RELEASES");
+
+    let none = askbridge(
+        &["render", "--reminders", "-"],
+        r#"{"questions": [{"id": "ship", "question": "Ship it?", "type": "confirm"}]}"#,
+    );
+    assert_eq!(none.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&none.stdout).expect("JSON");
+    assert_eq!(report["errors"][0]["path"], "remindAfterSeconds");
+}
+
+#[test]
 fn render_rejects_an_unknown_locale() {
     let output = askbridge(&["render", "--locale", "xx", "-"], "{}");
     assert_eq!(output.status.code(), Some(2));

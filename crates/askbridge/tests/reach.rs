@@ -297,7 +297,13 @@ async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
         "{}",
         reminder.text
     );
-    assert_eq!(status(&daemon, &id).await["ask"]["remindAfterSeconds"], 30);
+    let shown = status(&daemon, &id).await;
+    assert_eq!(shown["ask"]["remindAfterSeconds"], 30);
+    assert_eq!(
+        shown["remindAt"].as_array().map(Vec::len),
+        Some(1),
+        "{shown}"
+    );
 
     // Answered: no more, and only one was asked for.
     press_in_slack(&slack, &in_slack, "Staging");

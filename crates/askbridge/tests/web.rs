@@ -580,6 +580,50 @@ async fn web_page_shows_an_ask_in_several_places_and_where_else_in_chromium() {
     assert_eq!(outcome["answeredBy"]["place"], "web", "{outcome}");
 }
 
+/// The page shows the reminder line once an ask's reminder is due, and an
+/// ask passed on to the web (after its Slack place, which fails here: no
+/// Slack channel) only from its time on, saying so. The scenario runs the
+/// page's clock; the daemon's is its own.
+#[tokio::test]
+async fn web_page_shows_reminders_and_asks_passed_on_at_their_time_in_chromium() {
+    let python = python();
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    let question = |text: &str| json!([{"id": "q", "header": "Q", "question": text, "options": ["Left", "Right"]}]);
+    let reminded = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "web", "title": "Reminded", "timeoutSeconds": 600,
+                "remindAfterSeconds": 30, "questions": question("Which colour?")}),
+    )
+    .await;
+    let passed_on = create_ask(
+        &client,
+        &daemon,
+        &json!({"to": "slack:C0123", "title": "Passed on", "timeoutSeconds": 600,
+                "escalate": [{"afterSeconds": 60, "to": "web"}], "questions": question("Which way?")}),
+    )
+    .await;
+    browser(
+        &python,
+        &daemon,
+        "reach",
+        &artifacts().join("web-reach.png"),
+    )
+    .await;
+    for id in [reminded, passed_on] {
+        let ask: Value = client
+            .get(daemon.url(&format!("/v1/asks/{id}")))
+            .send()
+            .await
+            .expect("GET the ask")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(ask["status"], "pending", "{ask}");
+    }
+}
+
 /// The link an agent host shows (`/#ask=<id>`) opens that one ask, which the
 /// page answers; an ask answered in the host reads "Answered in the
 /// terminal" on the page.

@@ -44,6 +44,13 @@ impl From<&AskView> for AskResponse {
                     expires_at: view.deadline.rfc3339(),
                     answered: answered.into_iter().map(|(_, q)| q.id.clone()).collect(),
                     open: open.into_iter().map(|(_, q)| q.id.clone()).collect(),
+                    remind_at: view
+                        .ask
+                        .remind
+                        .iter()
+                        .flat_map(|remind| remind.times(view.created_at, view.deadline))
+                        .map(|at| at.rfc3339())
+                        .collect(),
                     warnings: Vec::new(),
                     places: Vec::new(),
                     host_key: None,

@@ -1,6 +1,6 @@
 //! `askbridge render`: what a channel would be sent for an ask.
 
-use askbridge_core::model::Place;
+use askbridge_core::model::{Ask, Place, Timestamp};
 use askbridge_core::normalize;
 use askbridge_core::render::{self, Capabilities, Locale, Mode};
 use askbridge_telegram::ChatRef;
@@ -21,6 +21,14 @@ const SAMPLE_DISCORD_CHANNEL: ChannelId = ChannelId::new(1_100_000_000_000_000_0
 
 /// The channel used when the ask names no Slack channel.
 const SAMPLE_SLACK_CHANNEL: &str = "C0123456789";
+
+/// The question's message a reminder replies to, in every platform's
+/// notation.
+const SAMPLE_MESSAGE_ID: u64 = 1_100_000_000_000_000_002;
+const SAMPLE_TELEGRAM_MESSAGE: i32 = 42;
+const SAMPLE_SLACK_TS: &str = "1700000000.000100";
+const SAMPLE_FEISHU_MESSAGE: &str = "om_0123456789abcdef";
+const SAMPLE_MATRIX_EVENT: &str = "$question:example.org";
 
 /// Channels `render` can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,6 +52,128 @@ pub enum RenderChannel {
     Matrix,
 }
 
+/// The ask in `input` (any dialect), or the normaliser's errors as JSON.
+fn read(input: &str) -> Result<Ask, serde_json::Value> {
+    normalize::normalize_input(input)
+        .map(|normalized| normalized.ask)
+        .map_err(|errors| {
+            let (json, _) = super::normalize::run(input);
+            debug_assert!(!errors.is_empty());
+            json
+        })
+}
+
+/// Renders the reminders of the ask in `input` for `channel`: what each
+/// place is sent while nobody answers, in order — a reply to the question
+/// (sample ids stand in for its message), mentioning the target's user,
+/// saying how long is left at that time. Returns the text to print (the
+/// texts a line each, or a JSON array of payloads), or the errors as JSON:
+/// the normaliser's, or `remindAfterSeconds` when the ask sets none.
+pub fn run_reminders(
+    input: &str,
+    channel: RenderChannel,
+    locale: Locale,
+) -> Result<String, serde_json::Value> {
+    let ask = read(input)?;
+    let Some(remind) = ask.remind else {
+        return Err(serde_json::json!({"ok": false, "errors": [{
+            "path": "remindAfterSeconds",
+            "message": "the ask sets no reminder; add \"remindAfterSeconds\": 300"
+        }]}));
+    };
+    let created = Timestamp::from_secs(0);
+    let deadline = created.saturating_add_secs(u64::from(ask.timeout_seconds));
+    let texts: Vec<String> = remind
+        .times(created, deadline)
+        .map(|at| render::reminder_text(deadline, at, locale))
+        .collect();
+    let target = ask.target.as_ref();
+    let user = target.and_then(|target| target.user.as_deref());
+    let json = |payloads: Vec<serde_json::Value>| {
+        serde_json::to_string_pretty(&payloads).unwrap_or_default()
+    };
+    Ok(match channel {
+        RenderChannel::Text => texts.join("\n"),
+        RenderChannel::Telegram => {
+            let chat = target
+                .and_then(|target| ChatRef::of(&target.place))
+                .unwrap_or(SAMPLE_CHAT);
+            let user = user.and_then(|user| user.parse().ok());
+            json(texts
+                .iter()
+                .map(|text| {
+                    to_json(&askbridge_telegram::render::reminder(chat, SAMPLE_TELEGRAM_MESSAGE, text, user))
+                })
+                .collect())
+        }
+        RenderChannel::Discord => {
+            let channel = discord_channel(&ask);
+            let user = user
+                .and_then(|user| user.parse::<u64>().ok())
+                .and_then(std::num::NonZeroU64::new)
+                .map(serenity::model::id::UserId::from);
+            let question = serenity::model::id::MessageId::new(SAMPLE_MESSAGE_ID);
+            json(texts
+                .iter()
+                .map(|text| {
+                    to_json(&askbridge_discord::render::reminder(question, user, text).to_create(channel))
+                })
+                .collect())
+        }
+        RenderChannel::Slack => {
+            let channel = SlackChannelId(slack_channel(&ask));
+            let thread = slack_morphism::prelude::SlackTs(SAMPLE_SLACK_TS.to_owned());
+            json(texts
+                .iter()
+                .map(|text| {
+                    to_json(&askbridge_slack::render::reminder(&thread, user, text).to_post(&channel))
+                })
+                .collect())
+        }
+        RenderChannel::Feishu => json(texts
+            .iter()
+            .map(|text| {
+                serde_json::json!({
+                    "reply_to": SAMPLE_FEISHU_MESSAGE,
+                    "card": askbridge_feishu::render::reminder(text, user).card,
+                })
+            })
+            .collect()),
+        RenderChannel::Matrix => json(texts
+            .iter()
+            .map(|text| {
+                serde_json::json!({
+                    "type": askbridge_matrix::render::MESSAGE,
+                    "content": askbridge_matrix::render::reminder(SAMPLE_MATRIX_EVENT, text, user),
+                })
+            })
+            .collect()),
+    })
+}
+
+/// A payload as JSON (they are plain data: this cannot fail).
+fn to_json(payload: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(payload).unwrap_or_default()
+}
+
+/// The Discord channel an ask names, else the sample one.
+fn discord_channel(ask: &Ask) -> ChannelId {
+    match ask.target.as_ref().map(|target| &target.place) {
+        Some(&Place::DiscordChannel { channel_id }) if channel_id != 0 => {
+            ChannelId::new(channel_id)
+        }
+        _ => SAMPLE_DISCORD_CHANNEL,
+    }
+}
+
+/// The Slack channel an ask names, else the sample one.
+fn slack_channel(ask: &Ask) -> String {
+    match ask.target.as_ref().map(|target| &target.place) {
+        Some(Place::Slack { channel_id, .. }) => channel_id.clone(),
+        _ => SAMPLE_SLACK_CHANNEL.to_owned(),
+    }
+}
+
 /// Renders the ask in `input` (any dialect) for `channel` in render `mode`
 /// (chat channels only). Returns the text to print, or the normaliser's
 /// errors as JSON.
@@ -53,12 +183,7 @@ pub fn run(
     locale: Locale,
     mode: Mode,
 ) -> Result<String, serde_json::Value> {
-    let normalized = normalize::normalize_input(input).map_err(|errors| {
-        let (json, _) = super::normalize::run(input);
-        debug_assert!(!errors.is_empty());
-        json
-    })?;
-    let ask = &normalized.ask;
+    let ask = &read(input)?;
     match channel {
         RenderChannel::Text => Ok(render::text_prompt(ask, locale)),
         RenderChannel::Telegram => {
@@ -75,12 +200,7 @@ pub fn run(
         RenderChannel::Discord => {
             let caps = Capabilities::DISCORD.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
-            let channel = match ask.target.as_ref().map(|target| &target.place) {
-                Some(&Place::DiscordChannel { channel_id }) if channel_id != 0 => {
-                    ChannelId::new(channel_id)
-                }
-                _ => SAMPLE_DISCORD_CHANNEL,
-            };
+            let channel = discord_channel(ask);
             let messages: Vec<_> = askbridge_discord::render::ask_messages(&view)
                 .iter()
                 .map(|message| message.to_create(channel))
@@ -88,10 +208,7 @@ pub fn run(
             Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
         }
         RenderChannel::Slack => {
-            let channel = match ask.target.as_ref().map(|target| &target.place) {
-                Some(Place::Slack { channel_id, .. }) => channel_id.clone(),
-                _ => SAMPLE_SLACK_CHANNEL.to_owned(),
-            };
+            let channel = slack_channel(ask);
             let caps = Capabilities::SLACK.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
             let messages: Vec<_> = askbridge_slack::render::ask_messages(&view)

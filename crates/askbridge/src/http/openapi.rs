@@ -201,7 +201,11 @@ mod tests {
         ];
         assert_fields(
             pending,
-            &[&pending_fields[..], &["warnings", "places", "hostKey"]].concat(),
+            &[
+                &pending_fields[..],
+                &["remindAt", "warnings", "places", "hostKey"],
+            ]
+            .concat(),
             &pending_fields,
         );
         assert_ref(&pending["properties"]["status"], "PendingStatus");

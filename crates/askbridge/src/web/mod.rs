@@ -16,7 +16,7 @@
 //!   (events after this one are not missed).
 //! - `created`, `updated`, `ended`: the ask as the HTTP API returns it
 //!   ([`AskResponse`]; pending: `id`, `status`, `ask`, `to`, `createdAt`,
-//!   `expiresAt`, `answered`, `open`; ended: the outcome's fields
+//!   `expiresAt`, `answered`, `open`, `remindAt`; ended: the outcome's fields
 //!   plus `ask`, `to`, `createdAt`).
 //! - `resync` (`{"missed": n}`): this subscriber fell behind and missed
 //!   events; fetch the pending list again.
@@ -353,6 +353,26 @@ mod tests {
             answers,
             outcome: None,
         })
+    }
+
+    #[test]
+    fn web_event_says_when_an_asks_reminders_are_due() {
+        let mut reminded = Arc::unwrap_or_clone(view("web", vec![None, None]));
+        reminded.ask.remind = Some(askbridge_core::model::Reminders {
+            after_seconds: 300,
+            every_seconds: Some(300),
+        });
+        let event = web_event(Ok(BridgeEvent::Created(Arc::new(reminded))), None)
+            .expect("web asks are sent");
+        // From creation, every 300 s, before the deadline 900 s on.
+        let at = |secs: u64| Value::from(Timestamp::from_secs(1_800_000_000 + secs).rfc3339());
+        assert_eq!(event.data["remindAt"], json!([at(300), at(600)]));
+        let plain = web_event(
+            Ok(BridgeEvent::Created(view("web", vec![None, None]))),
+            None,
+        )
+        .expect("web asks are sent");
+        assert_eq!(plain.data.get("remindAt"), None);
     }
 
     #[test]

@@ -52,7 +52,8 @@ pub(super) fn page_phrases(s: &'static Strings) -> Vec<(&'static str, &'static s
         page_gone, page_ended, page_notice_answered, page_notice_ended,
         page_expiring, page_expires_soon, page_expires_min,
         page_expires_h_min, page_unreachable, page_needs_token,
-        page_http_error, page_clarify, page_answer_again,
+        page_http_error, page_clarify, page_answer_again, still_waiting, passed_on,
+        duration_min, duration_s, web_page,
     )
 }
 

@@ -51,6 +51,11 @@ pub struct PendingAsk {
     pub answered: Vec<String>,
     /// Ids of the questions still open.
     pub open: Vec<String>,
+    /// When the ask's reminders are sent while nobody answers (RFC 3339),
+    /// earliest first; absent when it has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<String>, format = DateTime)]
+    pub remind_at: Vec<String>,
     /// Fixes the normaliser made (only in the response that created the ask).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ProblemJson>,

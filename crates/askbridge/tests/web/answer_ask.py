@@ -16,6 +16,11 @@ Scenarios:
   skip-all       "Skip" skips the whole ask.
   several-places an ask to Slack, the web page and Telegram is on the page,
                  which says where else it was asked; Skip skips it.
+  reach          on a page whose clock the scenario runs: the ask
+                 "Reminded" shows the reminder line once its reminder is
+                 due; the ask "Passed on" (escalated from Slack to the web
+                 after a minute) is not on the page before its time, then
+                 is, saying it was passed on.
   locales        a Thai browser (th-TH) answers the ask to web:thai and a
                  Chinese one (zh-CN) the ask to web:chinese, each checking
                  the page's words against the phrases the server serves
@@ -246,6 +251,30 @@ def several_places(contexts: Contexts, url: str, screenshot: Path):
     problems.check()
 
 
+def reach(contexts: Contexts, url: str, screenshot: Path):
+    page = contexts.new().new_page()
+    problems = Problems(page, "tab")
+    page.clock.install()
+    page.goto(url)
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    box = panel(page)
+    expect(box.get_by_role("heading", name="Reminded")).to_be_visible()
+    expect(box.locator(".reminder")).to_have_count(0)
+    expect(page.get_by_text("Which way?")).to_have_count(0)
+
+    # Its reminder is due 30 s after it was created.
+    page.clock.run_for("00:31")
+    expect(box.locator(".reminder")).to_contain_text("⏰ Still waiting for your answer — expires in")
+    expect(page.get_by_text("Which way?")).to_have_count(0)
+
+    # A minute after it was created, the other ask is passed on to the page.
+    page.clock.run_for("00:30")
+    expect(box.get_by_role("heading", name="Passed on")).to_be_visible()
+    expect(box.locator(".passed-on")).to_have_text("↪ Passed on from Slack after 1 min without an answer")
+    page.screenshot(path=str(screenshot))
+    problems.check()
+
+
 def api(url: str, path: str, body=None, headers=None):
     """The daemon's HTTP API at the page's origin (no token: the daemon of
     this scenario has none)."""
@@ -405,6 +434,7 @@ SCENARIOS = {
     "all-types": all_types,
     "skip-all": skip_all,
     "several-places": several_places,
+    "reach": reach,
     "locales": locales,
     "one-ask": one_ask,
 }

@@ -134,6 +134,8 @@
     locale: '',
     /** Its phrases, by name. */
     phrases: {},
+    /** Asks passed on to this page later, by id: their latest data, until their time. */
+    held: new Map(),
   };
 
   // ------------------------------------------------------------- words
@@ -459,12 +461,58 @@
     return S.session === null || sessions.includes(S.session);
   }
 
+  /** Whether a place is this page. */
+  function isHere(place) {
+    const session = targetSession(place);
+    return session !== undefined && (S.session === null || session === S.session);
+  }
+
+  /**
+   * The escalation step that brings the ask to this page, when the page is
+   * not among the places it was posted to at once (`{afterSeconds, to}`).
+   */
+  function passedOnStep(data) {
+    if (S.only) return null;
+    const ask = data.ask || {};
+    const to = Array.isArray(ask.to) ? ask.to : [ask.to !== undefined ? ask.to : data.to];
+    if (to.some(isHere)) return null;
+    return (ask.escalate || []).find((step) => isHere(step.to)) || null;
+  }
+
+  /** When the ask is passed on to this page (ms), or 0 when it is here from the start. */
+  function passedOnAt(data) {
+    const step = passedOnStep(data);
+    return step ? time(data.createdAt) + step.afterSeconds * 1000 : 0;
+  }
+
+  const PLATFORM_NAMES = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack', feishu: 'Feishu', lark: 'Lark', matrix: 'Matrix' };
+
+  /** A place as a person calls it: the platform's name, or the web page. */
+  function placeName(place) {
+    return PLATFORM_NAMES[place.split(':')[0]] || t('web_page');
+  }
+
+  /** "↪ Passed on from Telegram after 10 min without an answer", or ''. */
+  function passedOnLine(data) {
+    const step = passedOnStep(data);
+    const first = placesOf(data)[0];
+    if (!step || !first) return '';
+    const secs = step.afterSeconds;
+    const after = secs < 60 ? t('duration_s', { s: secs }) : t('duration_min', { m: Math.floor(secs / 60) });
+    return '↪ ' + t('passed_on', { place: placeName(first), after });
+  }
+
+  /** "⏰ Still waiting for your answer — expires in 5 min" once a reminder is due, else ''. */
+  function reminderLine(data) {
+    const due = (data.remindAt || []).some((at) => time(at) <= Date.now());
+    return due ? '⏰ ' + t('still_waiting') + ' — ' + remaining(data.expiresAt) : '';
+  }
+
   /** "Also asked in Telegram, Slack": the ask's places that are not this page. */
   function alsoIn(data) {
-    const names = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack', feishu: 'Feishu', lark: 'Lark', matrix: 'Matrix' };
     const others = [];
     for (const place of placesOf(data)) {
-      const name = names[place.split(':')[0]];
+      const name = PLATFORM_NAMES[place.split(':')[0]];
       if (name && !others.includes(name)) others.push(name);
     }
     return others.length ? t('page_also_in', { places: others.join(t('list_sep')) }) : '';
@@ -496,6 +544,7 @@
 
   function upsert(data, seq) {
     if (!data || typeof data.id !== 'string' || !visible(data)) return;
+    if (hold(data, seq)) return;
     const known = S.asks.has(data.id);
     const rec = record(data, seq);
     if (rec.ended) return;
@@ -509,6 +558,30 @@
       // Tell the person only about asks they saw waiting.
       endAsk(rec, data, { here: false, quiet: !known || !rec.shown });
     }
+  }
+
+  /**
+   * Keeps an ask passed on to this page later off the page until its time
+   * (then shows it, as it is by then); forgets it if it ends first.
+   * Whether it was held.
+   */
+  function hold(data, seq) {
+    if (S.asks.has(data.id)) return false;
+    const at = passedOnAt(data);
+    if (data.status !== 'pending') return S.held.delete(data.id) || at > Date.now();
+    if (at <= Date.now()) {
+      S.held.delete(data.id);
+      return false;
+    }
+    if (!S.held.has(data.id)) {
+      setTimeout(() => {
+        const latest = S.held.get(data.id);
+        S.held.delete(data.id);
+        if (latest) upsert(latest, seq);
+      }, at - Date.now() + 50);
+    }
+    S.held.set(data.id, data);
+    return true;
   }
 
   /** A newly arrived ask becomes the one shown, unless the person is busy with another. */
@@ -818,7 +891,7 @@
     const rec = S.asks.get(S.currentId);
     const steps = openQuestions(rec);
     rec.draft.step = Math.max(0, Math.min(rec.draft.step, steps.length - 1));
-    const key = [rec.id, steps.map((q) => q.id).join(','), rec.draft.step, S.collapsed, pending.map((r) => r.id).join(','), rec.submitting, rec.draft.error].join('|');
+    const key = [rec.id, steps.map((q) => q.id).join(','), rec.draft.step, S.collapsed, pending.map((r) => r.id).join(','), rec.submitting, rec.draft.error, reminderLine(rec.data) !== ''].join('|');
     if (key === S.panelKey && !options.force) return;
     S.panelKey = key;
 
@@ -849,8 +922,13 @@
         h('span', { class: 'pulse', 'aria-hidden': 'true' }),
         h('h2', { id: 'panel-title', text: titleOf(rec) }),
         S.collapsed && count > 1 ? h('span', { class: 'muted', text: t('page_n_questions', { n: count }) }) : null,
-        alsoIn(rec.data) ? h('span', { class: 'muted also-in', text: alsoIn(rec.data) }) : null,
-        h('span', { class: 'expires', id: 'panel-expires', text: remaining(rec.data.expiresAt) })),
+        // Passed on from a place: that says where else it is.
+        passedOnLine(rec.data)
+          ? h('span', { class: 'muted passed-on', text: passedOnLine(rec.data) })
+          : alsoIn(rec.data) ? h('span', { class: 'muted also-in', text: alsoIn(rec.data) }) : null,
+        reminderLine(rec.data)
+          ? h('span', { class: 'reminder', id: 'panel-reminder', role: 'status', text: reminderLine(rec.data) })
+          : h('span', { class: 'expires', id: 'panel-expires', text: remaining(rec.data.expiresAt) })),
       h('div', { class: 'panel-tools' }, switcher, collapseButton));
 
     const children = [head];
@@ -1222,9 +1300,12 @@
     });
     window.addEventListener('online', () => { if (!stream.controller) connect(); });
     setInterval(() => {
-      const node = $('panel-expires');
       const rec = S.currentId && S.asks.get(S.currentId);
-      if (node && rec) node.textContent = remaining(rec.data.expiresAt);
+      renderPanel();
+      const expires = $('panel-expires');
+      if (expires && rec) expires.textContent = remaining(rec.data.expiresAt);
+      const reminder = $('panel-reminder');
+      if (reminder && rec) reminder.textContent = reminderLine(rec.data);
     }, 15000);
     connect();
   }
