@@ -284,15 +284,12 @@ impl ChatPlatform for DiscordPlatform {
         to: MessageId,
         text: String,
         user: Option<&str>,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<MessageId, PlatformFailure> {
         let user = user
             .and_then(|user| user.parse::<u64>().ok())
             .and_then(std::num::NonZeroU64::new)
             .map(UserId::from);
-        self.api
-            .send(*chat, &draw::reminder(to, user, &text))
-            .await
-            .map(drop)
+        self.api.send(*chat, &draw::reminder(to, user, &text)).await
     }
 
     /// A taken press is a deferred update: the edit that follows (the

@@ -378,9 +378,9 @@ impl ChatPlatform for FeishuPlatform {
         to: String,
         text: String,
         user: Option<&str>,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<String, PlatformFailure> {
         let reminder = draw::reminder(&text, user);
-        self.api.reply(&to, &reminder).await.map(drop)
+        Ok(self.api.reply(&to, &reminder).await?.message_id)
     }
 
     /// A toast, seen by the presser alone: taken, refused, or nothing.

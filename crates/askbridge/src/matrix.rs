@@ -256,12 +256,9 @@ impl ChatPlatform for MatrixPlatform {
         to: String,
         text: String,
         user: Option<&str>,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<String, PlatformFailure> {
         let reminder = draw::reminder(&to, &text, user);
-        self.api
-            .send(room, draw::MESSAGE, reminder, None)
-            .await
-            .map(drop)
+        self.api.send(room, draw::MESSAGE, reminder, None).await
     }
 
     /// A refused vote is answered in the poll's thread; one taken needs no

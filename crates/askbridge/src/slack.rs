@@ -375,10 +375,10 @@ impl ChatPlatform for SlackPlatform {
         to: Ts,
         text: String,
         user: Option<&str>,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<Ts, PlatformFailure> {
         let thread = chat.thread_ts.clone().unwrap_or(to.0);
         let message = draw::reminder(&thread, user, &text);
-        self.api.post(&chat.channel, &message).await.map(drop)
+        self.api.post(&chat.channel, &message).await.map(Ts)
     }
 
     /// Only a refusal is said, to the presser alone; the envelope (or the

@@ -268,10 +268,10 @@ impl ChatPlatform for TelegramPlatform {
         to: i32,
         text: String,
         user: Option<&str>,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<i32, PlatformFailure> {
         let user = user.and_then(|user| user.parse::<u64>().ok());
         let reminder = draw::reminder(*chat, to, &text, user);
-        self.api.send(reminder).await.map(drop)
+        self.api.send(reminder).await
     }
 
     /// Every answer is a toast: Telegram has no private message to the

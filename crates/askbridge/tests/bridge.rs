@@ -268,8 +268,9 @@ impl Channel for ScriptedChannel {
         place: usize,
         number: u32,
     ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
+        let result = self.script.lock().expect("script").pop().unwrap_or(Ok(()));
         self.record(format!("remind {} {number}", at_place(ask, place)));
-        Box::pin(async { Ok(()) })
+        Box::pin(async move { result })
     }
 }
 
@@ -1125,6 +1126,16 @@ fn reminded_ask(every: Option<u32>) -> Ask {
     ask
 }
 
+/// Waits until the instances together finished `count` reminders.
+async fn reminders_done(instances: &[Bridge], count: u64) {
+    let mut done: Vec<_> = instances.iter().map(Bridge::reminders_done).collect();
+    while done.iter().map(|done| *done.borrow()).sum::<u64>() < count {
+        let changes = done.iter_mut().map(|done| Box::pin(done.changed()));
+        let (changed, _, _) = futures_util::future::select_all(changes).await;
+        changed.expect("the bridge is alive");
+    }
+}
+
 /// The reminder calls among a channel's calls.
 fn reminders(channel: &ScriptedChannel) -> Vec<String> {
     channel
@@ -1154,6 +1165,10 @@ async fn a_reminder_is_sent_once_at_its_time_even_after_a_crash(db: Scratch) {
         telegram.calls(1).await,
         [format!("remind {} 0", created.id)]
     );
+    b.reminders_done()
+        .wait_for(|done| *done >= 1)
+        .await
+        .expect("the bridge is alive");
     crash(b);
 
     // Sent: not again after another crash, and only one was asked for.
@@ -1213,6 +1228,7 @@ async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratc
             format!("remind {} 0", silent.id)
         ]
     );
+    reminders_done(std::slice::from_ref(&b), 1).await;
     clock.advance(Duration::from_secs(300));
     assert_eq!(slack.calls(1).await, [format!("deliver {}#1", silent.id)]);
     b.cancel(&quiet.id).await.expect("cancel");
@@ -1227,6 +1243,54 @@ async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratc
     );
     assert_eq!(slack.calls(2).await.len(), 2);
     assert_eq!(reminders(&telegram).len(), 1);
+}
+
+async fn a_reminder_not_posted_before_a_crash_is_offered_again(db: Scratch) {
+    let a = open_bare(&db, &Clock::manual(START)).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    a.add_channel(telegram.clone());
+    let created = create(&a, reminded_ask(None)).await;
+    telegram.calls(1).await;
+    a.flush().await.expect("flush");
+    crash(a);
+
+    // Claimed at its time, then stuck: the platform asks for an hour.
+    let clock = Clock::manual(START.saturating_add_secs(299));
+    let b = open_bare(&db, &clock).await;
+    let stuck = ScriptedChannel::new(
+        ChannelKind::Telegram,
+        vec![Err(PlatformFailure::RetryAfter(3_600))],
+    );
+    b.add_channel(stuck.clone());
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(stuck.calls(1).await, [format!("remind {} 0", created.id)]);
+    crash(b);
+
+    // Not done two minutes on: offered again, and done.
+    let clock = Clock::manual(START.saturating_add_secs(419));
+    let c = open_bare(&db, &clock).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    c.add_channel(telegram.clone());
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        telegram.calls(1).await,
+        [format!("remind {} 0", created.id)]
+    );
+    c.reminders_done()
+        .wait_for(|done| *done >= 1)
+        .await
+        .expect("the bridge is alive");
+    crash(c);
+
+    // Done: not again, and only one was asked for.
+    let d = open_bare(&db, &Clock::manual(START.saturating_add_secs(800))).await;
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    d.add_channel(telegram.clone());
+    d.cancel(&created.id).await.expect("cancel");
+    assert_eq!(
+        telegram.calls(1).await,
+        [format!("end {} cancelled", created.id)]
+    );
 }
 
 async fn three_instances_send_each_reminder_once(db: Scratch) {
@@ -1252,6 +1316,9 @@ async fn three_instances_send_each_reminder_once(db: Scratch) {
         clock.set(START.saturating_add_secs(at));
         let calls = telegram.calls(2 + step).await;
         assert_eq!(calls[1 + step], format!("remind {} {step}", created.id));
+        // Recorded as done before the clock moves on: 120 s is also when a
+        // reminder still not done would be offered again.
+        reminders_done(&instances, step as u64 + 1).await;
     }
     // The deadline: closed once; no reminder was sent twice meanwhile.
     clock.set(START.saturating_add_secs(900));
@@ -2128,6 +2195,7 @@ on_both_backends!(
         an_escalation_step_is_posted_at_its_time_even_after_a_crash,
         an_escalation_step_not_due_when_the_ask_ends_is_never_posted,
         a_reminder_is_sent_once_at_its_time_even_after_a_crash,
+        a_reminder_not_posted_before_a_crash_is_offered_again,
         configured_defaults_remind_and_escalate_asks_that_do_not_say,
     ],
     multi_thread: [

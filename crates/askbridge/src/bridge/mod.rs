@@ -328,6 +328,9 @@ struct Inner {
     /// Wakes the reminder task: an ask created here or elsewhere, or the
     /// bridge dropped.
     remind_wake: Arc<Notify>,
+    /// Reminders this instance finished (posted in every place they went
+    /// to), counted.
+    reminders_done: watch::Sender<u64>,
     /// Pending entries holding their lifecycle.
     cached: AtomicUsize,
     /// At most this many, give or take the ones in use.
@@ -457,6 +460,7 @@ impl Bridge {
             deadlines: Mutex::new(timer::Deadlines::new()),
             timer_wake: Arc::new(Notify::new()),
             remind_wake: Arc::new(Notify::new()),
+            reminders_done: watch::Sender::new(0),
             cached: AtomicUsize::new(0),
             cache_limit: cached_lifecycles,
             channels: RwLock::new(HashMap::new()),
@@ -874,6 +878,12 @@ impl Bridge {
                 }
             })
             .collect())
+    }
+
+    /// The number of reminders this instance finished — posted in every
+    /// place they went to and recorded — as it changes.
+    pub fn reminders_done(&self) -> watch::Receiver<u64> {
+        self.inner.reminders_done.subscribe()
     }
 
     /// How many reminders of the ask were sent (by any instance).

@@ -117,8 +117,9 @@ pub(super) enum Op {
     Update(Arc<AskView>),
     /// Close the question.
     End(Arc<AskView>),
-    /// Remind the person (reminder number, from 0).
-    Remind(Arc<AskView>, u32),
+    /// Remind the person (reminder number, from 0); the reminder is done
+    /// once every place it went to had its turn.
+    Remind(Arc<AskView>, u32, Arc<super::remind::Reminding>),
 }
 
 /// The queued operations of one place of an ask.
@@ -173,13 +174,14 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>, place: usize) {
                     call(&inner, &*channel, &view, place, Call::End).await;
                 }
             }
-            Op::Remind(view, number) => {
+            Op::Remind(view, number, reminding) => {
                 if shown(spot)
                     && !entry.slot.lock().await.ended
                     && let Some(channel) = inner.channel(spot.kind)
                 {
                     call(&inner, &*channel, &view, place, Call::Remind(number)).await;
                 }
+                reminding.place_done(&inner).await;
             }
         }
     }

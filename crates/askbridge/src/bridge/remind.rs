@@ -9,9 +9,12 @@
 //! remind the person. The core decides when each is due
 //! ([`askbridge_core::lifecycle::AskLifecycle::next_reminder`]).
 //!
-//! A reminder is recorded before the places are told; an instance that
-//! dies in between loses that one reminder rather than send it twice.
+//! A reminder is claimed before the places are told and done once each
+//! had its turn ([`Reminding`]); one claimed but not done within
+//! [`IN_FLIGHT`] (its instance died) is offered again, and each place skips
+//! a reminder it has on record.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -28,6 +31,9 @@ const BATCH: i64 = 100;
 const RETRY_FIRST: Duration = Duration::from_millis(500);
 /// The longest.
 const RETRY_MAX: Duration = Duration::from_secs(10);
+/// How long a claimed reminder may take to reach its places before it is
+/// offered again (its instance died, say).
+const IN_FLIGHT: Duration = Duration::from_secs(120);
 /// The wait before looking again at a reminder that is due by the record
 /// but not by the ask (its deadline has come: the timeout is on its way).
 const STALE_WAIT: Duration = Duration::from_secs(1);
@@ -69,7 +75,8 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
     }
 }
 
-/// Sends the reminders due at `now`; returns when the next one is due.
+/// Sends the reminders due at `now`, and offers again those claimed but
+/// not done in time; returns when the next one is due.
 async fn send_due(inner: &Arc<Inner>, now: Timestamp) -> Result<Option<Timestamp>, BridgeError> {
     let mut seen = 0usize;
     loop {
@@ -78,8 +85,12 @@ async fn send_due(inner: &Arc<Inner>, now: Timestamp) -> Result<Option<Timestamp
             .due_reminders(record::millis(now), BATCH)
             .await?;
         let mut sent_any = false;
-        for (id, sent) in &due {
-            sent_any |= remind(inner, id, *sent, now).await?;
+        for (id, claimed, done) in &due {
+            sent_any |= if done < claimed {
+                remind(inner, id, Turn::Again(*claimed), now).await?
+            } else {
+                remind(inner, id, Turn::Next(*claimed), now).await?
+            };
         }
         seen += due.len();
         // A full batch may leave more; stop when a batch sent nothing
@@ -94,18 +105,31 @@ async fn send_due(inner: &Arc<Inner>, now: Timestamp) -> Result<Option<Timestamp
     Ok(inner.store.next_reminder_at().await?.map(record::timestamp))
 }
 
-/// Sends reminder number `sent` of one ask if it is due at `now` and no
-/// one sent it first; whether this instance sent it.
+/// Which reminder of an ask to send.
+#[derive(Debug, Clone, Copy)]
+enum Turn {
+    /// The next, this many being claimed and done.
+    Next(i64),
+    /// The last of this many claimed, again: it was not done in time.
+    Again(i64),
+}
+
+/// Sends a reminder of one ask if it is due at `now` and no one took it
+/// first; whether this instance took it.
 async fn remind(
     inner: &Arc<Inner>,
     id: &str,
-    sent: i64,
+    turn: Turn,
     now: Timestamp,
 ) -> Result<bool, BridgeError> {
     let Found::Pending(entry) = inner.find(id).await? else {
         return Ok(false);
     };
-    let number = u32::try_from(sent).unwrap_or(u32::MAX);
+    let (number, claimed) = match turn {
+        Turn::Next(done) => (done, done + 1),
+        Turn::Again(claimed) => (claimed - 1, claimed),
+    };
+    let number = u32::try_from(number).unwrap_or(u32::MAX);
     let (view, next, places) = {
         let mut slot = entry.slot.lock().await;
         inner.fresh(&entry, &mut slot).await?;
@@ -121,23 +145,87 @@ async fn remind(
         inner.evict_if_full(&mut slot);
         (view, next, places)
     };
-    if !inner
-        .store
-        .claim_reminder(id, sent, next.map(record::millis))
-        .await?
-    {
+    let redo_at = record::millis(now.saturating_add_secs(IN_FLIGHT.as_secs()));
+    let taken = match turn {
+        Turn::Next(done) => inner.store.claim_reminder(id, done, redo_at).await?,
+        Turn::Again(claimed) => {
+            inner
+                .store
+                .reclaim_reminder(id, claimed, record::millis(now), redo_at)
+                .await?
+        }
+    };
+    if !taken {
         return Ok(false);
     }
-    tracing::info!(ask_id = %id, reminder = number + 1, "reminding");
+    tracing::info!(ask_id = %id, reminder = number + 1, again = matches!(turn, Turn::Again(_)), "reminding");
+    let places: Vec<usize> = places
+        .into_iter()
+        .filter(|place| {
+            entry
+                .spots
+                .get(*place)
+                .is_some_and(|spot| inner.posts_here(spot.kind))
+        })
+        .collect();
+    let reminding = Arc::new(Reminding {
+        id: id.to_owned(),
+        claimed,
+        next,
+        left: AtomicUsize::new(places.len()),
+    });
+    if places.is_empty() {
+        reminding.finish(inner).await;
+    }
     let view = Arc::new(view);
     for place in places {
-        if entry
-            .spots
-            .get(place)
-            .is_some_and(|spot| inner.posts_here(spot.kind))
-        {
-            outbox::enqueue(inner, &entry, place, Op::Remind(Arc::clone(&view), number));
-        }
+        outbox::enqueue(
+            inner,
+            &entry,
+            place,
+            Op::Remind(Arc::clone(&view), number, Arc::clone(&reminding)),
+        );
     }
     Ok(true)
+}
+
+/// One reminder on its way to its places: done once each had its turn.
+#[derive(Debug)]
+pub(super) struct Reminding {
+    id: String,
+    /// Reminders claimed, this one included.
+    claimed: i64,
+    /// When the next is due.
+    next: Option<Timestamp>,
+    /// Places still to take their turn.
+    left: AtomicUsize,
+}
+
+impl Reminding {
+    /// One place had its turn (posted it, or gave up); the last records
+    /// the reminder as done.
+    pub(super) async fn place_done(&self, inner: &Arc<Inner>) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.finish(inner).await;
+        }
+    }
+
+    /// Records it done and when the next is due; a failure leaves it to
+    /// be offered again (the places skip what they posted).
+    async fn finish(&self, inner: &Arc<Inner>) {
+        let next = self.next.map(record::millis);
+        match inner
+            .store
+            .finish_reminder(&self.id, self.claimed, next)
+            .await
+        {
+            Ok(()) => {
+                inner.remind_wake.notify_one();
+                inner.reminders_done.send_modify(|done| *done += 1);
+            }
+            Err(error) => {
+                tracing::warn!(ask_id = %self.id, error = %error, "could not record a reminder as sent; it will be offered again");
+            }
+        }
+    }
 }

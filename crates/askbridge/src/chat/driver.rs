@@ -142,14 +142,15 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
 
     /// Reminds `user` (the place's, if it names one) of the question in
     /// message `to`: a reply with `text`, mentioning them so that they are
-    /// notified. A failure is tried again by the ask's outbox.
+    /// notified; returns the reminder's id. A failure is tried again by
+    /// the ask's outbox.
     fn remind(
         &self,
         chat: &Self::Chat,
         to: Self::MessageId,
         text: String,
         user: Option<&str>,
-    ) -> impl Future<Output = Result<(), PlatformFailure>> + Send;
+    ) -> impl Future<Output = Result<Self::MessageId, PlatformFailure>> + Send;
 
     /// Answers a press or submission.
     fn acknowledge(&self, reply: Self::Reply, ack: Ack) -> impl Future<Output = ()> + Send;
@@ -331,7 +332,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let bridge = self.bridge()?;
         let target = place_target(view, place)?;
         // Parts posted before a failure or a crash are not posted again.
-        let refs = own_refs::<P>(&bridge, &view.id, place).await?;
+        let mut refs = own_refs::<P>(&bridge, &view.id, place).await?;
+        refs.retain(|message| Posted::of(message).reminder.is_none());
         let chat = match refs.first() {
             Some(first) => chat_of::<P>(first)?,
             None => self.platform.open(&target.place).await?,
@@ -432,23 +434,49 @@ impl<P: ChatPlatform> ChatDriver<P> {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Reminds the person in place number `place`: a reply to the message
-    /// with the ask's controls there, saying how long is left.
-    async fn remind_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
+    /// Reminds the person in place number `place` with reminder
+    /// `number`: a reply to the message with the ask's controls there,
+    /// saying how long is left — unless it is on record as posted there
+    /// (offered again after a crash). The reminder is recorded too: a reply
+    /// to it answers the ask.
+    async fn remind_view(
+        &self,
+        view: &AskView,
+        place: usize,
+        number: u32,
+    ) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
+        let refs = own_refs::<P>(&bridge, &view.id, place).await?;
+        if refs
+            .iter()
+            .any(|message| Posted::of(message).reminder == Some(number))
+        {
+            return Ok(());
+        }
         let Some((message, _)) = shown_message::<P>(&bridge, &view.id, place).await? else {
             return Ok(());
         };
         let target = place_target(view, place)?;
         let text = render::reminder_text(view.deadline, bridge.now(), self.draw.locale);
-        self.platform
+        let chat = chat_of::<P>(&message)?;
+        let id = self
+            .platform
             .remind(
-                &chat_of::<P>(&message)?,
+                &chat,
                 message_id_of::<P>(&message)?,
                 text,
                 target.user.as_deref(),
             )
+            .await?;
+        let extra = Posted {
+            place,
+            reminder: Some(number),
+            ..Posted::default()
+        };
+        let posted = self.record(&view.id, &chat, id, Some(&extra));
+        record_posted(|| bridge.save_message_ref(&posted))
             .await
+            .map_err(storage)
     }
 
     /// Handles whatever a person did.
@@ -891,9 +919,9 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
         &'a self,
         ask: &'a AskView,
         place: usize,
-        _number: u32,
+        number: u32,
     ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
-        Box::pin(self.remind_view(ask, place))
+        Box::pin(self.remind_view(ask, place, number))
     }
 }
 

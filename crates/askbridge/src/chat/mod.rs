@@ -90,6 +90,9 @@ pub struct Posted {
     /// the first.
     #[serde(default, skip_serializing_if = "is_first")]
     pub place: usize,
+    /// A reminder of the ask: its number (from 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<u32>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -504,6 +507,7 @@ mod tests {
             selected: vec![0, 2],
             own_words_for: None,
             place: 0,
+            reminder: Some(1),
         };
         let message = MessageRef {
             ask_id: "ask_1".to_owned(),

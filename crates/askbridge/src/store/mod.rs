@@ -355,19 +355,41 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn next_reminder_at(&self) -> Result<Option<i64>, StoreError>;
 
     /// Pending asks whose next reminder is due at `now`, earliest first,
-    /// at most `limit`: `(ask id, reminders sent)`.
-    async fn due_reminders(&self, now: i64, limit: i64) -> Result<Vec<(String, i64)>, StoreError>;
+    /// at most `limit`: `(ask id, reminders claimed, reminders done)`. A
+    /// claimed one not done is due again when its instance did not finish
+    /// it in time.
+    async fn due_reminders(
+        &self,
+        now: i64,
+        limit: i64,
+    ) -> Result<Vec<(String, i64, i64)>, StoreError>;
 
-    /// Records that reminder number `sent` (from 0) of a pending ask is
-    /// being sent and when the next one is due, if no one did first:
-    /// whether this caller did (and so sends it). The compare-and-set that
-    /// makes each reminder go out once, whichever instances race for it.
-    async fn claim_reminder(
+    /// Claims reminder number `sent` (from 0) of a pending ask whose
+    /// earlier ones are done, if no one did first: whether this caller did
+    /// (and so sends it). It is due again at `redo_at` unless finished
+    /// ([`Store::finish_reminder`]) first. The compare-and-set that makes
+    /// each reminder go out once, whichever instances race for it.
+    async fn claim_reminder(&self, id: &str, sent: i64, redo_at: i64) -> Result<bool, StoreError>;
+
+    /// Takes over the last of `claimed` reminders, claimed but not done
+    /// and due again at `now` (its instance died or gave up): whether this
+    /// caller did (and so offers it again); due again at `redo_at`.
+    async fn reclaim_reminder(
         &self,
         id: &str,
-        sent: i64,
-        next_at: Option<i64>,
+        claimed: i64,
+        now: i64,
+        redo_at: i64,
     ) -> Result<bool, StoreError>;
+
+    /// Records the last of `claimed` reminders as posted wherever it went,
+    /// and when the next is due (`None`: no more).
+    async fn finish_reminder(
+        &self,
+        id: &str,
+        claimed: i64,
+        next_at: Option<i64>,
+    ) -> Result<(), StoreError>;
 
     /// The further places of every pending ask that has some: `(ask id,
     /// channel, due_at)`, in each ask's place order.

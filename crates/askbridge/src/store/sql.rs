@@ -321,10 +321,10 @@ macro_rules! sql_store {
                 &self,
                 now: i64,
                 limit: i64,
-            ) -> Result<Vec<(String, i64)>, StoreError> {
+            ) -> Result<Vec<(String, i64, i64)>, StoreError> {
                 $crate::store::sql::read(move || async move {
                     sqlx::query_as(
-                        "SELECT id, reminded FROM asks \
+                        "SELECT id, reminded, reminders_done FROM asks \
                          WHERE state = 'pending' AND remind_at IS NOT NULL AND remind_at <= $1 \
                          ORDER BY remind_at LIMIT $2",
                     )
@@ -340,18 +340,58 @@ macro_rules! sql_store {
                 &self,
                 id: &str,
                 sent: i64,
-                next_at: Option<i64>,
+                redo_at: i64,
             ) -> Result<bool, StoreError> {
                 let done = sqlx::query(
                     "UPDATE asks SET reminded = $2 + 1, remind_at = $3 \
-                     WHERE id = $1 AND reminded = $2 AND state = 'pending'",
+                     WHERE id = $1 AND reminded = $2 AND reminders_done = $2 \
+                     AND state = 'pending'",
                 )
                 .bind(id)
                 .bind(sent)
-                .bind(next_at)
+                .bind(redo_at)
                 .execute(&self.writer)
                 .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn reclaim_reminder(
+                &self,
+                id: &str,
+                claimed: i64,
+                now: i64,
+                redo_at: i64,
+            ) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "UPDATE asks SET remind_at = $4 \
+                     WHERE id = $1 AND reminded = $2 AND reminders_done < $2 \
+                     AND remind_at <= $3 AND state = 'pending'",
+                )
+                .bind(id)
+                .bind(claimed)
+                .bind(now)
+                .bind(redo_at)
+                .execute(&self.writer)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn finish_reminder(
+                &self,
+                id: &str,
+                claimed: i64,
+                next_at: Option<i64>,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "UPDATE asks SET reminders_done = $2, remind_at = $3 \
+                     WHERE id = $1 AND reminded = $2 AND reminders_done < $2",
+                )
+                .bind(id)
+                .bind(claimed)
+                .bind(next_at)
+                .execute(&self.writer)
+                .await?;
+                Ok(())
             }
 
             async fn pending_further_places(
