@@ -1331,6 +1331,50 @@ async fn three_instances_send_each_reminder_once(db: Scratch) {
     assert_eq!(reminders(&telegram).len(), 3, "{calls:?}");
 }
 
+async fn three_instances_post_an_escalation_step_once(db: Scratch) {
+    let clock = Clock::manual(START);
+    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
+    let slack = ScriptedChannel::new(ChannelKind::Slack, vec![]);
+    let mut instances = Vec::new();
+    for name in ["a", "b", "c"] {
+        let bridge = open_as(&db, &clock, name).await;
+        bridge.add_channel(telegram.clone());
+        bridge.add_channel(slack.clone());
+        instances.push(bridge);
+    }
+    let created = create(&instances[1], escalated_ask()).await;
+    telegram.calls(1).await;
+    for bridge in &instances {
+        assert_eq!(
+            bridge.get(&created.id).await.expect("get").state,
+            State::Pending
+        );
+    }
+    clock.set(START.saturating_add_secs(600));
+    assert_eq!(slack.calls(1).await, [format!("deliver {}#1", created.id)]);
+    // The deadline: each place closed once; the step was posted once.
+    clock.set(START.saturating_add_secs(1_800));
+    assert_eq!(
+        slack.calls(2).await,
+        [
+            format!("deliver {}#1", created.id),
+            format!("end {}#1 timed_out", created.id)
+        ]
+    );
+    assert_eq!(
+        telegram.calls(2).await,
+        [
+            format!("deliver {}", created.id),
+            format!("end {} timed_out", created.id)
+        ]
+    );
+    for bridge in &instances {
+        bridge.flush().await.expect("flush");
+    }
+    assert_eq!(slack.calls_now().len(), 2, "{:?}", slack.calls_now());
+    assert_eq!(telegram.calls_now().len(), 2, "{:?}", telegram.calls_now());
+}
+
 async fn a_permanent_delivery_error_ends_the_ask_delivery_failed(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
@@ -2200,6 +2244,7 @@ on_both_backends!(
     ],
     multi_thread: [
         three_instances_send_each_reminder_once,
+        three_instances_post_an_escalation_step_once,
         instances_racing_for_a_free_lease_take_it_once,
         undelivered_asks_of_a_dead_instance_are_claimed_once,
         two_instances_racing_on_a_deadline_record_one_timeout,
