@@ -1643,13 +1643,7 @@ fn escalate_steps_are_places_passed_on_to_before_the_deadline() {
 fn reminders_are_read_and_refused_with_their_path() {
     use askbridge_core::model::Reminders;
     use serde_json::json;
-    let ask = |extra: serde_json::Value| {
-        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}], "timeoutSeconds": 900});
-        for (key, value) in extra.as_object().expect("an object") {
-            ask[key] = value.clone();
-        }
-        normalize_input(&ask.to_string())
-    };
+    let ask = |extra: serde_json::Value| normalize_input(&yes_no_with(900, &extra));
     let read = |extra| ask(extra).expect("accepted").ask.remind;
     assert_eq!(
         read(json!({"remindAfterSeconds": 300, "remindEverySeconds": 120})),
@@ -1709,11 +1703,7 @@ fn an_ask_says_no_reminder_and_no_escalation_apart_from_saying_nothing() {
     use askbridge_core::model::Unset;
     use serde_json::json;
     let unset = |extra: serde_json::Value| {
-        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}]});
-        for (key, value) in extra.as_object().expect("an object") {
-            ask[key] = value.clone();
-        }
-        normalize_input(&ask.to_string())
+        normalize_input(&yes_no_with(900, &extra))
             .expect("accepted")
             .ask
             .unset
@@ -1875,11 +1865,7 @@ fn defaults_fill_in_what_an_ask_left_unset_as_far_as_they_fit() {
         ),
     ];
     for (settings, remind, places) in cases {
-        let mut ask = json!({"questions": [{"id": "a", "question": "A?", "type": "confirm"}], "timeoutSeconds": 1800});
-        for (key, value) in settings.as_object().expect("an object") {
-            ask[key] = value.clone();
-        }
-        let ask = normalize_input(&ask.to_string())
+        let ask = normalize_input(&yes_no_with(1_800, &settings))
             .expect("accepted")
             .ask
             .with_defaults(&defaults);
@@ -1897,4 +1883,16 @@ fn defaults_fill_in_what_an_ask_left_unset_as_far_as_they_fit() {
         .ask
         .with_defaults(&defaults);
     assert_eq!(once.clone().with_defaults(&defaults), once);
+}
+
+/// A yes/no ask of `timeout` seconds with `extra`'s fields set, as JSON text.
+fn yes_no_with(timeout: u32, extra: &serde_json::Value) -> String {
+    let mut ask = serde_json::json!({
+        "questions": [{"id": "a", "question": "A?", "type": "confirm"}],
+        "timeoutSeconds": timeout
+    });
+    for (key, value) in extra.as_object().expect("an object") {
+        ask[key] = value.clone();
+    }
+    ask.to_string()
 }

@@ -1148,37 +1148,48 @@ fn reminders(channel: &ScriptedChannel) -> Vec<String> {
 async fn a_reminder_is_sent_once_at_its_time_even_after_a_crash(db: Scratch) {
     // Each process has a clock of its own: a crashed one's tasks live on
     // in the test, and must never see its reminder's time.
-    let a = open_bare(&db, &Clock::manual(START)).await;
+    let created = delivered_then_crashed(&db, reminded_ask(None)).await;
+    reminded_then_crashed(&db, 300, &created).await;
+    // Sent: not again after another crash, and only one was asked for.
+    only_cancelled(&db, 600, &created).await;
+}
+
+/// Creates `ask` in Telegram on a bridge at [`START`], delivers it and
+/// crashes the bridge.
+async fn delivered_then_crashed(db: &Scratch, ask: Ask) -> AskView {
+    let a = open_bare(db, &Clock::manual(START)).await;
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
     a.add_channel(telegram.clone());
-    let created = create(&a, reminded_ask(None)).await;
+    let created = create(&a, ask).await;
     telegram.calls(1).await;
     a.flush().await.expect("flush");
     crash(a);
+    created
+}
 
-    let clock = Clock::manual(START.saturating_add_secs(299));
-    let b = open_bare(&db, &clock).await;
+/// A bridge opened a second before `secs` after [`START`] sends reminder
+/// 0 of `ask` at `secs`, records it done, and crashes.
+async fn reminded_then_crashed(db: &Scratch, secs: u64, ask: &AskView) {
+    let clock = Clock::manual(START.saturating_add_secs(secs - 1));
+    let bridge = open_bare(db, &clock).await;
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    b.add_channel(telegram.clone());
+    bridge.add_channel(telegram.clone());
     clock.advance(Duration::from_secs(1));
-    assert_eq!(
-        telegram.calls(1).await,
-        [format!("remind {} 0", created.id)]
-    );
-    b.reminders_done()
-        .wait_for(|done| *done >= 1)
-        .await
-        .expect("the bridge is alive");
-    crash(b);
+    assert_eq!(telegram.calls(1).await, [format!("remind {} 0", ask.id)]);
+    reminders_done(std::slice::from_ref(&bridge), 1).await;
+    crash(bridge);
+}
 
-    // Sent: not again after another crash, and only one was asked for.
-    let c = open_bare(&db, &Clock::manual(START.saturating_add_secs(600))).await;
+/// A bridge opened `secs` after [`START`] sends nothing for `ask` before
+/// it is cancelled there.
+async fn only_cancelled(db: &Scratch, secs: u64, ask: &AskView) {
+    let bridge = open_bare(db, &Clock::manual(START.saturating_add_secs(secs))).await;
     let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    c.add_channel(telegram.clone());
-    c.cancel(&created.id).await.expect("cancel");
+    bridge.add_channel(telegram.clone());
+    bridge.cancel(&ask.id).await.expect("cancel");
     assert_eq!(
         telegram.calls(1).await,
-        [format!("end {} cancelled", created.id)]
+        [format!("end {} cancelled", ask.id)]
     );
 }
 
@@ -1246,13 +1257,7 @@ async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratc
 }
 
 async fn a_reminder_not_posted_before_a_crash_is_offered_again(db: Scratch) {
-    let a = open_bare(&db, &Clock::manual(START)).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    a.add_channel(telegram.clone());
-    let created = create(&a, reminded_ask(None)).await;
-    telegram.calls(1).await;
-    a.flush().await.expect("flush");
-    crash(a);
+    let created = delivered_then_crashed(&db, reminded_ask(None)).await;
 
     // Claimed at its time, then stuck: the platform asks for an hour.
     let clock = Clock::manual(START.saturating_add_secs(299));
@@ -1267,30 +1272,9 @@ async fn a_reminder_not_posted_before_a_crash_is_offered_again(db: Scratch) {
     crash(b);
 
     // Not done two minutes on: offered again, and done.
-    let clock = Clock::manual(START.saturating_add_secs(419));
-    let c = open_bare(&db, &clock).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    c.add_channel(telegram.clone());
-    clock.advance(Duration::from_secs(1));
-    assert_eq!(
-        telegram.calls(1).await,
-        [format!("remind {} 0", created.id)]
-    );
-    c.reminders_done()
-        .wait_for(|done| *done >= 1)
-        .await
-        .expect("the bridge is alive");
-    crash(c);
-
+    reminded_then_crashed(&db, 420, &created).await;
     // Done: not again, and only one was asked for.
-    let d = open_bare(&db, &Clock::manual(START.saturating_add_secs(800))).await;
-    let telegram = ScriptedChannel::new(ChannelKind::Telegram, vec![]);
-    d.add_channel(telegram.clone());
-    d.cancel(&created.id).await.expect("cancel");
-    assert_eq!(
-        telegram.calls(1).await,
-        [format!("end {} cancelled", created.id)]
-    );
+    only_cancelled(&db, 800, &created).await;
 }
 
 async fn three_instances_send_each_reminder_once(db: Scratch) {
