@@ -1560,8 +1560,7 @@ fn to_as_a_list_posts_in_several_places_each_at_most_once() {
     ];
     for (to, path, message) in cases {
         let problems = normalize_input(&ask(to.clone())).expect_err("refused");
-        assert_eq!(problems[0].path, path, "{to}: {problems:?}");
-        assert!(problems[0].message.contains(message), "{to}: {problems:?}");
+        assert_refused(&problems, path, message, &to);
     }
     // An empty list is the default place.
     let default = normalize_input(&ask(json!([]))).expect("empty list");
@@ -1630,11 +1629,11 @@ fn escalate_steps_are_places_passed_on_to_before_the_deadline() {
         (json!({"afterSeconds": 60}), "escalate", "expected a list"),
     ];
     for (escalate, path, message) in cases {
-        let problems = normalize_input(&ask(escalate.clone())).expect_err("refused");
-        assert_eq!(problems[0].path, path, "{escalate}: {problems:?}");
-        assert!(
-            problems[0].message.contains(message),
-            "{escalate}: {problems:?}"
+        assert_refused(
+            &normalize_input(&ask(escalate.clone())).expect_err("refused"),
+            path,
+            message,
+            &escalate,
         );
     }
 }
@@ -1689,11 +1688,11 @@ fn reminders_are_read_and_refused_with_their_path() {
         ),
     ];
     for (extra, path, message) in cases {
-        let problems = ask(extra.clone()).expect_err("refused");
-        assert_eq!(problems[0].path, path, "{extra}: {problems:?}");
-        assert!(
-            problems[0].message.contains(message),
-            "{extra}: {problems:?}"
+        assert_refused(
+            &ask(extra.clone()).expect_err("refused"),
+            path,
+            message,
+            &extra,
         );
     }
 }
@@ -1793,11 +1792,11 @@ fn defaults_are_read_by_the_rules_of_an_ask_with_paths_under_their_section() {
         ),
     ];
     for (settings, path, message) in cases {
-        let problems = read(settings.clone()).expect_err("refused");
-        assert_eq!(problems[0].path, path, "{settings}: {problems:?}");
-        assert!(
-            problems[0].message.contains(message),
-            "{settings}: {problems:?}"
+        assert_refused(
+            &read(settings.clone()).expect_err("refused"),
+            path,
+            message,
+            &settings,
         );
     }
 }
@@ -1895,4 +1894,19 @@ fn yes_no_with(timeout: u32, extra: &serde_json::Value) -> String {
         ask[key] = value.clone();
     }
     ask.to_string()
+}
+
+/// The first problem is at `path` and says `message`.
+#[track_caller]
+fn assert_refused(
+    problems: &[askbridge_core::normalize::Problem],
+    path: &str,
+    message: &str,
+    input: &dyn std::fmt::Display,
+) {
+    assert_eq!(problems[0].path, path, "{input}: {problems:?}");
+    assert!(
+        problems[0].message.contains(message),
+        "{input}: {problems:?}"
+    );
 }
