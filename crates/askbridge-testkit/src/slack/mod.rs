@@ -32,7 +32,9 @@
 //! at `/api/{method}` — also at `/api//{method}`, which a base URL with a
 //! trailing slash produces. Socket Mode is at `/socket?ticket=…` (each
 //! ticket from `apps.connections.open` works once), response URLs at
-//! `/actions/{team}/{n}/{secret}`.
+//! `/actions/{team}/{n}/{secret}` (block actions) and
+//! `/commands/{team}/{n}/{secret}` (slash commands), as on
+//! `hooks.slack.com`.
 //!
 //! # Web API
 //!
@@ -75,19 +77,22 @@
 //! # Socket Mode
 //!
 //! On connect: `hello` with `num_connections`, `debug_info` and
-//! `connection_info.app_id`. Envelopes (`events_api`, `interactive`) carry
-//! a unique `envelope_id`, `payload` and `accepts_response_payload` (true
-//! for view submissions); Events API envelopes also `retry_attempt` and
+//! `connection_info.app_id`. Envelopes (`events_api`, `interactive`,
+//! `slash_commands`) carry a unique `envelope_id`, `payload` and
+//! `accepts_response_payload` (true for view submissions and slash
+//! commands); Events API envelopes also `retry_attempt` and
 //! `retry_reason`. Acks (`{"envelope_id": …}`, with `payload` if any) are
-//! recorded per envelope ([`EnvelopeRecord`]). An Events API envelope not
+//! recorded per envelope ([`EnvelopeRecord`]); the first ack of a
+//! `slash_commands` envelope with a `payload` answers the command, as a
+//! response URL post would ([`EphemeralSource::CommandAck`]). An Events API envelope not
 //! acked within the ack timeout ([`DEFAULT_ACK_TIMEOUT`],
 //! [`FakeSlackBuilder::ack_timeout`], or now with
 //! [`FakeSlack::redeliver_now`]) is sent again with `retry_attempt` + 1 and
 //! `retry_reason: "timeout"`, at most [`DEFAULT_MAX_RETRIES`] times; so is
 //! one whose connection died unacked — on the next connection.
-//! Interactive envelopes are not redelivered (Slack does not retry them;
-//! the user sees an error) unless [`FakeSlackBuilder::redeliver_interactive`]
-//! says so. [`FakeSlack::drop_connection`] ends the sockets without a
+//! Interactive and slash command envelopes are not redelivered (Slack
+//! does not retry them; the user sees an error) unless
+//! [`FakeSlackBuilder::redeliver_interactive`] says so. [`FakeSlack::drop_connection`] ends the sockets without a
 //! close frame; [`FakeSlack::send_disconnect`] sends `disconnect`
 //! (`refresh_requested`, `warning`). The bot's own messages produce
 //! `message` events too (as for an app subscribed to `message.*` events;
@@ -107,12 +112,26 @@
 //! otherwise an ephemeral message for the user ([`Ephemeral`]). A response
 //! URL takes five posts within 30 minutes.
 //!
+//! [`FakeSlack::use_command`] (a user runs a slash command such as
+//! `/askbridge` in a channel): a `slash_commands` envelope whose `payload`
+//! is Slack's form fields as strings (`token`, `team_id`, `team_domain`,
+//! `channel_id`, `channel_name`, `user_id`, `user_name`, `command`,
+//! `text`, `api_app_id`, `is_enterprise_install`, `response_url`,
+//! `trigger_id`), recorded as an interaction
+//! ([`InteractionKind::SlashCommand`], [`FakeSlack::commands`],
+//! [`FakeSlack::command`]). The app answers in its ack's `payload` or at
+//! the response URL: `response_type: "in_channel"` posts a message in the
+//! channel, otherwise the user sees an [`Ephemeral`] there
+//! ([`EphemeralSource::CommandAck`], [`EphemeralSource::CommandResponse`];
+//! [`FakeSlack::wait_for_ephemerals`]).
+//!
 //! # HTTP mode
 //!
 //! The `*_http` variants build the exact request Slack would POST to the
 //! app's Request URLs instead of sending an envelope ([`HttpRequest`]: an
-//! `application/json` `event_callback` or `url_verification`, or an
-//! `application/x-www-form-urlencoded` `payload=<json>`);
+//! `application/json` `event_callback` or `url_verification`, an
+//! `application/x-www-form-urlencoded` `payload=<json>`, or a slash
+//! command's form fields, [`FakeSlack::use_command_http`]);
 //! [`FakeSlack::deliver_http`] signs and POSTs one ([`RequestSigner`],
 //! [`SIGNATURE_HEADER`], [`TIMESTAMP_HEADER`]).
 //!
@@ -122,7 +141,12 @@
 //! `message_changed`/`message_deleted` events. Thread parents of
 //! `chat.postMessage` are not checked. Users are not members of channels
 //! (`chat.postEphemeral` only checks that the user exists). Buttons on
-//! ephemeral messages cannot be pressed. Unknown methods answer `404`
+//! ephemeral messages cannot be pressed. Running a slash command stores no
+//! message of its own (Slack shows the invocation with an `in_channel`
+//! answer), and `replace_original`/`delete_original` posts to a command's
+//! response URL change nothing (there is no original message); the
+//! command itself is not checked against the app's registered ones.
+//! Unknown methods answer `404`
 //! with `unknown_method`. The response URL answers `{"ok": true}` and its
 //! errors (`used_url`, `expired_url`) with 404.
 
@@ -156,7 +180,7 @@ pub use state::State;
 use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
 use socket::Redelivery;
-use state::{Act, Config};
+use state::{Act, Config, RanCommand};
 
 /// The bot token the fake accepts by default (`Authorization: Bearer …`).
 pub const BOT_TOKEN: &str = "xoxb-1000000000001-1000000000002-askbridgeFakeBotToken";
@@ -189,8 +213,9 @@ pub const BOT_USER_ID: &str = "U0ASKBR1DG";
 pub const BOT_NAME: &str = "askbridge";
 
 /// The scopes the bot token was granted, unless the builder says
-/// otherwise: a bot that posts, opens DMs, reads user names and reads
-/// messages in public and private channels and DMs.
+/// otherwise: a bot that posts, opens DMs, reads user names, reads
+/// messages in public and private channels and DMs, and has slash
+/// commands.
 pub const DEFAULT_BOT_SCOPES: &[&str] = &[
     "chat:write",
     "im:write",
@@ -198,6 +223,7 @@ pub const DEFAULT_BOT_SCOPES: &[&str] = &[
     "channels:history",
     "groups:history",
     "im:history",
+    "commands",
 ];
 
 /// The scope of the app-level token.
@@ -349,8 +375,8 @@ impl FakeSlackBuilder {
         self
     }
 
-    /// Whether unacked `interactive` envelopes are redelivered like Events
-    /// API ones (default false, as on Slack).
+    /// Whether unacked `interactive` and `slash_commands` envelopes are
+    /// redelivered like Events API ones (default false, as on Slack).
     #[must_use]
     pub fn redeliver_interactive(mut self, redeliver: bool) -> Self {
         self.redeliver_interactive = redeliver;
@@ -563,6 +589,24 @@ impl FakeSlack {
     /// An interaction and what was posted to its response URL.
     pub fn interaction(&self, id: u64) -> Option<InteractionRecord> {
         self.inspect(|state| state.interaction(id).cloned())
+    }
+
+    /// The slash commands run ([`use_command`](Self::use_command),
+    /// [`use_command_http`](Self::use_command_http)), in order, with what
+    /// was posted to their response URLs ([`InteractionKind::SlashCommand`]).
+    pub fn commands(&self) -> Vec<InteractionRecord> {
+        self.inspect(|state| state.commands().into_iter().cloned().collect())
+    }
+
+    /// The slash command carried by Socket Mode envelope `envelope_id`.
+    pub fn command(&self, envelope_id: &str) -> Option<InteractionRecord> {
+        self.inspect(|state| {
+            state
+                .commands()
+                .into_iter()
+                .find(|record| record.envelope_id.as_deref() == Some(envelope_id))
+                .cloned()
+        })
     }
 
     /// The views opened, in order.
@@ -921,6 +965,47 @@ impl FakeSlack {
         self.submission(user, view_id, fields, true).0
     }
 
+    /// `user` (a user id; registered as `user-…` if unknown) runs slash
+    /// command `command` (`"/askbridge"`) with `text` in `channel`: a
+    /// `slash_commands` envelope (`accepts_response_payload: true`) whose
+    /// `payload` holds Slack's form fields as strings (`token`, `team_id`,
+    /// `team_domain`, `channel_id`, `channel_name`, `user_id`,
+    /// `user_name`, `command`, `text`, `api_app_id`,
+    /// `is_enterprise_install`, `response_url`, `trigger_id`). Returns the
+    /// `envelope_id`: [`wait_for_ack`](Self::wait_for_ack) gives the ack,
+    /// [`command`](Self::command) the command's record (its interaction
+    /// id for [`wait_for_responses`](Self::wait_for_responses)).
+    ///
+    /// The app answers with the ack's `payload` (`{"text": …}`: an
+    /// [`Ephemeral`] for the user, [`EphemeralSource::CommandAck`]) or by
+    /// POSTing to the `response_url`
+    /// ([`EphemeralSource::CommandResponse`]); `response_type:
+    /// "in_channel"` posts a message in the channel instead. Wait with
+    /// [`wait_for_ephemerals`](Self::wait_for_ephemerals).
+    ///
+    /// # Panics
+    /// If the channel is unknown or archived, or `command` is not `/name`.
+    pub fn use_command(&self, channel: &str, user: &str, command: &str, text: &str) -> String {
+        self.run_command(channel, user, command, text, true)
+            .envelope_id
+            .expect("FakeSlack: the command was just queued")
+    }
+
+    fn run_command(
+        &self,
+        channel: &str,
+        user: &str,
+        command: &str,
+        text: &str,
+        socket: bool,
+    ) -> RanCommand {
+        self.inner.mutate(|state| {
+            state
+                .slash_command(channel, user, command, text, socket)
+                .unwrap_or_else(|error| panic!("FakeSlack::use_command: {error}"))
+        })
+    }
+
     fn act(
         &self,
         user: &User,
@@ -1036,6 +1121,36 @@ impl FakeSlack {
         interactivity_request(record.id, &payload)
     }
 
+    /// Like [`use_command`](Self::use_command), as the request Slack POSTs
+    /// to the command's Request URL: `application/x-www-form-urlencoded`,
+    /// one field per value (no `payload` field), `interaction` the
+    /// command's id. The app answers in the HTTP response body (not
+    /// recorded by the fake; see [`deliver_http`](Self::deliver_http)) or
+    /// at the `response_url`.
+    ///
+    /// # Panics
+    /// As [`use_command`](Self::use_command).
+    pub fn use_command_http(
+        &self,
+        channel: &str,
+        user: &str,
+        command: &str,
+        text: &str,
+    ) -> HttpRequest {
+        let ran = self.run_command(channel, user, command, text, false);
+        let body = ran
+            .fields
+            .iter()
+            .map(|(key, value)| format!("{key}={}", util::form_encode(value)))
+            .collect::<Vec<_>>()
+            .join("&");
+        HttpRequest {
+            content_type: "application/x-www-form-urlencoded",
+            body,
+            interaction: Some(ran.id),
+        }
+    }
+
     /// The signature headers for `request`, signed now.
     pub fn sign(&self, request: &HttpRequest) -> SignedHeaders {
         self.signer().sign_now(request.body.as_bytes())
@@ -1087,5 +1202,83 @@ fn interactivity_request(id: u64, payload: &Value) -> HttpRequest {
         content_type: "application/x-www-form-urlencoded",
         body: format!("payload={}", util::form_encode(&payload.to_string())),
         interaction: Some(id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn command_response_url_is_served_and_http_form_is_slacks() {
+        let fake = FakeSlack::start().await;
+        fake.add_channel(&Channel::public("C0GENERAL1", "general"));
+        fake.add_user(&User::new("U0ALICE001", "alice"));
+        let envelope = fake.use_command("C0GENERAL1", "U0ALICE001", "/askbridge", "status");
+        let record = fake.command(&envelope).expect("the command");
+        let url = record.response_url.clone().expect("a response URL");
+        assert!(url.starts_with(&format!("{}/commands/{TEAM_ID}/", fake.base_url())));
+        assert_eq!(
+            fake.envelope(&envelope).map(|found| found.kind),
+            Some(EnvelopeKind::SlashCommands)
+        );
+
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("client");
+        let answer = client
+            .post(&url)
+            .json(&serde_json::json!({"response_type": "ephemeral", "text": "2 open"}))
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(answer.status().as_u16(), 200);
+        let shown = fake.wait_for_ephemerals("U0ALICE001", 1).await;
+        assert_eq!(shown[0].channel, "C0GENERAL1");
+        assert_eq!(shown[0].text, "2 open");
+        assert_eq!(shown[0].source, EphemeralSource::CommandResponse);
+        assert_eq!(
+            fake.wait_for_responses(record.id, 1).await.responses.len(),
+            1
+        );
+
+        let unknown = client
+            .post(format!(
+                "{}/commands/{TEAM_ID}/7000000000999/nope",
+                fake.base_url()
+            ))
+            .json(&serde_json::json!({"text": "hi"}))
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(unknown.status().as_u16(), 404);
+
+        let request = fake.use_command_http("C0GENERAL1", "U0ALICE001", "/askbridge", "a b&c");
+        assert_eq!(request.content_type, "application/x-www-form-urlencoded");
+        assert!(
+            request.body.starts_with(&format!(
+                "token={VERIFICATION_TOKEN}&team_id={TEAM_ID}&team_domain={TEAM_DOMAIN}&\
+                 channel_id=C0GENERAL1&channel_name=general&user_id=U0ALICE001&user_name=alice&\
+                 command=%2Faskbridge&text=a+b%26c&api_app_id={APP_ID}&\
+                 is_enterprise_install=false&response_url=http%3A%2F%2F"
+            )),
+            "{}",
+            request.body
+        );
+        let fields = request.json();
+        assert_eq!(fields["text"], "a b&c");
+        assert_eq!(fields["command"], "/askbridge");
+        let id = request.interaction.expect("the command's id");
+        let record = fake.interaction(id).expect("recorded");
+        assert_eq!(record.envelope_id, None);
+        assert_eq!(
+            fields["response_url"],
+            record.response_url.expect("a URL").as_str()
+        );
+        assert_eq!(fields["trigger_id"], record.trigger_id.as_str());
+        assert_eq!(fake.commands().len(), 2);
+        let signed = fake.sign(&request);
+        assert!(signed.signature.starts_with("v0="));
     }
 }

@@ -335,8 +335,16 @@ fn collect_action_ids(value: &Value, ids: &mut Vec<String>) {
 pub enum EphemeralSource {
     /// `chat.postEphemeral`.
     PostEphemeral,
-    /// A response URL post with `response_type: "ephemeral"` (the default).
+    /// A post to a block action's response URL with `response_type:
+    /// "ephemeral"` (the default).
     ResponseUrl,
+    /// A post to a slash command's response URL with `response_type:
+    /// "ephemeral"` (the default).
+    CommandResponse,
+    /// The `payload` of the Socket Mode ack of a `slash_commands` envelope
+    /// (`{"envelope_id": …, "payload": {"text": …}}`), unless its
+    /// `response_type` is `"in_channel"`.
+    CommandAck,
 }
 
 /// A message only one user sees.
@@ -375,6 +383,15 @@ pub enum InteractionKind {
         /// The view's id.
         view_id: String,
     },
+    /// A slash command run in a channel.
+    SlashCommand {
+        /// The channel it was run in.
+        channel: String,
+        /// The command, with its `/` (`"/askbridge"`).
+        command: String,
+        /// The text after the command.
+        text: String,
+    },
 }
 
 /// An interaction made by a test (a user acting), with what the app did
@@ -390,7 +407,7 @@ pub struct InteractionRecord {
     /// The `trigger_id` (valid for one `views.open` within the trigger
     /// window).
     pub trigger_id: String,
-    /// The `response_url` (block actions only).
+    /// The `response_url` (block actions and slash commands).
     pub response_url: Option<String>,
     /// The Socket Mode envelope that carried it (`None` for HTTP).
     pub envelope_id: Option<String>,
@@ -582,7 +599,8 @@ impl IncomingMessage {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// `application/json` (Events API) or
-    /// `application/x-www-form-urlencoded` (interactivity: `payload=<json>`).
+    /// `application/x-www-form-urlencoded` (interactivity: `payload=<json>`;
+    /// slash commands: one field per value).
     pub content_type: &'static str,
     /// The body, byte for byte.
     pub body: String,
@@ -591,16 +609,17 @@ pub struct HttpRequest {
 }
 
 impl HttpRequest {
-    /// The JSON inside: the body itself, or the `payload` form field.
+    /// The JSON inside: the body itself, the `payload` form field, or (a
+    /// slash command's form, which has no `payload`) the form's fields as
+    /// an object of strings.
     pub fn json(&self) -> Value {
         if self.content_type == "application/json" {
-            serde_json::from_str(&self.body).unwrap_or(Value::Null)
-        } else {
-            super::util::form_decode(&self.body)
-                .into_iter()
-                .find(|(key, _)| key == "payload")
-                .and_then(|(_, payload)| serde_json::from_str(&payload).ok())
-                .unwrap_or(Value::Null)
+            return serde_json::from_str(&self.body).unwrap_or(Value::Null);
+        }
+        let fields = super::util::form_decode(&self.body);
+        match fields.iter().find(|(key, _)| key == "payload") {
+            Some((_, payload)) => serde_json::from_str(payload).unwrap_or(Value::Null),
+            None => super::util::pairs_to_json(fields),
         }
     }
 }

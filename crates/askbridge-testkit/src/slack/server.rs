@@ -1,6 +1,6 @@
 //! HTTP: the Web API at `/api/{method}`, the Socket Mode WebSocket at
-//! `/socket`, and interactions' response URLs at
-//! `/actions/{team}/{id}/{secret}`.
+//! `/socket`, and response URLs at `/actions/{team}/{id}/{secret}`
+//! (block actions) and `/commands/{team}/{id}/{secret}` (slash commands).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -121,7 +121,9 @@ async fn handle(Shared(inner): Shared<Arc<Inner>>, request: Request<Body>) -> Re
             };
             inner.mutate(|state| state.api(request, Instant::now()))
         }
-        ["actions", team, id, secret] => {
+        // Response URLs: block actions' (`/actions/…`) and slash commands'
+        // (`/commands/…`), as on `hooks.slack.com`.
+        ["actions" | "commands", team, id, secret] => {
             let (team, id, secret) = ((*team).to_owned(), (*id).to_owned(), (*secret).to_owned());
             inner.mutate(|state| state.response_url(&team, &id, &secret, params, Instant::now()))
         }

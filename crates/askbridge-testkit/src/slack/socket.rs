@@ -250,8 +250,9 @@ impl SocketState {
     }
 
     /// A frame from the client: an ack (`{"envelope_id": …}`, maybe with a
-    /// `payload`), recorded with its envelope.
-    pub(crate) fn receive(&mut self, text: &str) {
+    /// `payload`), recorded with its envelope. Returns the acked
+    /// envelope's record (with this ack last), if it was one.
+    pub(crate) fn receive(&mut self, text: &str) -> Option<&EnvelopeRecord> {
         let parsed = serde_json::from_str::<Value>(text).ok();
         let envelope = parsed.as_ref().and_then(|frame| {
             let id = str_field(frame, "envelope_id")?;
@@ -259,12 +260,16 @@ impl SocketState {
                 .iter_mut()
                 .find(|envelope| envelope.record.envelope_id == id)
         });
-        match (envelope, parsed.clone()) {
+        match (envelope, parsed) {
             (Some(envelope), Some(frame)) => {
                 envelope.record.acks.push(frame);
                 envelope.forced = false;
+                Some(&envelope.record)
             }
-            _ => self.stats.unexpected_frames += 1,
+            _ => {
+                self.stats.unexpected_frames += 1;
+                None
+            }
         }
     }
 
@@ -387,7 +392,7 @@ pub(crate) async fn serve(inner: Arc<Inner>, mut socket: WebSocket, conn: u64) {
         tokio::select! {
             received = socket.recv() => match received {
                 Some(Ok(Message::Text(text))) => {
-                    inner.mutate(|state| state.socket.receive(text.as_str()));
+                    inner.mutate(|state| state.receive_frame(text.as_str()));
                 }
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
                     inner.mutate(|state| state.socket.gone(conn));
@@ -453,7 +458,13 @@ mod tests {
         assert_eq!(again[0]["retry_reason"], "timeout");
         assert!(socket.record(&press).is_some_and(|record| record.given_up));
 
-        socket.receive(&json!({"envelope_id": event}).to_string());
+        let acked = socket.receive(&json!({"envelope_id": event}).to_string());
+        assert_eq!(
+            acked.map(|record| record.kind),
+            Some(EnvelopeKind::EventsApi)
+        );
+        assert!(socket.receive(r#"{"type": "pong"}"#).is_none());
+        assert_eq!(socket.stats.unexpected_frames, 1);
         assert!(socket.record(&event).is_some_and(EnvelopeRecord::acked));
         assert!(socket.settled());
         assert!(
@@ -493,5 +504,39 @@ mod tests {
         let forced = texts(&socket.output(second, now));
         assert_eq!(forced[0]["envelope_id"], json!(pending));
         assert_eq!(forced[0]["retry_attempt"], 1);
+    }
+
+    #[test]
+    fn slash_commands_are_redelivered_only_when_interactive_ones_are() {
+        for redeliver in [false, true] {
+            let mut socket = SocketState::new(Redelivery {
+                interactive: redeliver,
+                ..rules()
+            });
+            let ticket = socket.issue_ticket();
+            let conn = socket.open(Some(&ticket)).expect("fresh ticket");
+            let start = Instant::now();
+            socket.output(conn, start);
+            let command = socket.enqueue(EnvelopeKind::SlashCommands, json!({"n": 1}), true);
+            let first = texts(&socket.output(conn, start));
+            assert_eq!(first[0]["type"], "slash_commands");
+            assert_eq!(first[0]["accepts_response_payload"], true);
+            assert!(first[0].get("retry_attempt").is_none());
+
+            let late = start + Duration::from_secs(3);
+            let again = texts(&socket.output(conn, late));
+            let record = socket.record(&command).expect("recorded").clone();
+            if redeliver {
+                assert_eq!(again.len(), 1);
+                assert_eq!(again[0]["envelope_id"], command.as_str());
+                assert_eq!(again[0]["retry_attempt"], 1);
+                assert_eq!(again[0]["retry_reason"], "timeout");
+                assert_eq!(record.deliveries, 2);
+            } else {
+                assert!(again.is_empty(), "Slack does not retry slash commands");
+                assert!(record.given_up);
+                assert_eq!(record.deliveries, 1);
+            }
+        }
     }
 }

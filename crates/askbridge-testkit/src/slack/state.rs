@@ -2,7 +2,7 @@
 //! and the Web API methods that read and change them, with Slack's rules
 //! and error strings.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -15,7 +15,8 @@ use super::rate::{Limiter, RateLimits};
 use super::sign::RequestSigner;
 use super::socket::{Redelivery, SocketState};
 use super::util::{
-    Clock, bool_param, char_len, format_ts, json_param, pseudo_hex, str_field, unix_secs,
+    Clock, bool_param, char_len, format_ts, json_param, pairs_to_json, pseudo_hex, str_field,
+    unix_secs,
 };
 use super::validate::{check_blocks, check_view};
 use super::{
@@ -142,6 +143,15 @@ enum TokenKind {
     App,
 }
 
+/// A slash command just run: its interaction id, the form fields Slack
+/// sends (in order), and its envelope if it went over Socket Mode.
+#[derive(Debug, Clone)]
+pub(crate) struct RanCommand {
+    pub(crate) id: u64,
+    pub(crate) fields: Vec<(String, String)>,
+    pub(crate) envelope_id: Option<String>,
+}
+
 /// What a user does to a message element.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Act<'a> {
@@ -169,6 +179,9 @@ pub struct State {
     triggers: HashMap<String, Trigger>,
     hooks: HashMap<String, Hook>,
     views: Vec<OpenedView>,
+    /// The `slash_commands` envelopes acked already (only the first ack
+    /// answers a command).
+    answered_commands: HashSet<String>,
     /// What each user chose in each message's inputs (by user, channel,
     /// message ts): Slack sends it all as `state.values` with every
     /// action on that message.
@@ -249,6 +262,14 @@ impl State {
     /// Every interaction, in order.
     pub fn interactions(&self) -> &[InteractionRecord] {
         &self.interactions
+    }
+
+    /// The slash commands run, in order.
+    pub fn commands(&self) -> Vec<&InteractionRecord> {
+        self.interactions
+            .iter()
+            .filter(|record| matches!(record.kind, InteractionKind::SlashCommand { .. }))
+            .collect()
     }
 
     /// The views opened, in order.
@@ -345,6 +366,7 @@ impl State {
             triggers: HashMap::new(),
             hooks: HashMap::new(),
             views: Vec::new(),
+            answered_commands: HashSet::new(),
             inputs: HashMap::new(),
             limiter: Limiter::default(),
             clock: Clock::default(),
@@ -963,14 +985,55 @@ impl State {
         let Some(record) = self.interaction(hook.interaction).cloned() else {
             return Reply::not_found();
         };
-        let InteractionKind::BlockActions {
-            channel,
-            message_ts,
-            ..
-        } = record.kind.clone()
-        else {
-            return Reply::not_found();
-        };
+        match record.kind.clone() {
+            InteractionKind::BlockActions {
+                channel,
+                message_ts,
+                ..
+            } => {
+                if let Err(reply) =
+                    self.apply_action_response(&channel, &message_ts, &record.user, params)
+                {
+                    return reply;
+                }
+            }
+            InteractionKind::SlashCommand { channel, .. } => {
+                // There is no original message to replace or delete.
+                if !bool_param(params.get("delete_original"))
+                    && let Err(reply) = self.answer_command(
+                        &channel,
+                        &record.user,
+                        params,
+                        EphemeralSource::CommandResponse,
+                    )
+                {
+                    return reply;
+                }
+            }
+            InteractionKind::ViewSubmission { .. } => return Reply::not_found(),
+        }
+        if let Some(found) = self.hooks.get_mut(id) {
+            found.uses += 1;
+        }
+        if let Some(index) = usize::try_from(hook.interaction)
+            .ok()
+            .and_then(|id| id.checked_sub(1))
+            && let Some(found) = self.interactions.get_mut(index)
+        {
+            found.responses.push(params.clone());
+        }
+        Reply::ok(json!({}))
+    }
+
+    /// Applies a post to a block action's response URL to the message
+    /// acted on.
+    fn apply_action_response(
+        &mut self,
+        channel: &str,
+        message_ts: &str,
+        user: &str,
+        params: &Value,
+    ) -> Result<(), Reply> {
         if bool_param(params.get("delete_original")) {
             if let Some(message) = self
                 .messages
@@ -980,10 +1043,7 @@ impl State {
                 message.deleted = true;
             }
         } else {
-            let (text, blocks) = match self.content(params, true) {
-                Ok(content) => content,
-                Err(reply) => return reply,
-            };
+            let (text, blocks) = self.content(params, true)?;
             if bool_param(params.get("replace_original")) {
                 if let Some(message) = self
                     .messages
@@ -997,33 +1057,104 @@ impl State {
                     message.text = text.unwrap_or_default();
                     message.blocks = blocks.unwrap_or(Value::Null);
                 }
-            } else if str_field(params, "response_type") == Some("in_channel") {
-                let thread_ts = str_field(params, "thread_ts").map(str::to_owned);
-                self.store_bot_message(&channel, text, blocks, thread_ts);
             } else {
-                let ts = self.clock.next_ts();
-                self.ephemerals.push(Ephemeral {
+                self.show(
                     channel,
-                    user: record.user.clone(),
-                    ts,
-                    thread_ts: str_field(params, "thread_ts").map(str::to_owned),
-                    text: text.unwrap_or_default(),
-                    blocks: blocks.unwrap_or(Value::Null),
-                    source: EphemeralSource::ResponseUrl,
-                });
+                    user,
+                    text,
+                    blocks,
+                    params,
+                    EphemeralSource::ResponseUrl,
+                );
             }
         }
-        if let Some(found) = self.hooks.get_mut(id) {
-            found.uses += 1;
+        Ok(())
+    }
+
+    /// Answers a slash command run by `user` in `channel` (a post to its
+    /// response URL, or its ack's `payload`): a message in the channel for
+    /// `response_type: "in_channel"`, else an ephemeral one for the user.
+    fn answer_command(
+        &mut self,
+        channel: &str,
+        user: &str,
+        params: &Value,
+        source: EphemeralSource,
+    ) -> Result<(), Reply> {
+        let (text, blocks) = self.content(params, true)?;
+        self.show(channel, user, text, blocks, params, source);
+        Ok(())
+    }
+
+    /// A response's content shown: in the channel for `response_type:
+    /// "in_channel"`, else to `user` only (`source`).
+    fn show(
+        &mut self,
+        channel: &str,
+        user: &str,
+        text: Option<String>,
+        blocks: Option<Value>,
+        params: &Value,
+        source: EphemeralSource,
+    ) {
+        let thread_ts = str_field(params, "thread_ts").map(str::to_owned);
+        if str_field(params, "response_type") == Some("in_channel") {
+            self.store_bot_message(channel, text, blocks, thread_ts);
+        } else {
+            let ts = self.clock.next_ts();
+            self.ephemerals.push(Ephemeral {
+                channel: channel.to_owned(),
+                user: user.to_owned(),
+                ts,
+                thread_ts,
+                text: text.unwrap_or_default(),
+                blocks: blocks.unwrap_or(Value::Null),
+                source,
+            });
         }
-        if let Some(index) = usize::try_from(hook.interaction)
-            .ok()
-            .and_then(|id| id.checked_sub(1))
-            && let Some(found) = self.interactions.get_mut(index)
+    }
+}
+
+/// Socket Mode frames from the app.
+impl State {
+    /// A frame from a Socket Mode client. Acks are recorded with their
+    /// envelopes; the first ack of a `slash_commands` envelope answers the
+    /// command with its `payload`, if it has one with content.
+    pub(crate) fn receive_frame(&mut self, text: &str) {
+        let Some(record) = self.socket.receive(text) else {
+            return;
+        };
+        if record.kind != EnvelopeKind::SlashCommands {
+            return;
+        }
+        let envelope_id = record.envelope_id.clone();
+        let payload = record
+            .acks
+            .last()
+            .and_then(|ack| ack.get("payload"))
+            .filter(|payload| payload.is_object())
+            .cloned();
+        if !self.answered_commands.insert(envelope_id.clone()) {
+            return;
+        }
+        let Some(payload) = payload else {
+            return;
+        };
+        let command = self
+            .interactions
+            .iter()
+            .find(|found| found.envelope_id.as_deref() == Some(envelope_id.as_str()))
+            .cloned();
+        if let Some(InteractionRecord {
+            kind: InteractionKind::SlashCommand { channel, .. },
+            user,
+            ..
+        }) = command
         {
-            found.responses.push(params.clone());
+            // An ack payload Slack cannot show (no text, bad blocks) shows
+            // nothing.
+            let _ = self.answer_command(&channel, &user, &payload, EphemeralSource::CommandAck);
         }
-        Reply::ok(json!({}))
     }
 }
 
@@ -1118,10 +1249,10 @@ impl State {
         kind: InteractionKind,
         user: &User,
         trigger_id: String,
-        with_hook: bool,
+        hook_path: Option<&str>,
     ) -> (u64, Option<String>) {
         let id = u64::try_from(self.interactions.len()).unwrap_or(u64::MAX - 1) + 1;
-        let response_url = with_hook.then(|| {
+        let response_url = hook_path.map(|path| {
             let hook_id = format!("{}", 7_000_000_000_000 + id);
             let secret = pseudo_hex(id + 0x5ec, 24);
             self.hooks.insert(
@@ -1134,7 +1265,7 @@ impl State {
                 },
             );
             format!(
-                "{}/actions/{TEAM_ID}/{hook_id}/{secret}",
+                "{}/{path}/{TEAM_ID}/{hook_id}/{secret}",
                 self.config.base_url
             )
         });
@@ -1391,19 +1522,9 @@ impl State {
             message_ts: message_ts.to_owned(),
             action_id: action_id.to_owned(),
         };
-        let (id, response_url) = self.new_interaction(kind, user, trigger_id.clone(), true);
-        let channel_name = self
-            .channels
-            .get(channel)
-            .map_or_else(|| channel.to_owned(), |found| found.name.clone());
-        let channel_name = if matches!(
-            self.channels.get(channel).map(|found| &found.kind),
-            Some(ChannelKind::Im { .. })
-        ) {
-            "directmessage".to_owned()
-        } else {
-            channel_name
-        };
+        let (id, response_url) =
+            self.new_interaction(kind, user, trigger_id.clone(), Some("actions"));
+        let channel_name = self.payload_channel_name(channel);
         let mut container = json!({
             "type": "message",
             "message_ts": message_ts,
@@ -1437,6 +1558,88 @@ impl State {
         });
         self.set_interaction_payload(id, payload.clone(), envelope);
         Ok((id, payload))
+    }
+
+    /// A channel's `name` in interaction payloads: `"directmessage"` for
+    /// DMs.
+    fn payload_channel_name(&self, channel: &str) -> String {
+        match self.channels.get(channel) {
+            Some(found) if matches!(found.kind, ChannelKind::Im { .. }) => {
+                "directmessage".to_owned()
+            }
+            Some(found) => found.name.clone(),
+            None => channel.to_owned(),
+        }
+    }
+
+    /// `user` runs slash command `command` with `text` in `channel`: the
+    /// fields Slack sends, in its order (a form body; every value a
+    /// string). `socket` decides whether it is queued as a
+    /// `slash_commands` envelope (its `envelope_id` returned).
+    pub(crate) fn slash_command(
+        &mut self,
+        channel: &str,
+        user: &str,
+        command: &str,
+        text: &str,
+        socket: bool,
+    ) -> Result<RanCommand, String> {
+        let name = command.strip_prefix('/').unwrap_or_default();
+        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '/') {
+            return Err(format!(
+                "{command:?} is not a slash command (\"/name\", no spaces)"
+            ));
+        }
+        match self.channels.get(channel) {
+            None => return Err(format!("unknown channel {channel}")),
+            Some(found) if found.archived => {
+                return Err(format!("channel {channel} is archived"));
+            }
+            Some(_) => {}
+        }
+        let user = self
+            .users
+            .entry(user.to_owned())
+            .or_insert_with(|| User::new(user, format!("user-{}", user.to_ascii_lowercase())))
+            .clone();
+        let channel_name = self.payload_channel_name(channel);
+        let trigger_id = self.new_trigger(&user.id);
+        let kind = InteractionKind::SlashCommand {
+            channel: channel.to_owned(),
+            command: command.to_owned(),
+            text: text.to_owned(),
+        };
+        let (id, response_url) =
+            self.new_interaction(kind, &user, trigger_id.clone(), Some("commands"));
+        let fields: Vec<(String, String)> = [
+            ("token", VERIFICATION_TOKEN.to_owned()),
+            ("team_id", TEAM_ID.to_owned()),
+            ("team_domain", TEAM_DOMAIN.to_owned()),
+            ("channel_id", channel.to_owned()),
+            ("channel_name", channel_name),
+            ("user_id", user.id.clone()),
+            ("user_name", user.name.clone()),
+            ("command", command.to_owned()),
+            ("text", text.to_owned()),
+            ("api_app_id", APP_ID.to_owned()),
+            ("is_enterprise_install", "false".to_owned()),
+            ("response_url", response_url.unwrap_or_default()),
+            ("trigger_id", trigger_id),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect();
+        let payload = pairs_to_json(fields.clone());
+        let envelope = socket.then(|| {
+            self.socket
+                .enqueue(EnvelopeKind::SlashCommands, payload.clone(), true)
+        });
+        self.set_interaction_payload(id, payload, envelope.clone());
+        Ok(RanCommand {
+            id,
+            fields,
+            envelope_id: envelope,
+        })
     }
 
     /// `user` submits view `view_id` with `(action_id, value)` for its
@@ -1523,7 +1726,7 @@ impl State {
         let kind = InteractionKind::ViewSubmission {
             view_id: view_id.to_owned(),
         };
-        let (id, _) = self.new_interaction(kind, user, trigger_id.clone(), false);
+        let (id, _) = self.new_interaction(kind, user, trigger_id.clone(), None);
         let payload = json!({
             "type": "view_submission",
             "team": { "id": TEAM_ID, "domain": TEAM_DOMAIN },
@@ -1605,4 +1808,293 @@ fn find_option(element: &Value, value: &str) -> Result<Value, String> {
                 str_field(element, "action_id").unwrap_or_default()
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        let config = Config {
+            bot_token: super::super::BOT_TOKEN.to_owned(),
+            app_token: super::super::APP_TOKEN.to_owned(),
+            bot_scopes: Vec::new(),
+            signer: RequestSigner::default(),
+            rate_limits: RateLimits::off(),
+            trigger_window: super::super::TRIGGER_WINDOW,
+            echo_bot_messages: false,
+            base_url: "http://127.0.0.1:9".to_owned(),
+            ws_base: "ws://127.0.0.1:9".to_owned(),
+        };
+        let rules = Redelivery {
+            ack_timeout: Duration::from_secs(3),
+            max_retries: 3,
+            interactive: false,
+        };
+        let mut state = State::new(config, rules);
+        state.add_channel(&Channel::public("C0GENERAL1", "general"));
+        state.add_user(&User::new("U0ALICE001", "alice"));
+        state
+    }
+
+    /// Sends what is queued on a fresh connection; returns the frames.
+    fn sent(state: &mut State) -> Vec<Value> {
+        let ticket = state.socket.issue_ticket();
+        let conn = state.socket.open(Some(&ticket)).expect("fresh ticket");
+        state
+            .socket
+            .output(conn, Instant::now())
+            .frames
+            .iter()
+            .map(|frame| serde_json::from_str(frame).expect("frames are JSON"))
+            .filter(|frame: &Value| frame["type"] != "hello")
+            .collect()
+    }
+
+    /// Posts `body` to a response URL the way the server routes it.
+    fn post(state: &mut State, url: &str, body: Value) -> Reply {
+        let path = url
+            .strip_prefix(&state.config.base_url)
+            .expect("the fake's URL");
+        let parts: Vec<&str> = path.split('/').filter(|part| !part.is_empty()).collect();
+        let [_, team, id, secret] = parts.as_slice() else {
+            panic!("unexpected response URL {url}");
+        };
+        let (team, id, secret) = ((*team).to_owned(), (*id).to_owned(), (*secret).to_owned());
+        state.response_url(&team, &id, &secret, body, Instant::now())
+    }
+
+    #[test]
+    fn slash_command_envelope_has_slacks_fields_as_strings() {
+        let mut state = state();
+        let RanCommand {
+            id,
+            fields,
+            envelope_id: envelope,
+        } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "status now", true)
+            .expect("a command");
+        let envelope = envelope.expect("queued");
+        let keys: Vec<&str> = fields.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "token",
+                "team_id",
+                "team_domain",
+                "channel_id",
+                "channel_name",
+                "user_id",
+                "user_name",
+                "command",
+                "text",
+                "api_app_id",
+                "is_enterprise_install",
+                "response_url",
+                "trigger_id",
+            ]
+        );
+        let frames = sent(&mut state);
+        assert_eq!(frames.len(), 1);
+        let frame = &frames[0];
+        assert_eq!(frame["type"], "slash_commands");
+        assert_eq!(frame["envelope_id"], envelope.as_str());
+        assert_eq!(frame["accepts_response_payload"], true);
+        assert!(frame.get("retry_attempt").is_none());
+        let payload = &frame["payload"];
+        assert!(
+            payload
+                .as_object()
+                .expect("an object")
+                .values()
+                .all(Value::is_string),
+            "every value is a string: {payload}"
+        );
+        assert_eq!(payload["token"], VERIFICATION_TOKEN);
+        assert_eq!(payload["team_id"], TEAM_ID);
+        assert_eq!(payload["team_domain"], TEAM_DOMAIN);
+        assert_eq!(payload["channel_id"], "C0GENERAL1");
+        assert_eq!(payload["channel_name"], "general");
+        assert_eq!(payload["user_id"], "U0ALICE001");
+        assert_eq!(payload["user_name"], "alice");
+        assert_eq!(payload["command"], "/askbridge");
+        assert_eq!(payload["text"], "status now");
+        assert_eq!(payload["api_app_id"], APP_ID);
+        assert_eq!(payload["is_enterprise_install"], "false");
+        let url = payload["response_url"].as_str().expect("a response URL");
+        assert!(url.starts_with(&format!("http://127.0.0.1:9/commands/{TEAM_ID}/")));
+        let parsed: slack_morphism::prelude::SlackCommandEvent =
+            serde_json::from_value(payload.clone()).expect("slack-morphism reads the payload");
+        assert_eq!(parsed.command.0, "/askbridge");
+        assert_eq!(parsed.text.as_deref(), Some("status now"));
+        assert_eq!(parsed.response_url.0.as_str(), payload["response_url"]);
+        let trigger = payload["trigger_id"].as_str().expect("a trigger");
+        assert!(state.triggers.contains_key(trigger));
+
+        let record = state.interaction(id).expect("recorded").clone();
+        assert_eq!(state.commands(), [&record]);
+        assert_eq!(record.envelope_id.as_deref(), Some(envelope.as_str()));
+        assert_eq!(record.response_url.as_deref(), Some(url));
+        assert_eq!(record.user, "U0ALICE001");
+        assert_eq!(
+            record.kind,
+            InteractionKind::SlashCommand {
+                channel: "C0GENERAL1".to_owned(),
+                command: "/askbridge".to_owned(),
+                text: "status now".to_owned(),
+            }
+        );
+
+        let dm = state.dm_channel(&User::new("U0BOB00001", "bob"));
+        let RanCommand { fields, .. } = state
+            .slash_command(&dm, "U0BOB00001", "/askbridge", "", true)
+            .expect("a command in a DM");
+        assert!(fields.contains(&("channel_name".to_owned(), "directmessage".to_owned())));
+        assert!(
+            state
+                .slash_command("C0NOPE0001", "U0ALICE001", "/askbridge", "", true)
+                .is_err()
+        );
+        assert!(
+            state
+                .slash_command("C0GENERAL1", "U0ALICE001", "askbridge", "", true)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn response_url_of_a_command_answers_the_user() {
+        let mut state = state();
+        let RanCommand { id, .. } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "status", true)
+            .expect("a command");
+        let url = state
+            .interaction(id)
+            .and_then(|record| record.response_url.clone())
+            .expect("a response URL");
+
+        let reply = post(
+            &mut state,
+            &url,
+            json!({"response_type": "ephemeral", "text": "2 questions open"}),
+        );
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.body, json!({"ok": true}));
+        let shown = state.ephemerals_for("U0ALICE001");
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0].channel, "C0GENERAL1");
+        assert_eq!(shown[0].text, "2 questions open");
+        assert_eq!(shown[0].source, EphemeralSource::CommandResponse);
+
+        // The default response_type is ephemeral too.
+        post(&mut state, &url, json!({"text": "again"}));
+        assert_eq!(state.ephemerals_for("U0ALICE001").len(), 2);
+
+        post(
+            &mut state,
+            &url,
+            json!({"response_type": "in_channel", "text": "for everyone"}),
+        );
+        let visible = state.messages_in("C0GENERAL1");
+        assert_eq!(visible.len(), 1);
+        assert_eq!(visible[0].text, "for everyone");
+        assert!(visible[0].by_bot());
+        assert_eq!(state.ephemerals_for("U0ALICE001").len(), 2);
+
+        let empty = post(&mut state, &url, json!({"response_type": "ephemeral"}));
+        assert_eq!(empty.body["error"], "no_text");
+        assert_eq!(state.interaction(id).expect("recorded").responses.len(), 3);
+
+        for _ in 0..2 {
+            post(&mut state, &url, json!({"text": "more"}));
+        }
+        let used = post(&mut state, &url, json!({"text": "sixth"}));
+        assert_eq!(
+            (used.status, &used.body["error"]),
+            (404, &json!("used_url"))
+        );
+    }
+
+    #[test]
+    fn unknown_response_url_is_refused() {
+        let mut state = state();
+        let RanCommand { id, .. } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "", true)
+            .expect("a command");
+        let url = state
+            .interaction(id)
+            .and_then(|record| record.response_url.clone())
+            .expect("a response URL");
+        let forged = format!("{url}0");
+        let reply = post(&mut state, &forged, json!({"text": "hi"}));
+        assert_eq!(reply.status, 404);
+        assert_eq!(reply.body["error"], "no_active_hooks");
+        let reply = state.response_url(
+            TEAM_ID,
+            "7000000000999",
+            "secret",
+            json!({"text": "hi"}),
+            Instant::now(),
+        );
+        assert_eq!(reply.status, 404);
+        assert!(state.ephemerals_for("U0ALICE001").is_empty());
+        assert_eq!(state.calls_to("response_url").len(), 2);
+    }
+
+    #[test]
+    fn ack_payload_answers_the_command_once() {
+        let mut state = state();
+        let RanCommand {
+            envelope_id: envelope,
+            ..
+        } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "status", true)
+            .expect("a command");
+        let envelope = envelope.expect("queued");
+        sent(&mut state);
+        let ack = json!({
+            "envelope_id": envelope,
+            "payload": {"response_type": "ephemeral", "text": "nothing open"},
+        });
+        state.receive_frame(&ack.to_string());
+        let record = state.envelope(&envelope).expect("recorded");
+        assert!(record.acked());
+        assert_eq!(
+            record.ack_payload(),
+            Some(&json!({"response_type": "ephemeral", "text": "nothing open"}))
+        );
+        let shown = state.ephemerals_for("U0ALICE001");
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0].channel, "C0GENERAL1");
+        assert_eq!(shown[0].text, "nothing open");
+        assert_eq!(shown[0].source, EphemeralSource::CommandAck);
+
+        // A second ack of the same envelope answers nothing.
+        state.receive_frame(&ack.to_string());
+        assert_eq!(state.ephemerals_for("U0ALICE001").len(), 1);
+
+        // A bare ack shows nothing; an in_channel payload posts a message.
+        let RanCommand {
+            envelope_id: bare, ..
+        } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "", true)
+            .expect("a command");
+        state.receive_frame(&json!({ "envelope_id": bare }).to_string());
+        let RanCommand {
+            envelope_id: loud, ..
+        } = state
+            .slash_command("C0GENERAL1", "U0ALICE001", "/askbridge", "", true)
+            .expect("a command");
+        state.receive_frame(
+            &json!({
+                "envelope_id": loud,
+                "payload": {"response_type": "in_channel", "text": "hello all"},
+            })
+            .to_string(),
+        );
+        assert_eq!(state.ephemerals_for("U0ALICE001").len(), 1);
+        let visible = state.messages_in("C0GENERAL1");
+        assert_eq!(visible.len(), 1);
+        assert_eq!(visible[0].text, "hello all");
+    }
 }
