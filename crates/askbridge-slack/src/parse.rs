@@ -22,10 +22,11 @@ use askbridge_core::inbound::{self, Inbound, Person, is_where_command};
 use askbridge_core::model::{ChannelKind, Place, Responder};
 use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
 use slack_morphism::prelude::{
-    SlackActionState, SlackBasicUserInfo, SlackChannelId, SlackEventCallbackBody,
-    SlackInteractionActionContainer, SlackInteractionBlockActionsEvent, SlackInteractionEvent,
-    SlackInteractionViewSubmissionEvent, SlackMessageEvent, SlackMessageEventType, SlackPushEvent,
-    SlackPushEventCallback, SlackResponseUrl, SlackTriggerId, SlackTs, SlackUserId, SlackView,
+    SlackActionState, SlackBasicUserInfo, SlackChannelId, SlackCommandEvent,
+    SlackEventCallbackBody, SlackInteractionActionContainer, SlackInteractionBlockActionsEvent,
+    SlackInteractionEvent, SlackInteractionViewSubmissionEvent, SlackMessageEvent,
+    SlackMessageEventType, SlackPushEvent, SlackPushEventCallback, SlackResponseUrl,
+    SlackTriggerId, SlackTs, SlackUserId, SlackView,
 };
 
 use crate::render::{ANSWER_ACTION_ID, ANSWER_BLOCK_ID};
@@ -149,6 +150,44 @@ pub enum Event {
     Submit(Submit),
     /// A text message was sent.
     Text(TextMessage),
+    /// askbridge's slash command ([`COMMAND`]) was run.
+    Command(Command),
+}
+
+/// askbridge's slash command, as an app manifest registers it: `/askbridge`
+/// tells the person the targets for where they ran it.
+pub const COMMAND: &str = "/askbridge";
+
+/// askbridge's slash command, run in a conversation (`slash_commands`).
+/// Slack wants it acknowledged within 3 seconds; the answer goes to its
+/// `response_url`, seen by the person alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Where the answer goes, for the person alone (30 minutes, 5 uses).
+    pub response_url: SlackResponseUrl,
+    /// Where it was run.
+    pub channel: SlackChannelId,
+    /// Who ran it.
+    pub from: Sender,
+}
+
+/// Reads a slash command; `None` unless it is askbridge's own
+/// ([`COMMAND`]) asking where (no text, or `where`).
+pub fn command(event: &SlackCommandEvent) -> Option<Delivered> {
+    let text = event.text.as_deref().unwrap_or_default();
+    let asked = format!("{} {}", event.command.0, text.trim());
+    (event.command.0 == COMMAND && is_where_command(asked.trim())).then(|| Delivered {
+        key: format!("trigger:{}", event.trigger_id.0),
+        event: Event::Command(Command {
+            response_url: event.response_url.clone(),
+            channel: event.channel_id.clone(),
+            from: Sender {
+                id: event.user_id.clone(),
+                username: None,
+                name: None,
+            },
+        }),
+    })
 }
 
 /// A button press on a message (`block_actions`). Slack wants the request
@@ -250,16 +289,23 @@ pub fn inbound(event: Event) -> Inbound<SlackChat, Ts, Reply> {
                 from: submit.from.person(),
             })
         }
+        Event::Command(command) => Inbound::Command(inbound::Command {
+            place: place(&command.channel, None, &command.from),
+            reply: Reply {
+                trigger_id: None,
+                response_url: Some(command.response_url),
+                channel: Some(command.channel.clone()),
+                user: command.from.id.clone(),
+                thread_ts: None,
+            },
+            chat: SlackChat {
+                channel: command.channel,
+                thread_ts: None,
+            },
+            from: command.from.person(),
+        }),
         Event::Text(message) => {
-            let place = match message.channel.0.starts_with('D') {
-                true => Place::SlackUser {
-                    user_id: message.from.id.0.clone(),
-                },
-                false => Place::Slack {
-                    channel_id: message.channel.0.clone(),
-                    thread_ts: message.thread_ts.as_ref().map(|ts| ts.0.clone()),
-                },
-            };
+            let place = place(&message.channel, message.thread_ts.as_ref(), &message.from);
             let thread = message
                 .thread_ts
                 .clone()
@@ -275,6 +321,21 @@ pub fn inbound(event: Event) -> Inbound<SlackChat, Ts, Reply> {
                 text: message.text,
                 from: message.from.person(),
             })
+        }
+    }
+}
+
+/// The place asks for a conversation are posted to: an IM under its user
+/// (an IM's id is Slack's to choose), else the channel and the thread.
+fn place(channel: &SlackChannelId, thread_ts: Option<&SlackTs>, from: &Sender) -> Place {
+    if channel.0.starts_with('D') {
+        Place::SlackUser {
+            user_id: from.id.0.clone(),
+        }
+    } else {
+        Place::Slack {
+            channel_id: channel.0.clone(),
+            thread_ts: thread_ts.map(|ts| ts.0.clone()),
         }
     }
 }
@@ -381,6 +442,24 @@ pub fn interactivity_body(body: &[u8]) -> Result<Option<Delivered>, BadRequest> 
     let parsed: SlackInteractionEvent = serde_json::from_str(&payload)
         .map_err(|error| format!("unreadable Slack interaction: {error}"))?;
     Ok(delivered_interaction(&parsed))
+}
+
+/// Reads the body of a slash command request, the form Slack posts to
+/// the command's Request URL (after its signature was checked with
+/// [`crate::run::SignatureCheck`]); `None` unless it is askbridge's own
+/// ([`command`]).
+pub fn command_body(body: &[u8]) -> Result<Option<Delivered>, BadRequest> {
+    let fields: serde_json::Map<String, serde_json::Value> = form_urlencoded::parse(body)
+        .map(|(name, value)| {
+            (
+                name.into_owned(),
+                serde_json::Value::from(value.into_owned()),
+            )
+        })
+        .collect();
+    let parsed: SlackCommandEvent = serde_json::from_value(serde_json::Value::Object(fields))
+        .map_err(|error| format!("unreadable Slack slash command: {error}"))?;
+    Ok(command(&parsed))
 }
 
 /// Reads a `message` event; `None` unless it is a person's message (no

@@ -38,7 +38,8 @@ use slack_morphism::prelude::{
     SlackApiUsersInfoRequest, SlackApiViewsOpenRequest, SlackBotId, SlackChannelId, SlackClient,
     SlackClientApiCallContext, SlackClientEventsListenerEnvironment, SlackClientHttpConnector,
     SlackClientHyperConnector, SlackClientHyperHttpsConnector, SlackClientSocketModeConfig,
-    SlackClientSocketModeListener, SlackInteractionEvent, SlackPushEventCallback, SlackResponseUrl,
+    SlackClientSocketModeListener, SlackCommandEvent, SlackCommandEventResponse,
+    SlackInteractionEvent, SlackMessageContent, SlackPushEventCallback, SlackResponseUrl,
     SlackSigningSecret, SlackSocketModeListenerCallbacks, SlackTeamId, SlackTriggerId, SlackTs,
     SlackUserId, SlackView,
 };
@@ -542,7 +543,8 @@ impl SocketMode {
                 );
             })
             .with_push_events(on_push)
-            .with_interaction_events(on_interaction);
+            .with_interaction_events(on_interaction)
+            .with_command_events(on_command);
         let config = SlackClientSocketModeConfig::new()
             .with_max_connections_count(1)
             .with_reconnect_timeout_in_seconds(RECONNECT_SECS);
@@ -660,6 +662,19 @@ async fn on_interaction(
             .await;
     }
     Ok(())
+}
+
+/// askbridge's slash command, answered through its `response_url`: the
+/// acknowledgement carries nothing.
+async fn on_command(
+    event: SlackCommandEvent,
+    _client: Arc<Client>,
+    state: SlackClientEventsUserState,
+) -> slack_morphism::UserCallbackResult<SlackCommandEventResponse> {
+    if let Some(dispatcher) = dispatcher(&state).await {
+        dispatcher.dispatch(parse::command(&event)).await?;
+    }
+    Ok(SlackCommandEventResponse::new(SlackMessageContent::new()))
 }
 
 /// An event that was not taken leaves its envelope unacknowledged; any

@@ -891,3 +891,62 @@ fn render_a_reminder_mentions_the_asked_person_in_the_thread_and_the_notificatio
     let nobody = posted(&reminder(&thread, None, "⏰ Still waiting"));
     assert_eq!(nobody["text"], "⏰ Still waiting");
 }
+
+#[test]
+fn parse_the_askbridge_slash_command_and_leave_others_alone() {
+    let body = |command: &str, text: &str| {
+        form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", "gIkuvaNzQIHg97ATvDxqgjtO")
+            .append_pair("team_id", "T0001")
+            .append_pair("team_domain", "example")
+            .append_pair("channel_id", "C0RELEASES")
+            .append_pair("channel_name", "releases")
+            .append_pair("user_id", "U0ALICE")
+            .append_pair("user_name", "alice")
+            .append_pair("command", command)
+            .append_pair("text", text)
+            .append_pair("api_app_id", "A0ASKBR1DG")
+            .append_pair("is_enterprise_install", "false")
+            .append_pair(
+                "response_url",
+                "https://hooks.slack.com/commands/T0001/1234/abcd",
+            )
+            .append_pair("trigger_id", "13345224609.738474920.8088930838d88f008e0")
+            .finish()
+    };
+    let delivered = parse::command_body(body("/askbridge", "").as_bytes())
+        .expect("readable")
+        .expect("askbridge's command");
+    assert_eq!(
+        delivered.key,
+        "trigger:13345224609.738474920.8088930838d88f008e0"
+    );
+    let askbridge_core::inbound::Inbound::Command(command) = parse::inbound(delivered.event) else {
+        panic!("not a command");
+    };
+    assert_eq!(
+        command.place,
+        Place::Slack {
+            channel_id: "C0RELEASES".to_owned(),
+            thread_ts: None
+        }
+    );
+    assert_eq!(command.from.responder.user_id, "U0ALICE");
+    assert_eq!(
+        command.reply.response_url.map(|url| url.0.to_string()),
+        Some("https://hooks.slack.com/commands/T0001/1234/abcd".to_owned())
+    );
+    // `where` is the same question; anything else, or another command, is not askbridge's.
+    assert!(
+        parse::command_body(body("/askbridge", "where").as_bytes())
+            .expect("readable")
+            .is_some()
+    );
+    for (command, text) in [("/askbridge", "deploy now"), ("/deploy", "")] {
+        assert_eq!(
+            parse::command_body(body(command, text).as_bytes()).expect("readable"),
+            None
+        );
+    }
+    assert!(parse::command_body(b"command=%2Faskbridge").is_err());
+}

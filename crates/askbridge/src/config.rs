@@ -262,7 +262,8 @@ pub enum SlackMode {
         /// The app-level token (`SLACK_APP_TOKEN`, `xapp-…`).
         app_token: Secret,
     },
-    /// Slack posts to `/slack/events` and `/slack/interactivity`, signed.
+    /// Slack posts to `/slack/events`, `/slack/interactivity` and
+    /// `/slack/commands`, signed.
     Http {
         /// The signing secret (`SLACK_SIGNING_SECRET`).
         signing_secret: Secret,

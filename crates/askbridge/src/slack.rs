@@ -50,6 +50,8 @@ use crate::http::ApiError;
 pub const EVENTS_PATH: &str = "/slack/events";
 /// Where Slack posts interactions in HTTP mode.
 pub const INTERACTIVITY_PATH: &str = "/slack/interactivity";
+/// Where Slack posts askbridge's slash command in HTTP mode.
+pub const COMMANDS_PATH: &str = "/slack/commands";
 /// Longest modal title Slack takes.
 const MAX_MODAL_TITLE_CHARS: usize = 24;
 
@@ -86,7 +88,8 @@ impl Slack {
         })
     }
 
-    /// `/slack/events` and `/slack/interactivity` (HTTP mode only).
+    /// `/slack/events`, `/slack/interactivity` and `/slack/commands` (HTTP
+    /// mode only).
     pub fn http_router(&self) -> Option<Router> {
         let SlackMode::Http { signing_secret } = &self.mode else {
             return None;
@@ -106,6 +109,7 @@ impl Slack {
             Router::new()
                 .route(EVENTS_PATH, post(events))
                 .route(INTERACTIVITY_PATH, post(interactivity))
+                .route(COMMANDS_PATH, post(commands))
                 .with_state(endpoint),
         )
     }
@@ -169,6 +173,7 @@ pub const BOT_SCOPES: &[(&str, &str)] = &[
     ("channels:history", "read typed replies in public channels"),
     ("groups:history", "read typed replies in private channels"),
     ("im:history", "read typed replies in direct messages"),
+    ("commands", "answer /askbridge, askbridge's slash command"),
 ];
 
 /// Slack events translated for the driver.
@@ -525,6 +530,20 @@ async fn interactivity(
         Ok(delivered) => endpoint.take(delivered).await,
         Err(BadRequest(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_interaction", message).into_response()
+        }
+    }
+}
+
+/// `POST /slack/commands`: askbridge's slash command, answered through
+/// its `response_url` (the request's own answer is empty).
+async fn commands(State(endpoint): State<Endpoint>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refused) = endpoint.refuse(&headers, &body) {
+        return refused;
+    }
+    match parse::command_body(&body) {
+        Ok(delivered) => endpoint.take(delivered).await,
+        Err(BadRequest(message)) => {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_command", message).into_response()
         }
     }
 }

@@ -364,7 +364,7 @@ async fn check_reads_the_slack_bot_and_its_scopes() {
     );
 
     let fake = FakeSlack::builder()
-        .bot_scopes(["chat:write", "im:write", "channels:history"])
+        .bot_scopes(["chat:write", "im:write", "channels:history", "commands"])
         .start()
         .await;
     let checked = check(&[], &slack_env(&fake)).await;

@@ -626,6 +626,38 @@ async fn slack_http_mode_records_a_press_before_acknowledging_it() {
     );
 }
 
+/// askbridge's slash command, in Socket Mode and over HTTP, is answered
+/// through its response URL with the targets for that channel, to the
+/// person who ran it alone.
+#[tokio::test]
+async fn slack_slash_command_tells_the_user_alone_the_targets_for_this_channel() {
+    use askbridge_testkit::slack::EphemeralSource;
+    let expected = format!(
+        "To ask here, use slack:{CHANNEL}@{ALICE} (only you may answer) or \
+         slack:{CHANNEL} (anyone here may answer)."
+    );
+    let fake = fake().await;
+    let _daemon = started(daemon_for(&fake), &fake).await;
+    fake.use_command(CHANNEL, ALICE, "/askbridge", "");
+    let answer = fake.wait_for_ephemerals(ALICE, 1).await;
+    assert_eq!(answer[0].channel, CHANNEL);
+    assert_eq!(answer[0].text, expected);
+    assert_eq!(answer[0].source, EphemeralSource::CommandResponse);
+    assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
+
+    const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_SLACK_MODE", "http")
+        .env("SLACK_SIGNING_SECRET", SECRET)
+        .start();
+    let command = fake.use_command_http(CHANNEL, ALICE, "/askbridge", "where");
+    let commands = daemon.url("/slack/commands");
+    assert_eq!(fake.deliver_http(&commands, &command).await.status, 200);
+    let answer = fake.wait_for_ephemerals(ALICE, 1).await;
+    assert_eq!(answer[0].text, expected);
+}
+
 /// The bot's mention with "where" (Slack keeps `/…` for slash commands)
 /// is answered with the exact targets for this channel, to the sender
 /// alone.
