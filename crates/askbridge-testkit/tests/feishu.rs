@@ -242,6 +242,61 @@ async fn short_token_lifetimes_hand_out_new_tokens() {
 }
 
 #[tokio::test]
+async fn ephemeral_cards_are_for_one_person_of_a_group() {
+    let fake = started(FakeFeishu::builder()).await;
+    let token = token(&fake).await;
+    let card = json!({"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": "Only you"}]}});
+    let send = |body: Value| {
+        call(
+            &fake,
+            reqwest::Method::POST,
+            "/open-apis/ephemeral/v1/send",
+            Some(&token),
+            Some(body),
+        )
+    };
+    let (status, body, _) = send(
+        json!({"chat_id": GENERAL, "open_id": ALICE, "msg_type": "interactive", "card": card}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let message_id = body["data"]["message_id"].as_str().unwrap().to_owned();
+    let shown = fake.wait_for_ephemerals(ALICE, 1).await;
+    assert_eq!(shown[0].message_id, message_id);
+    assert_eq!(shown[0].chat_id, GENERAL);
+    assert_eq!(shown[0].card, card);
+    assert!(fake.bot_messages().is_empty());
+
+    // (body, code): a text message, no card, a stranger, an unknown group.
+    let refused = [
+        (
+            json!({"chat_id": GENERAL, "open_id": ALICE, "msg_type": "text", "card": card}),
+            99_992_402,
+        ),
+        (
+            json!({"chat_id": GENERAL, "open_id": ALICE, "msg_type": "interactive"}),
+            99_992_402,
+        ),
+        (
+            json!({"chat_id": GENERAL, "open_id": "ou_nobody", "msg_type": "interactive", "card": card}),
+            230_001,
+        ),
+        (
+            json!({"chat_id": "oc_elsewhere", "open_id": ALICE, "msg_type": "interactive", "card": card}),
+            230_002,
+        ),
+    ];
+    for (body, code) in refused {
+        let (status, answer, _) = send(body.clone()).await;
+        assert_eq!(
+            (status, answer["code"].as_i64()),
+            (400, Some(code)),
+            "{body}: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn sends_replies_and_p2p_chats() {
     let fake = started(FakeFeishu::builder()).await;
     let token = token(&fake).await;

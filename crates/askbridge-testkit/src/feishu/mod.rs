@@ -53,6 +53,10 @@
 //! - `PATCH /open-apis/im/v1/messages/{message_id}`: a new version of a
 //!   card the bot sent (every version is kept: [`StoredMessage::versions`]).
 //!   A text message → `230001`; a user's message → `230012`.
+//! - `POST /open-apis/ephemeral/v1/send`: an `interactive` card only one
+//!   person (`open_id`) of a group the bot is in sees ([`Ephemeral`],
+//!   [`FakeFeishu::wait_for_ephemerals`]); a missing field → `99992402`,
+//!   a private chat or an unknown person → `230001`.
 //!
 //! Cards are checked as card JSON 2.0 for the elements the fake knows (see
 //! [`card`-checks](#cards)). Rate limits are off unless asked for
@@ -153,7 +157,7 @@ pub use model::{
     Via,
 };
 pub use rate::RateLimits;
-pub use state::State;
+pub use state::{Ephemeral, State};
 
 use crate::faults::{self, FaultCounts, FaultPlan, Faults};
 use server::Inner;
@@ -781,6 +785,17 @@ impl FakeFeishu {
     pub async fn wait_for_call(&self, mut matches: impl FnMut(&Call) -> bool) -> Call {
         self.wait_for("a matching call", |state| {
             state.calls().iter().find(|call| matches(call)).cloned()
+        })
+        .await
+    }
+
+    /// Waits until `open_id` was shown at least `count` cards only they
+    /// see (`ephemeral/v1/send`).
+    pub async fn wait_for_ephemerals(&self, open_id: &str, count: usize) -> Vec<Ephemeral> {
+        let what = format!("{count} ephemeral card(s) for {open_id}");
+        self.wait_for(&what, |state| {
+            let shown = state.ephemerals_for(open_id);
+            (shown.len() >= count).then(|| shown.into_iter().take(count).cloned().collect())
         })
         .await
     }

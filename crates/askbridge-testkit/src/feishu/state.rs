@@ -198,6 +198,22 @@ pub struct State {
     limiter: Limiter,
     counter: u64,
     rate_limited: usize,
+    /// Cards sent to one person of a group (`ephemeral/v1/send`).
+    ephemerals: Vec<Ephemeral>,
+}
+
+/// A card only one person of a group sees (`POST
+/// /open-apis/ephemeral/v1/send`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ephemeral {
+    /// Its `om_…` id.
+    pub message_id: String,
+    /// The group.
+    pub chat_id: String,
+    /// The person who sees it.
+    pub open_id: String,
+    /// The card (JSON 1.0 or 2.0).
+    pub card: Value,
 }
 
 /// Reading.
@@ -228,6 +244,14 @@ impl State {
         self.messages
             .iter()
             .filter(|message| message.chat_id == chat_id)
+            .collect()
+    }
+
+    /// The cards only `open_id` sees, in order.
+    pub fn ephemerals_for(&self, open_id: &str) -> Vec<&Ephemeral> {
+        self.ephemerals
+            .iter()
+            .filter(|ephemeral| ephemeral.open_id == open_id)
             .collect()
     }
 
@@ -314,6 +338,7 @@ impl State {
             limiter: Limiter::default(),
             counter: 0,
             rate_limited: 0,
+            ephemerals: Vec::new(),
         }
     }
 
@@ -464,6 +489,11 @@ impl State {
             ("POST", ["open-apis", "im", "v1", "messages", message_id, "reply"]) => {
                 self.im(request, not_json, now, |state| {
                     state.reply_message(message_id, body_or_empty, now)
+                })
+            }
+            ("POST", ["open-apis", "ephemeral", "v1", "send"]) => {
+                self.im(request, not_json, now, |state| {
+                    state.send_ephemeral(body_or_empty, now)
                 })
             }
             ("PATCH", ["open-apis", "im", "v1", "messages", message_id]) => {
@@ -755,6 +785,40 @@ impl State {
             now,
         );
         Ok(self.message_json(&message))
+    }
+
+    /// `POST /open-apis/ephemeral/v1/send`: a card only one person of a
+    /// group sees. Only `interactive` cards, only in groups the bot is in;
+    /// the person by `open_id` (the fake knows no other ids here).
+    fn send_ephemeral(&mut self, body: &Value, now: Instant) -> Result<Value, Reply> {
+        self.app_limit("ephemeral.send", now)?;
+        let chat_id = required(body, "chat_id")?.to_owned();
+        let open_id = required(body, "open_id")?.to_owned();
+        if required(body, "msg_type")? != "interactive" {
+            return Err(Reply::field_violation(
+                "msg_type",
+                "msg_type must be interactive",
+            ));
+        }
+        let Some(card) = body.get("card").filter(|card| card.is_object()).cloned() else {
+            return Err(Reply::field_violation("card", "card is required"));
+        };
+        let chat = self.chat_for_bot(&chat_id)?;
+        if !matches!(chat.chat_type, ChatType::Group) {
+            return Err(Reply::invalid("ephemeral cards are only for group chats"));
+        }
+        if !self.users.contains_key(&open_id) {
+            return Err(Reply::invalid("open_id not found"));
+        }
+        let n = self.next();
+        let message_id = format!("om_{}", pseudo_hex(0x0e9e_0000_0000 + n, 32));
+        self.ephemerals.push(Ephemeral {
+            message_id: message_id.clone(),
+            chat_id,
+            open_id,
+            card,
+        });
+        Ok(serde_json::json!({ "message_id": message_id }))
     }
 
     /// `POST /open-apis/im/v1/messages/{message_id}/reply`.
