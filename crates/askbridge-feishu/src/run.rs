@@ -255,6 +255,27 @@ impl FeishuApi {
         sent(&answer)
     }
 
+    /// Shows `message` to `open_id` alone in the group `chat_id`
+    /// (`POST /open-apis/ephemeral/v1/send`; groups only, and only people
+    /// online see it).
+    pub async fn send_ephemeral(
+        &self,
+        chat_id: &str,
+        open_id: &str,
+        message: &Message,
+    ) -> Result<(), PlatformFailure> {
+        let body = json!({
+            "chat_id": chat_id,
+            "open_id": open_id,
+            "msg_type": "interactive",
+            "card": message.card,
+        });
+        self.inner.limits.replies.until_ready().await;
+        self.call(Method::POST, "open-apis/ephemeral/v1/send", &[], Some(body))
+            .await
+            .map(drop)
+    }
+
     /// Shows `message` in place of the card `message_id`.
     pub async fn update(&self, message_id: &str, message: &Message) -> Result<(), PlatformFailure> {
         let path = format!("open-apis/im/v1/messages/{}", path_segment(message_id)?);

@@ -371,6 +371,25 @@ impl ChatPlatform for FeishuPlatform {
         });
     }
 
+    /// In a group, a card only `user` sees; in a private chat (or where
+    /// Feishu refuses one), a reply.
+    fn reply_privately(&self, chat: &Destination, to: String, user: &str, text: String) {
+        let Destination::Chat(chat_id) = chat else {
+            return self.reply(chat, to, text);
+        };
+        let (api, chat_id, user) = (self.api.clone(), chat_id.clone(), user.to_owned());
+        tokio::spawn(async move {
+            let message = Message::text(&text);
+            let Err(error) = api.send_ephemeral(&chat_id, &user, &message).await else {
+                return;
+            };
+            tracing::debug!(error = %error, "no card for one person here; replying");
+            if let Err(error) = api.reply(&to, &message).await {
+                tracing::warn!(error = %error, "cannot reply on Feishu");
+            }
+        });
+    }
+
     /// A reminder replying to the question, mentioning the place's user.
     async fn remind(
         &self,

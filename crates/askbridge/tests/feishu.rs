@@ -494,14 +494,16 @@ async fn feishu_an_expired_token_is_fetched_again_and_nothing_is_lost() {
 }
 
 /// `@bot /askbridge` in a group is answered with the exact targets for
-/// this chat, for the sender alone and for anyone there.
+/// this chat, for the sender alone and for anyone there, in a card only
+/// the sender sees.
 #[tokio::test]
-async fn feishu_askbridge_command_tells_the_targets_for_this_chat() {
+async fn feishu_askbridge_command_tells_the_sender_alone_the_targets_for_this_chat() {
     let fake = fake().await;
     let _daemon = started(daemon_for(&fake), &fake).await;
     fake.send_text(CHAT, ALICE, "@bot /askbridge", None);
-    let answer = posted(&fake, 1).await;
-    let text = answer.content();
+    let answer = fake.wait_for_ephemerals(ALICE, 1).await;
+    assert_eq!(answer[0].chat_id, CHAT);
+    let text = answer[0].card.to_string();
     assert!(
         text.contains(&format!(
             "To ask here, use feishu:{CHAT}@{ALICE} (only you may answer) or \
@@ -509,4 +511,5 @@ async fn feishu_askbridge_command_tells_the_targets_for_this_chat() {
         )),
         "{text}"
     );
+    assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
 }
