@@ -41,6 +41,19 @@ async fn fake() -> FakeSlack {
     fake_with(FakeSlack::start().await).await
 }
 
+/// The signing secret of the HTTP-mode tests.
+const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+
+/// A fake that signs with [`SECRET`] and a daemon taking Slack over HTTP.
+async fn http_mode() -> (FakeSlack, Daemon) {
+    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
+    let daemon = daemon_for(&fake)
+        .env("ASKBRIDGE_SLACK_MODE", "http")
+        .env("SLACK_SIGNING_SECRET", SECRET)
+        .start();
+    (fake, daemon)
+}
+
 /// A daemon whose Slack channel talks to `fake` in Socket Mode.
 fn daemon_for(fake: &FakeSlack) -> Builder {
     Daemon::builder()
@@ -468,12 +481,7 @@ async fn slack_button_still_works_after_kill_and_restart() {
 
 #[tokio::test]
 async fn slack_http_mode_checks_signatures_and_refuses_replays() {
-    const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
-    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
-    let daemon = daemon_for(&fake)
-        .env("ASKBRIDGE_SLACK_MODE", "http")
-        .env("SLACK_SIGNING_SECRET", SECRET)
-        .start();
+    let (fake, daemon) = http_mode().await;
     let events = daemon.url("/slack/events");
     let interactivity = daemon.url("/slack/interactivity");
 
@@ -588,12 +596,7 @@ async fn slack_timeout_edits_the_message_to_expired_in_the_channel_locale() {
 /// (`kill -9`) right after the acknowledgement loses nothing.
 #[tokio::test]
 async fn slack_http_mode_records_a_press_before_acknowledging_it() {
-    const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
-    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
-    let mut daemon = daemon_for(&fake)
-        .env("ASKBRIDGE_SLACK_MODE", "http")
-        .env("SLACK_SIGNING_SECRET", SECRET)
-        .start();
+    let (fake, mut daemon) = http_mode().await;
     let id = create(&daemon, &deploy_ask()).await;
     let question = posted(&fake, 1).await;
     let press = fake.press_button_http(
@@ -645,12 +648,7 @@ async fn slack_slash_command_tells_the_user_alone_the_targets_for_this_channel()
     assert_eq!(answer[0].source, EphemeralSource::CommandResponse);
     assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
 
-    const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
-    let fake = fake_with(FakeSlack::builder().signing_secret(SECRET).start().await).await;
-    let daemon = daemon_for(&fake)
-        .env("ASKBRIDGE_SLACK_MODE", "http")
-        .env("SLACK_SIGNING_SECRET", SECRET)
-        .start();
+    let (fake, daemon) = http_mode().await;
     let command = fake.use_command_http(CHANNEL, ALICE, "/askbridge", "where");
     let commands = daemon.url("/slack/commands");
     assert_eq!(fake.deliver_http(&commands, &command).await.status, 200);

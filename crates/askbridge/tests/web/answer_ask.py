@@ -227,16 +227,22 @@ def all_types(contexts: Contexts, url: str, screenshot: Path):
     problems.check()
 
 
-def skip_all(contexts: Contexts, url: str, screenshot: Path):
-    page, problems = open_page(contexts.new(), url, "tab")
-    box = panel(page)
-    expect(box.locator(".question")).to_have_text("Which colour?")
-    expect(box.locator(".step-count")).to_have_count(0)
+def skip_and_check(page: Page, box, problems: Problems, screenshot: Path):
+    """Skips the ask on the panel, sees it marked skipped, takes the
+    screenshot and checks the page reported no errors."""
     box.get_by_role("button", name="Skip", exact=True).click()
     expect(page.locator(".entry.reply .status")).to_contain_text("Skipped")
     expect(box).to_be_hidden()
     page.screenshot(path=str(screenshot))
     problems.check()
+
+
+def skip_all(contexts: Contexts, url: str, screenshot: Path):
+    page, problems = open_page(contexts.new(), url, "tab")
+    box = panel(page)
+    expect(box.locator(".question")).to_have_text("Which colour?")
+    expect(box.locator(".step-count")).to_have_count(0)
+    skip_and_check(page, box, problems, screenshot)
 
 
 def several_places(contexts: Contexts, url: str, screenshot: Path):
@@ -244,11 +250,7 @@ def several_places(contexts: Contexts, url: str, screenshot: Path):
     box = panel(page)
     expect(box.locator(".question")).to_have_text("Which colour?")
     expect(box.locator(".also-in")).to_have_text("Also asked in Slack, Telegram")
-    box.get_by_role("button", name="Skip", exact=True).click()
-    expect(page.locator(".entry.reply .status")).to_contain_text("Skipped")
-    expect(box).to_be_hidden()
-    page.screenshot(path=str(screenshot))
-    problems.check()
+    skip_and_check(page, box, problems, screenshot)
 
 
 def reach(contexts: Contexts, url: str, screenshot: Path):
