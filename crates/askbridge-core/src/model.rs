@@ -459,6 +459,72 @@ impl Place {
         }
     }
 
+    /// Whether something `from` did in the conversation whose place is
+    /// `at` (as the platform names it: a channel, a chat, a room id) is
+    /// at this place — the one rule for every platform. A place that is a
+    /// person's direct chat with the bot ([`Place::direct_user`]): done
+    /// by that person, wherever the platform says it was (a direct chat is
+    /// opened under another name than the person's on most platforms). A
+    /// conversation: in the same one (a Slack thread counts as its
+    /// channel; a Telegram forum topic is a conversation of its own). A
+    /// Matrix alias is no room id: compare the room an alias was posted to
+    /// (`!…`), not the alias.
+    pub fn is_at(&self, at: &Place, from: &Responder) -> bool {
+        if let Some(user) = self.direct_user() {
+            return at.channel() == self.channel() && from.user_id == user;
+        }
+        match (self, at) {
+            (
+                Place::Telegram { chat_id, thread_id },
+                Place::Telegram {
+                    chat_id: at_chat,
+                    thread_id: at_thread,
+                },
+            ) => chat_id == at_chat && thread_id == at_thread,
+            (
+                Place::DiscordChannel { channel_id },
+                Place::DiscordChannel {
+                    channel_id: at_channel,
+                },
+            ) => channel_id == at_channel,
+            (
+                Place::Slack { channel_id, .. },
+                Place::Slack {
+                    channel_id: at_channel,
+                    ..
+                },
+            ) => channel_id == at_channel,
+            (Place::Feishu { chat_id }, Place::Feishu { chat_id: at_chat }) => chat_id == at_chat,
+            (Place::MatrixRoom { room }, Place::MatrixRoom { room: at_room }) => {
+                room == at_room && !room.starts_with('#')
+            }
+            (
+                Place::Web { session },
+                Place::Web {
+                    session: at_session,
+                },
+            ) => session == at_session,
+            _ => false,
+        }
+    }
+
+    /// The user id of the person whose direct chat with the bot this place
+    /// is, where the place names the person rather than the chat.
+    pub fn direct_user(&self) -> Option<String> {
+        match self {
+            Place::DiscordUser { user_id } => Some(user_id.to_string()),
+            Place::SlackUser { user_id } => Some(user_id.clone()),
+            Place::FeishuUser { open_id } => Some(open_id.clone()),
+            Place::MatrixUser { user_id } => Some(user_id.clone()),
+            Place::Telegram { .. }
+            | Place::DiscordChannel { .. }
+            | Place::Slack { .. }
+            | Place::Feishu { .. }
+            | Place::MatrixRoom { .. }
+            | Place::Web { .. } => None,
+        }
+    }
+
     /// Whether this is a direct chat between the bot and one person (a
     /// Telegram private chat has the user's own id, which is positive).
     pub fn is_direct(&self) -> bool {

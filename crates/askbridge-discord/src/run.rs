@@ -308,10 +308,10 @@ impl Gateway {
     }
 
     /// Listens forever: every component press, modal submit and typed
-    /// message askbridge acts on is handed to `handle` as an [`Event`].
-    /// Presses and modals each run on a task of their own, so a slow one
-    /// does not hold up the rest; typed messages are handled one after
-    /// another in the order Discord sent them ("2", then "no, 3"). serenity
+    /// message askbridge acts on is handed to `handle` as an [`Event`], in
+    /// the order Discord sent them; the future `handle` returns runs on a
+    /// task of its own (so `handle` itself is where the caller keeps a
+    /// person's "2", then "no, 3" in order). serenity
     /// keeps the connection: heartbeats, resumes, reconnects. Returns only
     /// when Discord refuses the bot for good (an invalid token), with the
     /// reason.
@@ -364,24 +364,11 @@ impl Gateway {
             })?;
         let _stop_on_drop = stop;
 
-        let handle = Arc::new(handle);
-        let (typed, mut typed_queue) = tokio::sync::mpsc::unbounded_channel();
-        let in_turn = Arc::clone(&handle);
-        // Ends once `typed` is dropped and the queue is drained.
-        tokio::spawn(async move {
-            while let Some(event) = typed_queue.recv().await {
-                in_turn(event).await;
-            }
-        });
+        // `handle` is called in arrival order; what it returns runs on a
+        // task of its own (the daemon's chat driver keeps each person's
+        // events in order).
         while let Some(event) = arriving.recv().await {
-            match event {
-                Event::Text(_) => {
-                    let _ = typed.send(event);
-                }
-                _ => {
-                    tokio::spawn(handle(event));
-                }
-            }
+            tokio::spawn(handle(event));
         }
         end.await
             .unwrap_or_else(|_| Err("the Discord gateway's thread stopped".into()))

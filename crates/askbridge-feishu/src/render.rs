@@ -59,6 +59,38 @@ impl Destination {
         }
     }
 
+    /// How askbridge records where it posted: the chat id, or `user/` and
+    /// the user's `open_id` (a private chat's own id is Feishu's to
+    /// choose).
+    pub fn notation(&self) -> String {
+        match self {
+            Destination::Chat(chat_id) => chat_id.clone(),
+            Destination::User(open_id) => format!("user/{open_id}"),
+        }
+    }
+
+    /// Reads [`Destination::notation`] back.
+    pub fn from_notation(text: &str) -> Option<Destination> {
+        match text.strip_prefix("user/") {
+            Some(open_id) if !open_id.is_empty() => Some(Destination::User(open_id.to_owned())),
+            Some(_) => None,
+            None => (!text.is_empty()).then(|| Destination::Chat(text.to_owned())),
+        }
+    }
+
+    /// The place it is: a group is its chat, a private chat its user's
+    /// (what an event in it is compared with, [`Place::is_at`]).
+    pub fn place(&self) -> Place {
+        match self {
+            Destination::Chat(chat_id) => Place::Feishu {
+                chat_id: chat_id.clone(),
+            },
+            Destination::User(open_id) => Place::FeishuUser {
+                open_id: open_id.clone(),
+            },
+        }
+    }
+
     /// `receive_id_type` and `receive_id` of `POST /im/v1/messages`.
     pub fn receive_id(&self) -> (&'static str, &str) {
         match self {

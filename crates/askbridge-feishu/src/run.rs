@@ -236,16 +236,22 @@ impl FeishuApi {
         sent(&answer)
     }
 
-    /// Sends `message` as a reply to `message_id`.
+    /// Sends `message` as a reply to `message_id`; `uuid`, as for
+    /// [`FeishuApi::send`], makes it one reply however often it is sent
+    /// within the hour.
     pub async fn reply(
         &self,
         message_id: &str,
         message: &Message,
+        uuid: Option<&str>,
     ) -> Result<Sent, PlatformFailure> {
-        let body = json!({
+        let mut body = json!({
             "msg_type": "interactive",
             "content": message.content(),
         });
+        if let Some(uuid) = uuid {
+            body["uuid"] = json!(uuid);
+        }
         let path = format!(
             "open-apis/im/v1/messages/{}/reply",
             path_segment(message_id)?
@@ -715,23 +721,7 @@ impl LongConnection {
         let (mut sink, mut stream) = socket.split();
         let (answers, mut outgoing) = mpsc::channel::<Frame>(64);
         let mut ping = tokio::time::interval(ping_interval(&config).unwrap_or(DEFAULT_PING));
-        let mut parts: HashMap<String, Vec<Option<Vec<u8>>>> = HashMap::new();
-        // Events (messages) are handled one after another, in the order
-        // they arrive, so a person's "2" and then "no, 3" apply in that
-        // order; card callbacks each on a task of their own. When the
-        // connection closes, what is queued is still handled (its answers
-        // go nowhere; Feishu sends those events again, and they are
-        // acted on once).
-        let (events, mut queued) = mpsc::unbounded_channel::<(Frame, Vec<u8>)>();
-        let in_order = {
-            let handle = handle.clone();
-            let answers = answers.clone();
-            tokio::spawn(async move {
-                while let Some((frame, payload)) = queued.recv().await {
-                    answer(frame, payload, handle.clone(), answers.clone()).await;
-                }
-            })
-        };
+        let mut parts = Parts::default();
         loop {
             tokio::select! {
                 _ = ping.tick() => {
@@ -771,12 +761,16 @@ impl LongConnection {
                             }
                         }
                         DATA => {
-                            if let Some((frame, payload)) = whole(&mut parts, frame) {
-                                if frame.header("type") == Some("card") {
-                                    tokio::spawn(answer(frame, payload, handle.clone(), answers.clone()));
-                                } else if events.send((frame, payload)).is_err() || in_order.is_finished() {
-                                    return Err(PlatformFailure::Transient("the event queue stopped".to_owned()));
-                                }
+                            if let Some((frame, payload)) = parts.whole(frame, Instant::now()) {
+                                // Handed over in arrival order, answered
+                                // on a task of its own: `handle` keeps a
+                                // person's events in order.
+                                let kind = match frame.header("type") {
+                                    Some("card") => PushKind::Card,
+                                    _ => PushKind::Event,
+                                };
+                                let handling = handle(kind, payload);
+                                tokio::spawn(answer(frame, handling, answers.clone()));
                             }
                         }
                         _ => {}
@@ -795,48 +789,126 @@ fn ping_interval(config: &Value) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
-/// The frame and its whole payload, once every part of a push arrived
-/// (`sum` parts, numbered by `seq`).
-fn whole(
-    parts: &mut HashMap<String, Vec<Option<Vec<u8>>>>,
-    mut frame: Frame,
-) -> Option<(Frame, Vec<u8>)> {
-    let sum: usize = frame
-        .header("sum")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let payload = frame.payload.take().unwrap_or_default();
-    if sum <= 1 {
-        return Some((frame, payload));
-    }
-    let seq: usize = frame
-        .header("seq")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let id = frame.header("message_id").unwrap_or_default().to_owned();
-    let slots = parts.entry(id.clone()).or_insert_with(|| vec![None; sum]);
-    if let Some(slot) = slots.get_mut(seq) {
-        *slot = Some(payload);
-    }
-    if slots.iter().any(Option::is_none) {
-        return None;
-    }
-    let whole = parts.remove(&id)?.into_iter().flatten().flatten().collect();
-    Some((frame, whole))
+/// At most how many parts one push may come in.
+pub const MAX_PARTS: usize = 64;
+/// At most how many bytes the parts of unfinished pushes may hold.
+pub const MAX_PARTS_BYTES: usize = 8 * 1024 * 1024;
+/// How long the first parts of a push wait for the rest.
+pub const PARTS_WAIT: Duration = Duration::from_secs(60);
+
+/// The parts of pushes that came in several frames (`sum` parts, numbered
+/// by `seq`), until each is whole. Bounded: a frame claiming more than
+/// [`MAX_PARTS`] parts is dropped, parts older than [`PARTS_WAIT`] are
+/// dropped, and the oldest unfinished push goes when the parts would hold
+/// more than [`MAX_PARTS_BYTES`] (each dropped and logged: Feishu sends a
+/// push it was not answered for again).
+#[derive(Debug, Default)]
+struct Parts {
+    pushes: HashMap<String, Unfinished>,
+    bytes: usize,
 }
 
-/// Handles one push and sends the answer frame.
-async fn answer<H, F>(frame: Frame, payload: Vec<u8>, handle: H, answers: mpsc::Sender<Frame>)
+/// One push's parts so far.
+#[derive(Debug)]
+struct Unfinished {
+    slots: Vec<Option<Vec<u8>>>,
+    since: Instant,
+}
+
+impl Parts {
+    /// The frame and its whole payload, once every part of its push
+    /// arrived.
+    fn whole(&mut self, mut frame: Frame, now: Instant) -> Option<(Frame, Vec<u8>)> {
+        let sum: usize = frame
+            .header("sum")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let payload = frame.payload.take().unwrap_or_default();
+        if sum <= 1 {
+            return Some((frame, payload));
+        }
+        let id = frame.header("message_id").unwrap_or_default().to_owned();
+        if sum > MAX_PARTS {
+            tracing::warn!(message_id = %id, sum, "a Feishu push in more parts than askbridge takes; dropped");
+            return None;
+        }
+        let seq: usize = frame
+            .header("seq")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        self.forget_old(now);
+        let unfinished = self.pushes.entry(id.clone()).or_insert_with(|| Unfinished {
+            slots: vec![None; sum],
+            since: now,
+        });
+        if let Some(slot) = unfinished.slots.get_mut(seq) {
+            self.bytes += payload.len();
+            if let Some(earlier) = slot.replace(payload) {
+                self.bytes -= earlier.len();
+            }
+        }
+        if unfinished.slots.iter().any(Option::is_none) {
+            self.make_room(&id);
+            return None;
+        }
+        let whole: Vec<u8> = self
+            .pushes
+            .remove(&id)?
+            .slots
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect();
+        self.bytes -= whole.len();
+        Some((frame, whole))
+    }
+
+    /// Drops the parts of pushes that waited too long for the rest.
+    fn forget_old(&mut self, now: Instant) {
+        let bytes = &mut self.bytes;
+        self.pushes.retain(|id, unfinished| {
+            let keep = now.duration_since(unfinished.since) < PARTS_WAIT;
+            if !keep {
+                *bytes -= unfinished.size();
+                tracing::warn!(message_id = %id, "a Feishu push's parts never all arrived; dropped");
+            }
+            keep
+        });
+    }
+
+    /// Drops the oldest unfinished pushes (but `keeping`) while the parts
+    /// hold too much; `keeping` too if it alone does.
+    fn make_room(&mut self, keeping: &str) {
+        while self.bytes > MAX_PARTS_BYTES {
+            let oldest = self
+                .pushes
+                .iter()
+                .filter(|(id, _)| id.as_str() != keeping)
+                .min_by_key(|(_, unfinished)| unfinished.since)
+                .map(|(id, _)| id.clone())
+                .unwrap_or_else(|| keeping.to_owned());
+            let Some(dropped) = self.pushes.remove(&oldest) else {
+                return;
+            };
+            self.bytes -= dropped.size();
+            tracing::warn!(message_id = %oldest, "Feishu push parts over askbridge's bound; dropped");
+        }
+    }
+}
+
+impl Unfinished {
+    fn size(&self) -> usize {
+        self.slots.iter().flatten().map(Vec::len).sum()
+    }
+}
+
+/// Waits for one push's handling and sends the answer frame.
+async fn answer<F>(frame: Frame, handling: F, answers: mpsc::Sender<Frame>)
 where
-    H: Fn(PushKind, Vec<u8>) -> F + Send + Sync + 'static,
     F: Future<Output = Option<Value>> + Send + 'static,
 {
-    let kind = match frame.header("type") {
-        Some("card") => PushKind::Card,
-        _ => PushKind::Event,
-    };
     let started = Instant::now();
-    let body = handle(kind, payload).await;
+    let body = handling.await;
     let took = started.elapsed().as_millis().to_string();
     let response = match body {
         Some(body) => json!({
@@ -988,13 +1060,66 @@ mod tests {
         };
         let decoded = Frame::decode(frame.encode_to_vec().as_slice()).expect("decodes");
         assert_eq!(decoded, frame);
-        let mut parts = HashMap::new();
-        assert_eq!(whole(&mut parts, frame.clone()), None);
+        let mut parts = Parts::default();
+        let now = Instant::now();
+        assert_eq!(parts.whole(frame.clone(), now), None);
         let mut first = frame;
         first.headers[3].value = "0".into();
         first.payload = Some(b"hello ".to_vec());
-        let (_, payload) = whole(&mut parts, first).expect("whole");
+        let (_, payload) = parts.whole(first, now).expect("whole");
         assert_eq!(payload, b"hello world");
-        assert!(parts.is_empty());
+        assert!(parts.pushes.is_empty());
+        assert_eq!(parts.bytes, 0);
+    }
+
+    /// Part `seq` of `sum` of push `id`, carrying `payload`.
+    fn part(id: &str, sum: usize, seq: usize, payload: &[u8]) -> Frame {
+        let header = |key: &str, value: String| Header {
+            key: key.into(),
+            value,
+        };
+        Frame {
+            method: DATA,
+            headers: vec![
+                header("message_id", id.to_owned()),
+                header("sum", sum.to_string()),
+                header("seq", seq.to_string()),
+            ],
+            payload: Some(payload.to_vec()),
+            ..Frame::default()
+        }
+    }
+
+    #[test]
+    fn long_connection_parts_are_bounded_in_count_bytes_and_time() {
+        let mut parts = Parts::default();
+        let now = Instant::now();
+        // A header claiming a huge number of parts allocates nothing.
+        assert_eq!(parts.whole(part("huge", usize::MAX, 0, b"x"), now), None);
+        assert_eq!(parts.whole(part("many", MAX_PARTS + 1, 0, b"x"), now), None);
+        assert!(parts.pushes.is_empty());
+
+        // Unfinished pushes beyond the byte bound: the oldest goes.
+        let half = vec![0_u8; MAX_PARTS_BYTES / 2 + 1];
+        assert_eq!(parts.whole(part("old", 2, 0, &half), now), None);
+        let later = now + Duration::from_secs(1);
+        assert_eq!(parts.whole(part("new", 2, 0, &half), later), None);
+        assert_eq!(parts.pushes.keys().collect::<Vec<_>>(), ["new"]);
+        assert_eq!(parts.bytes, half.len());
+        assert_eq!(
+            parts.whole(part("old", 2, 1, b"!"), later),
+            None,
+            "its first part is gone"
+        );
+
+        // Parts that wait too long for the rest are dropped.
+        let much_later = later + PARTS_WAIT;
+        assert_eq!(parts.whole(part("new", 2, 1, b"!"), much_later), None);
+        assert_eq!(
+            parts.pushes.keys().collect::<Vec<_>>(),
+            ["new"],
+            "only the part just received"
+        );
+        assert_eq!(parts.bytes, 1);
     }
 }

@@ -57,6 +57,20 @@ impl Destination {
     }
 }
 
+/// A room id as askbridge records where it posted (`!…`); `None` for
+/// anything else (an alias, a user).
+pub fn room_id(text: &str) -> Option<String> {
+    text.starts_with('!').then(|| text.to_owned())
+}
+
+/// The place a room is, by its id: what an event in it is compared with
+/// ([`Place::is_at`]).
+pub fn room_place(room_id: &str) -> Place {
+    Place::MatrixRoom {
+        room: room_id.to_owned(),
+    }
+}
+
 /// One event to send: its type and content, and the text it shows (what
 /// the server records as shown, for the closing edit).
 #[derive(Debug, Clone, PartialEq)]

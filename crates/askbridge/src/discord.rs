@@ -20,7 +20,7 @@ use std::time::Duration;
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, Locale, View, cut};
-use askbridge_discord::parse::{self, Event, HttpInteraction, InteractionRef};
+use askbridge_discord::parse::{self, HttpInteraction, InteractionRef};
 use askbridge_discord::render::{self as draw, Destination, Message};
 use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
 use axum::Router;
@@ -34,8 +34,8 @@ use serenity::model::id::{ChannelId, MessageId, UserId};
 use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
-use crate::chat::{self, AllowList, Person};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
+use crate::chat::{self, AllowList};
 use crate::config::DiscordConfig;
 use crate::http::ApiError;
 
@@ -120,8 +120,11 @@ impl Discord {
             }
             let listening = gateway
                 .listen(move |event| {
-                    let driver = Arc::clone(&driver);
-                    async move { handle(&driver, event, Reply::Gateway).await }
+                    let lined =
+                        driver.line_up(parse::inbound(event).map_reply(Reply::Gateway), None);
+                    async move {
+                        let _handled = lined.await;
+                    }
                 })
                 .await;
             if let Err(reason) = listening {
@@ -135,17 +138,6 @@ impl Discord {
 /// configured API URL.
 pub fn client(config: &DiscordConfig) -> Result<DiscordApi, SetupError> {
     DiscordApi::new(config.token.expose(), config.api_url.as_deref())
-}
-
-/// Hands one event to the driver; `reply` makes the answer to an
-/// interaction. Discord does not offer an event again: a press that could
-/// not be recorded is left unanswered, so the person sees it fail.
-async fn handle(
-    driver: &ChatDriver<DiscordPlatform>,
-    event: Event,
-    reply: impl FnOnce(InteractionRef) -> Reply,
-) {
-    let _handled = driver.handle(parse::inbound(event).map_reply(reply)).await;
 }
 
 /// How an interaction is answered: through the REST callback (gateway),
@@ -209,11 +201,9 @@ impl ChatPlatform for DiscordPlatform {
         a < b
     }
 
-    fn is_at(place: &Place, chat: &ChannelId, from: &Person) -> bool {
-        match place {
-            Place::DiscordChannel { channel_id } => chat.get() == *channel_id,
-            Place::DiscordUser { user_id } => from.responder.user_id == user_id.to_string(),
-            _ => false,
+    fn place_of(chat: &ChannelId) -> Place {
+        Place::DiscordChannel {
+            channel_id: chat.get(),
         }
     }
 
@@ -282,14 +272,15 @@ impl ChatPlatform for DiscordPlatform {
         &self,
         chat: &ChannelId,
         to: MessageId,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> Result<MessageId, PlatformFailure> {
-        let user = user
+        let text = reminder.text;
+        let user = reminder
+            .user
             .and_then(|user| user.parse::<u64>().ok())
             .and_then(std::num::NonZeroU64::new)
             .map(UserId::from);
-        self.api.send(*chat, &draw::reminder(to, user, &text)).await
+        self.api.send(*chat, &draw::reminder(to, user, text)).await
     }
 
     /// A taken press is a deferred update: the edit that follows (the
@@ -375,9 +366,11 @@ async fn interactions(
         }
     };
     let (tx, rx) = oneshot::channel();
-    let driver = Arc::clone(&endpoint.driver);
     // The driver finishes even if Discord gives up on this request.
-    tokio::spawn(async move { handle(&driver, event, |_| Reply::Http(tx)).await });
+    // Discord does not offer an event again: a press that could not be
+    // recorded is left unanswered, so the person sees it fail.
+    let inbound = parse::inbound(event).map_reply(|_| Reply::Http(tx));
+    tokio::spawn(endpoint.driver.line_up(inbound, None));
     match tokio::time::timeout(HTTP_ANSWER_WITHIN, rx).await {
         Ok(Ok(response)) => answer(response),
         // Not answered in time (or not at all): a deferred update keeps

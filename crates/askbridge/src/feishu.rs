@@ -20,15 +20,15 @@
 //!   event again and shows a press as failed), and a push Feishu sends
 //!   again (same `event_id`) is acted on once.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
-use askbridge_core::inbound::{self, Handled};
+use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
-use askbridge_feishu::parse::{self, Event, Push};
+use askbridge_feishu::parse::{self, Push};
 use askbridge_feishu::render::{self as draw, Destination, Message, Toast};
 use askbridge_feishu::run::{CallbackCheck, FeishuApi, LongConnection, Signed};
 use axum::Router;
@@ -38,12 +38,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
-use tokio::sync::{OnceCell, oneshot};
+use tokio::sync::oneshot;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::AllowList;
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, Line, OwnWords, Reminder};
 use crate::chat::inbox::Inbox;
-use crate::chat::{AllowList, Person};
+use crate::chat::names::Names;
+use crate::chat::serial::Ticket;
 use crate::config::{FeishuConfig, FeishuMode};
 use crate::http::ApiError;
 
@@ -95,7 +97,7 @@ impl Feishu {
                 check,
                 bot: OnceLock::new(),
                 inbox: Arc::default(),
-                names: Mutex::new(HashMap::new()),
+                names: Names::default(),
             }),
             mode: config.mode.clone(),
         })
@@ -144,9 +146,9 @@ impl Feishu {
                 let handler = Arc::clone(&inbound);
                 let receiving = connection
                     .run(move |_, payload| {
-                        let inbound = Arc::clone(&handler);
+                        let received = handler.receive(&payload);
                         async move {
-                            match inbound.receive(&payload).await {
+                            match received.await {
                                 Ok(answer) => Some(answer),
                                 Err(Refusal::Unrecorded) => None,
                                 // Feishu would not send it better again.
@@ -182,9 +184,8 @@ struct Inbound {
     bot: OnceLock<String>,
     /// What was pushed and taken.
     inbox: Arc<Inbox>,
-    /// Display names from the contact API, by `open_id`: one lookup per
-    /// person, however many of their presses arrive at once.
-    names: Mutex<HashMap<String, Arc<OnceCell<Option<String>>>>>,
+    /// Display names from the contact API, by `open_id`.
+    names: Names,
 }
 
 /// Why a push was not taken.
@@ -202,14 +203,49 @@ enum Refusal {
 impl Inbound {
     /// Acts on one plain push and returns the answer: the challenge, a
     /// card callback's toast, or `{}`; [`Refusal::Unrecorded`] when what
-    /// it carries could not be recorded within Feishu's 3 seconds.
-    async fn receive(self: &Arc<Self>, plain: &[u8]) -> Result<Value, Refusal> {
+    /// it carries could not be recorded within Feishu's 3 seconds. The
+    /// push takes its person's turn now, before the returned future first
+    /// runs, so pushes handed over in arrival order are handled so.
+    fn receive(
+        self: &Arc<Self>,
+        plain: &[u8],
+    ) -> impl Future<Output = Result<Value, Refusal>> + Send + 'static + use<> {
+        let arrived = self.arrive(plain);
+        let inbound = Arc::clone(self);
+        async move {
+            let (event_id, event, ticket, answer) = match arrived {
+                Ok(Arrived::Answered(answer)) => return Ok(answer),
+                Ok(Arrived::Event(event_id, event, ticket, answer)) => {
+                    (event_id, event, ticket, answer)
+                }
+                Err(refusal) => return Err(refusal),
+            };
+            let handler = Arc::clone(&inbound);
+            let handled = inbound
+                .inbox
+                .take(
+                    &event_id,
+                    async move { ticket.run(handler.handle(event)).await },
+                )
+                .await;
+            match handled {
+                // A card callback's answer, if the driver gave one (a push
+                // taken by an earlier delivery has none).
+                Handled::Done => Ok(answer.await.unwrap_or_else(|_| json!({}))),
+                Handled::Retry => Err(Refusal::Unrecorded),
+            }
+        }
+    }
+
+    /// Reads and checks a push and, when it carries an event, takes the
+    /// event's place in its person's line.
+    fn arrive(&self, plain: &[u8]) -> Result<Arrived, Refusal> {
         let pushed = parse::push(plain, self.bot.get().map(String::as_str))
             .map_err(|BadRequest(message)| Refusal::Invalid(message))?;
         let (event_id, token, event) = match pushed {
             Push::UrlVerification { challenge, token } => {
                 return match self.check.token_ok(&token) {
-                    true => Ok(json!({ "challenge": challenge })),
+                    true => Ok(Arrived::Answered(json!({ "challenge": challenge }))),
                     false => Err(Refusal::Forged("wrong verification token".to_owned())),
                 };
             }
@@ -223,54 +259,54 @@ impl Inbound {
             return Err(Refusal::Forged("wrong verification token".to_owned()));
         }
         let Some(event) = event else {
-            return Ok(json!({}));
+            return Ok(Arrived::Answered(json!({})));
         };
-        let inbound = Arc::clone(self);
         let (reply, answer) = oneshot::channel();
-        let handled = self
-            .inbox
-            .take(&event_id, async move { inbound.handle(event, reply).await })
-            .await;
-        match handled {
-            // A card callback's answer, if the driver gave one (a push
-            // taken by an earlier delivery has none).
-            Handled::Done => Ok(answer.await.unwrap_or_else(|_| json!({}))),
-            Handled::Retry => Err(Refusal::Unrecorded),
-        }
+        let event = parse::inbound(event).map_reply(|()| reply);
+        let ticket = self.driver.line_up_with(&event, Some(&event_id));
+        Ok(Arrived::Event(event_id, event, ticket, answer))
     }
 
-    /// Hands one event to the driver, its person named; a card callback's
-    /// answer goes to `reply`.
-    async fn handle(&self, event: Event, reply: oneshot::Sender<Value>) -> Handled {
-        let mut event = parse::inbound(event);
+    /// Hands one event to the driver, its person named.
+    async fn handle(&self, mut event: FeishuInbound) -> Handled {
         let from = event.person_mut();
         from.responder.name = self.name(&from.responder.user_id).await;
-        match event {
-            inbound::Inbound::Typed(typed) => self.driver.typed(typed).await,
-            press => self.driver.handle(press.map_reply(|()| reply)).await,
-        }
+        self.driver.handle(event).await
     }
 
-    /// A person's display name, looked up once (pushes carry only ids); a
-    /// failed lookup is not repeated, the answer is then shown by id.
+    /// A person's display name (pushes carry only ids); without one the
+    /// answer is shown by id.
     async fn name(&self, open_id: &str) -> Option<String> {
-        let cell = match self.names.lock() {
-            Ok(mut names) => Arc::clone(names.entry(open_id.to_owned()).or_default()),
-            Err(_) => return None,
-        };
-        cell.get_or_init(|| async {
-            match tokio::time::timeout(NAME_WITHIN, self.api.user_name(open_id)).await {
-                Ok(Ok(name)) => name,
-                Ok(Err(error)) => {
-                    tracing::debug!(error = %error, "cannot look up a Feishu user's name");
-                    None
+        self.names
+            .get(open_id, || async {
+                match tokio::time::timeout(NAME_WITHIN, self.api.user_name(open_id)).await {
+                    Ok(Ok(name)) => Ok(name),
+                    Ok(Err(error)) => {
+                        tracing::debug!(error = %error, "cannot look up a Feishu user's name");
+                        Err(())
+                    }
+                    Err(_) => Err(()),
                 }
-                Err(_) => None,
-            }
-        })
-        .await
-        .clone()
+            })
+            .await
     }
+}
+
+/// An event from Feishu, in the driver's vocabulary.
+type FeishuInbound = crate::chat::driver::Inbound<FeishuPlatform>;
+
+/// A push read and checked.
+enum Arrived {
+    /// Answered already (a challenge, a push without an event).
+    Answered(Value),
+    /// An event, its id, its place in line, and where a card callback's
+    /// answer comes.
+    Event(
+        String,
+        FeishuInbound,
+        Ticket<Line>,
+        oneshot::Receiver<Value>,
+    ),
 }
 
 /// Feishu as a [`ChatPlatform`]: the Open API.
@@ -289,29 +325,15 @@ impl ChatPlatform for FeishuPlatform {
     const KIND: ChannelKind = ChannelKind::Feishu;
 
     fn conversation(chat: &Destination) -> String {
-        match chat {
-            Destination::Chat(chat_id) => chat_id.clone(),
-            Destination::User(open_id) => format!("user/{open_id}"),
-        }
+        chat.notation()
     }
 
     fn parse_conversation(text: &str) -> Option<Destination> {
-        match text.strip_prefix("user/") {
-            Some(open_id) if !open_id.is_empty() => Some(Destination::User(open_id.to_owned())),
-            Some(_) => None,
-            None => (!text.is_empty()).then(|| Destination::Chat(text.to_owned())),
-        }
+        Destination::from_notation(text)
     }
 
-    /// A group ask's press comes from that chat; a private chat's id is
-    /// Feishu's to choose and only its user can press there, so a DM ask's
-    /// press must come from the DM's user.
-    fn is_at(place: &Place, chat: &Destination, from: &Person) -> bool {
-        match (place, chat) {
-            (Place::Feishu { chat_id }, Destination::Chat(pressed_in)) => pressed_in == chat_id,
-            (Place::FeishuUser { open_id }, _) => from.responder.user_id == *open_id,
-            _ => false,
-        }
+    fn place_of(chat: &Destination) -> Place {
+        chat.place()
     }
 
     async fn open(&self, place: &Place) -> Result<Destination, PlatformFailure> {
@@ -365,7 +387,7 @@ impl ChatPlatform for FeishuPlatform {
     fn reply(&self, _chat: &Destination, to: String, text: String) {
         let api = self.api.clone();
         tokio::spawn(async move {
-            if let Err(error) = api.reply(&to, &Message::text(&text)).await {
+            if let Err(error) = api.reply(&to, &Message::text(&text), None).await {
                 tracing::warn!(error = %error, "cannot reply on Feishu");
             }
         });
@@ -384,7 +406,7 @@ impl ChatPlatform for FeishuPlatform {
                 return;
             };
             tracing::debug!(error = %error, "no card for one person here; replying");
-            if let Err(error) = api.reply(&to, &message).await {
+            if let Err(error) = api.reply(&to, &message, None).await {
                 tracing::warn!(error = %error, "cannot reply on Feishu");
             }
         });
@@ -395,11 +417,14 @@ impl ChatPlatform for FeishuPlatform {
         &self,
         _chat: &Destination,
         to: String,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> Result<String, PlatformFailure> {
-        let reminder = draw::reminder(&text, user);
-        Ok(self.api.reply(&to, &reminder).await?.message_id)
+        let message = draw::reminder(reminder.text, reminder.user);
+        Ok(self
+            .api
+            .reply(&to, &message, Some(reminder.once))
+            .await?
+            .message_id)
     }
 
     /// A toast, seen by the presser alone: taken, refused, or nothing.

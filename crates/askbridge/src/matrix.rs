@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
-use askbridge_core::inbound::{Handled, Person};
+use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, fill};
 use askbridge_matrix::parse::{self, Voted};
@@ -28,7 +28,7 @@ use askbridge_matrix::run::{Incoming, Login, MatrixApi};
 
 use crate::bridge::{Bridge, Owned};
 use crate::chat::AllowList;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::config::MatrixConfig;
 
 /// The Matrix channel and its inbound side, built from the config.
@@ -166,18 +166,11 @@ impl ChatPlatform for MatrixPlatform {
     }
 
     fn parse_conversation(text: &str) -> Option<String> {
-        text.starts_with('!').then(|| text.to_owned())
+        draw::room_id(text)
     }
 
-    /// A room ask's vote comes from that room (an alias's room is the
-    /// poll's: the vote names the poll); a direct chat's vote from its
-    /// user.
-    fn is_at(place: &Place, room: &String, from: &Person) -> bool {
-        match place {
-            Place::MatrixRoom { room: target } => target == room || target.starts_with('#'),
-            Place::MatrixUser { user_id } => from.responder.user_id == *user_id,
-            _ => false,
-        }
+    fn place_of(room: &String) -> Place {
+        draw::room_place(room)
     }
 
     async fn open(&self, place: &Place) -> Result<String, PlatformFailure> {
@@ -254,11 +247,12 @@ impl ChatPlatform for MatrixPlatform {
         &self,
         room: &String,
         to: String,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> Result<String, PlatformFailure> {
-        let reminder = draw::reminder(&to, &text, user);
-        self.api.send(room, draw::MESSAGE, reminder, None).await
+        let content = draw::reminder(&to, reminder.text, reminder.user);
+        self.api
+            .send(room, draw::MESSAGE, content, Some(reminder.once))
+            .await
     }
 
     /// A refused vote is answered in the poll's thread; one taken needs no

@@ -21,14 +21,14 @@
 //!   mode, each checked against the signing secret with a 5-minute replay
 //!   window.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, View, cut};
-use askbridge_slack::parse::{self, Delivered, Event, EventsBody, Reply, SlackChat, Ts};
+use askbridge_slack::parse::{self, Delivered, EventsBody, Reply, SlackChat, Ts};
 use askbridge_slack::render::{self as draw, Destination, Message};
 use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
 use axum::Router;
@@ -40,8 +40,9 @@ use axum::routing::post;
 use slack_morphism::prelude::{SlackChannelId, SlackUserId};
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::chat::inbox::Inbox;
+use crate::chat::names::Names;
 use crate::chat::{AllowList, Person};
 use crate::config::{SlackConfig, SlackMode};
 use crate::http::ApiError;
@@ -80,7 +81,7 @@ impl Slack {
             inbound: Arc::new(Inbound {
                 driver,
                 api,
-                names: Mutex::new(HashMap::new()),
+                names: Names::default(),
                 bot: OnceLock::new(),
                 inbox: Arc::default(),
             }),
@@ -131,10 +132,7 @@ impl Slack {
                     };
                     let handler = Arc::clone(&inbound);
                     let listening = socket
-                        .listen(move |delivered| {
-                            let inbound = Arc::clone(&handler);
-                            async move { inbound.take(delivered).await }
-                        })
+                        .listen(move |delivered| handler.take(delivered))
                         .await;
                     if let Err(reason) = listening {
                         tracing::error!(
@@ -182,7 +180,7 @@ struct Inbound {
     driver: Arc<ChatDriver<SlackPlatform>>,
     api: SlackApi,
     /// Display names from `users.info`, by user id.
-    names: Mutex<HashMap<String, Option<String>>>,
+    names: Names,
     /// The bot's own user id (HTTP mode; Socket Mode knows it itself).
     bot: OnceLock<SlackUserId>,
     /// What was delivered and taken.
@@ -192,50 +190,48 @@ struct Inbound {
 impl Inbound {
     /// Takes one delivery: [`Handled::Done`] once what it carries is
     /// recorded (or was, by an earlier delivery), within Slack's 3 seconds;
-    /// else it is left unacknowledged.
-    async fn take(self: &Arc<Self>, delivered: Delivered) -> Handled {
+    /// else it is left unacknowledged. The event takes its person's turn
+    /// now, before the returned future first runs, so deliveries handed
+    /// over in arrival order are handled so.
+    fn take(
+        self: &Arc<Self>,
+        delivered: Delivered,
+    ) -> impl Future<Output = Handled> + Send + 'static + use<> {
+        let event = parse::inbound(delivered.event);
+        let ticket = self.driver.line_up_with(&event, Some(&delivered.key));
         let inbound = Arc::clone(self);
-        self.inbox
-            .take(&delivered.key, async move {
-                inbound.handle(delivered.event).await
-            })
-            .await
+        async move {
+            let handler = Arc::clone(&inbound);
+            inbound
+                .inbox
+                .take(&delivered.key, async move {
+                    ticket.run(handler.handle(event)).await
+                })
+                .await
+        }
     }
 
     /// Hands one event to the driver, its person named.
-    async fn handle(&self, event: Event) -> Handled {
-        let mut inbound = parse::inbound(event);
-        self.name(inbound.person_mut()).await;
-        self.driver.handle(inbound).await
+    async fn handle(&self, mut event: crate::chat::driver::Inbound<SlackPlatform>) -> Handled {
+        self.name(event.person_mut()).await;
+        self.driver.handle(event).await
     }
 
     /// Names `person` as Slack shows them when the event did not
-    /// (`users.info`, remembered), else by their handle.
+    /// (`users.info`), else by their handle.
     async fn name(&self, person: &mut Person) {
         if person.responder.name.is_some() {
             return;
         }
         let id = SlackUserId(person.responder.user_id.clone());
-        let known = self
+        let name = self
             .names
-            .lock()
-            .ok()
-            .and_then(|names| names.get(&id.0).cloned());
-        let name = match known {
-            Some(name) => name,
-            None => match self.api.user_name(&id).await {
-                Ok(name) => {
-                    if let Ok(mut names) = self.names.lock() {
-                        names.insert(id.0.clone(), name.clone());
-                    }
-                    name
-                }
-                Err(error) => {
+            .get(&id.0, || async {
+                self.api.user_name(&id).await.map_err(|error| {
                     tracing::debug!(error = %error, "cannot look up a Slack user's name");
-                    None
-                }
-            },
-        };
+                })
+            })
+            .await;
         person.responder.name = name
             .or_else(|| person.username.clone())
             .filter(|name| !name.trim().is_empty());
@@ -275,11 +271,10 @@ impl ChatPlatform for SlackPlatform {
         matches!((a.order(), b.order()), (Some(a), Some(b)) if a < b)
     }
 
-    fn is_at(place: &Place, chat: &SlackChat, from: &Person) -> bool {
-        match place {
-            Place::Slack { channel_id, .. } => chat.channel.0 == *channel_id,
-            Place::SlackUser { user_id } => from.responder.user_id == *user_id,
-            _ => false,
+    fn place_of(chat: &SlackChat) -> Place {
+        Place::Slack {
+            channel_id: chat.channel.0.clone(),
+            thread_ts: chat.thread_ts.as_ref().map(|ts| ts.0.clone()),
         }
     }
 
@@ -378,11 +373,10 @@ impl ChatPlatform for SlackPlatform {
         &self,
         chat: &SlackChat,
         to: Ts,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> Result<Ts, PlatformFailure> {
         let thread = chat.thread_ts.clone().unwrap_or(to.0);
-        let message = draw::reminder(&thread, user, &text);
+        let message = draw::reminder(&thread, reminder.user, reminder.text);
         self.api.post(&chat.channel, &message).await.map(Ts)
     }
 

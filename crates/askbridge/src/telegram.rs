@@ -34,8 +34,8 @@ use axum::routing::post;
 use teloxide::payloads::SendMessage;
 
 use crate::bridge::Bridge;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords};
-use crate::chat::{self, AllowList, Person};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
+use crate::chat::{self, AllowList};
 use crate::config::{TelegramConfig, TelegramMode};
 use crate::http::ApiError;
 
@@ -199,8 +199,11 @@ impl ChatPlatform for TelegramPlatform {
         a < b
     }
 
-    fn is_at(place: &Place, chat: &ChatRef, _from: &Person) -> bool {
-        ChatRef::of(place) == Some(*chat)
+    fn place_of(chat: &ChatRef) -> Place {
+        Place::Telegram {
+            chat_id: chat.chat_id,
+            thread_id: chat.thread_id,
+        }
     }
 
     async fn open(&self, place: &Place) -> Result<ChatRef, PlatformFailure> {
@@ -266,11 +269,10 @@ impl ChatPlatform for TelegramPlatform {
         &self,
         chat: &ChatRef,
         to: i32,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> Result<i32, PlatformFailure> {
-        let user = user.and_then(|user| user.parse::<u64>().ok());
-        let reminder = draw::reminder(*chat, to, &text, user);
+        let user = reminder.user.and_then(|user| user.parse::<u64>().ok());
+        let reminder = draw::reminder(*chat, to, reminder.text, user);
         self.api.send(reminder).await
     }
 

@@ -41,8 +41,9 @@ use askbridge_core::render::{
     self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line_at,
     rich_step,
 };
+use futures_util::future::join_all;
 
-use super::serial::{self, PerAsk};
+use super::serial::{PerAsk, Ticket, Turns};
 use super::{AllowList, Person, Posted};
 use crate::bridge::channel::{BoxFuture, Channel};
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef, WeakBridge};
@@ -83,9 +84,10 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         false
     }
 
-    /// Whether a press by `from` in `chat` can be about an ask posted to
-    /// `place` (a press on a message elsewhere is ignored).
-    fn is_at(place: &Place, chat: &Self::Chat, from: &Person) -> bool;
+    /// The place a conversation is, as asks name it (a DM channel is
+    /// named as a channel here: the core's rule, [`Place::is_at`], knows a
+    /// direct place by its person).
+    fn place_of(chat: &Self::Chat) -> Place;
 
     /// The conversation an ask for `place` is posted in (a DM is opened
     /// where the platform needs that).
@@ -143,13 +145,13 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// Reminds `user` (the place's, if it names one) of the question in
     /// message `to`: a reply with `text`, mentioning them so that they are
     /// notified; returns the reminder's id. A failure is tried again by
-    /// the ask's outbox.
+    /// the ask's outbox. `once` names the reminder as [`ChatPlatform::send`]'s
+    /// names a part.
     fn remind(
         &self,
         chat: &Self::Chat,
         to: Self::MessageId,
-        text: String,
-        user: Option<&str>,
+        reminder: Reminder<'_>,
     ) -> impl Future<Output = Result<Self::MessageId, PlatformFailure>> + Send;
 
     /// Answers a press or submission.
@@ -165,6 +167,43 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         chat: &Self::Chat,
         prompt: OwnWords<'_>,
     ) -> impl Future<Output = Result<Option<Self::MessageId>, PlatformFailure>> + Send;
+}
+
+/// A reminder to post ([`ChatPlatform::remind`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Reminder<'a> {
+    /// What it says.
+    pub text: &'a str,
+    /// Whom it mentions: the place's user, if it names one.
+    pub user: Option<&'a str>,
+    /// Its name for platforms that post a named message once
+    /// ([`once_key`]).
+    pub once: &'a str,
+}
+
+/// The name of one message the driver posts, the same however often it
+/// is sent again (after a failure, a crash, by the instance that took the
+/// ask over): part `part` of the ask in place number `place`, or reminder
+/// `number` there. Platforms that take an idempotency key (Matrix's
+/// transaction ids, Feishu's `uuid`) then post it once.
+pub fn once_key(ask_id: &str, place: usize, part: Part) -> String {
+    let part = match part {
+        Part::Question(index) => index.to_string(),
+        Part::Reminder(number) => format!("r{number}"),
+    };
+    match place {
+        0 => format!("{ask_id}/{part}"),
+        _ => format!("{ask_id}/{place}/{part}"),
+    }
+}
+
+/// What a once key names ([`once_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The question's message number, from 0.
+    Question(usize),
+    /// A reminder's number, from 0.
+    Reminder(u32),
 }
 
 /// How a press or submission is answered.
@@ -274,7 +313,13 @@ pub struct ChatDriver<P> {
     allow: AllowList,
     /// One change at a time to each ask.
     serial: PerAsk,
+    /// Each person's events in each conversation in order.
+    turns: Turns<Line>,
 }
+
+/// A line of events: a conversation (when the platform says) and a
+/// person's user id.
+pub type Line = (Option<String>, String);
 
 impl<P: ChatPlatform> ChatDriver<P> {
     /// Drives `platform` for `bridge` and registers it as the bridge's
@@ -291,6 +336,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             draw,
             allow,
             serial: PerAsk::default(),
+            turns: Turns::default(),
         });
         bridge.add_channel(Arc::clone(&driver) as Arc<dyn Channel>);
         driver
@@ -347,11 +393,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let last = messages.len().saturating_sub(1);
         for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
             let text = P::text_of(&message).to_owned();
-            let once = if place == 0 {
-                format!("{}/{index}", view.id)
-            } else {
-                format!("{}/{place}/{index}", view.id)
-            };
+            let once = once_key(&view.id, place, Part::Question(index));
             let id = self.platform.send(&chat, message, &once).await?;
             let extra = if index == last {
                 Posted {
@@ -459,14 +501,15 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let target = place_target(view, place)?;
         let text = render::reminder_text(view.deadline, bridge.now(), self.draw.locale);
         let chat = chat_of::<P>(&message)?;
+        let once = once_key(&view.id, place, Part::Reminder(number));
+        let reminder = Reminder {
+            text: &text,
+            user: target.user.as_deref(),
+            once: &once,
+        };
         let id = self
             .platform
-            .remind(
-                &chat,
-                message_id_of::<P>(&message)?,
-                text,
-                target.user.as_deref(),
-            )
+            .remind(&chat, message_id_of::<P>(&message)?, reminder)
             .await?;
         let extra = Posted {
             place,
@@ -496,28 +539,44 @@ impl<P: ChatPlatform> ChatDriver<P> {
         }
     }
 
-    /// Handles a batch the platform sent in order: what one person does in
-    /// one conversation is applied in that order ("2", then "no, 3"), as if
-    /// sent one at a time; different people and places go on at once.
-    /// Returns what came of each event, in the order given: a person's
-    /// events after one that must be retried are not handled (they would
-    /// overtake it) and count as [`Handled::Retry`] too.
-    pub async fn handle_in_order(&self, batch: Vec<Inbound<P>>) -> Vec<Handled> {
-        serial::in_order(
-            batch,
-            |event| {
-                (
-                    event.chat().map(P::conversation),
-                    event.person().responder.user_id.clone(),
-                )
-            },
-            |event| self.handle(event),
-            |handled| *handled == Handled::Done,
-        )
-        .await
-        .into_iter()
-        .map(|handled| handled.unwrap_or(Handled::Retry))
-        .collect()
+    /// Takes `inbound`'s place among what its person did in its
+    /// conversation ([`Turns`]), in the order this is called, and returns
+    /// its handling, to run on any task: it waits for the person's earlier
+    /// events, and is not handled ([`Handled::Retry`]) where it would
+    /// overtake one that was not taken. `delivery` names the delivery
+    /// where the platform delivers an event again under the same name.
+    pub fn line_up(
+        self: &Arc<Self>,
+        inbound: Inbound<P>,
+        delivery: Option<&str>,
+    ) -> impl Future<Output = Handled> + Send + 'static + use<P> {
+        let ticket = self.line_up_with(&inbound, delivery);
+        let driver = Arc::clone(self);
+        async move { ticket.run(driver.handle(inbound)).await }
+    }
+
+    /// [`ChatDriver::line_up`] for a platform with more to do before the
+    /// driver handles the event (a display name to look up): run `handling`
+    /// with the ticket.
+    pub fn line_up_with(&self, inbound: &Inbound<P>, delivery: Option<&str>) -> Ticket<Line> {
+        let key = (
+            inbound.chat().map(P::conversation),
+            inbound.person().responder.user_id.clone(),
+        );
+        self.turns.line_up(key, delivery)
+    }
+
+    /// Handles a batch the platform sent in order, through the same lines
+    /// ([`ChatDriver::line_up`]): what one person does in one conversation
+    /// is applied in that order ("2", then "no, 3"), different people and
+    /// places at once. Returns what came of each event, in the order
+    /// given.
+    pub async fn handle_in_order(self: &Arc<Self>, batch: Vec<Inbound<P>>) -> Vec<Handled> {
+        let lined: Vec<_> = batch
+            .into_iter()
+            .map(|inbound| self.line_up(inbound, None))
+            .collect();
+        join_all(lined).await
     }
 
     /// Handles a press; it is acknowledged once, unless it could not be
@@ -589,10 +648,15 @@ impl<P: ChatPlatform> ChatDriver<P> {
     ) -> Result<Option<(AskView, Person)>, BridgeError> {
         match bridge.get(ask_key).await {
             Ok(view) => {
+                let refs = bridge.message_refs(&view.id).await?;
+                let at = P::place_of(chat);
                 let here = view
                     .places()
-                    .find(|target| P::is_at(&target.place, chat, from))
-                    .map(|target| super::at_place(from, &target.place));
+                    .enumerate()
+                    .find(|(number, target)| {
+                        as_posted::<P>(target, &refs, *number).is_at(&at, &from.responder)
+                    })
+                    .map(|(_, target)| super::at_place(from, &target.place));
                 Ok(here.map(|from| (view, from)))
             }
             Err(BridgeError::NotFound(_)) => Ok(None),
@@ -960,6 +1024,20 @@ async fn own_refs<P: ChatPlatform>(
     Ok(refs)
 }
 
+/// Place number `number` of the ask (`target`) as it was posted: a
+/// conversation is the one its messages went to, as recorded (a Matrix
+/// alias is resolved to its room when posted, and the room kept); a
+/// person's direct chat is the person; not posted yet, the target's.
+fn as_posted<P: ChatPlatform>(target: &Target, refs: &[MessageRef], number: usize) -> Place {
+    if target.place.direct_user().is_some() {
+        return target.place.clone();
+    }
+    refs.iter()
+        .filter(|message| message.channel == P::KIND && Posted::of(message).place == number)
+        .find_map(|message| P::parse_conversation(&message.conversation))
+        .map_or_else(|| target.place.clone(), |chat| P::place_of(&chat))
+}
+
 /// The number of the ask's place `from` answers in.
 fn place_number(view: &AskView, from: &Person) -> usize {
     let here = super::place_of(view, from);
@@ -1007,19 +1085,27 @@ fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, 
     })
 }
 
+/// How long a message just posted is tried to be recorded before the
+/// place's delivery is given back to its outbox as failed.
+const RECORD_WITHIN: Duration = Duration::from_secs(120);
+
 /// Records a message just posted: a database that fails for a moment is
 /// waited out (backing off from 100 ms to 5 s), because failing here would
-/// post the message again; only a failure that will not pass is returned.
+/// post the message again (once, where the platform takes the once key);
+/// a failure that will not pass, or one that lasts [`RECORD_WITHIN`], is
+/// returned, so the place's outbox — and the ask, which may have ended
+/// meanwhile — are not held up for good.
 async fn record_posted<F, Fut>(mut save: F) -> Result<(), BridgeError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<(), BridgeError>>,
 {
+    let until = tokio::time::Instant::now() + RECORD_WITHIN;
     let mut backoff = Duration::from_millis(100);
     loop {
         match save().await {
             Ok(()) => return Ok(()),
-            Err(error) if error.is_retryable() => {
+            Err(error) if error.is_retryable() && tokio::time::Instant::now() + backoff < until => {
                 tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "a posted message is not on record yet; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -1076,5 +1162,32 @@ mod tests {
         .await;
         assert!(matches!(refused, Err(BridgeError::NotFound(_))));
         assert_eq!(tries.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn record_posted_gives_up_on_a_failure_that_lasts() {
+        let started = tokio::time::Instant::now();
+        let tries = AtomicUsize::new(0);
+        let given_up = record_posted(|| {
+            tries.fetch_add(1, Ordering::SeqCst);
+            async { Err(BridgeError::Contended("ask_1".into())) }
+        })
+        .await;
+        assert!(matches!(given_up, Err(BridgeError::Contended(_))));
+        let waited = started.elapsed();
+        assert!(waited <= RECORD_WITHIN, "gave up after {waited:?}");
+        assert!(
+            waited >= RECORD_WITHIN - Duration::from_secs(5),
+            "gave up after {waited:?}"
+        );
+        assert!(tries.load(Ordering::SeqCst) > 3);
+    }
+
+    #[test]
+    fn once_keys_name_each_part_and_reminder_of_each_place_apart() {
+        assert_eq!(once_key("ask_1", 0, Part::Question(0)), "ask_1/0");
+        assert_eq!(once_key("ask_1", 2, Part::Question(1)), "ask_1/2/1");
+        assert_eq!(once_key("ask_1", 0, Part::Reminder(0)), "ask_1/r0");
+        assert_eq!(once_key("ask_1", 1, Part::Reminder(2)), "ask_1/1/r2");
     }
 }

@@ -113,6 +113,7 @@ mod tests {
     use tokio::sync::oneshot;
 
     use super::*;
+    use crate::chat::serial::Turns;
 
     #[tokio::test]
     async fn inbox_a_delivery_is_acknowledged_once_taken_and_handled_once() {
@@ -157,6 +158,63 @@ mod tests {
             assert!(tries < 100, "the late handling never settled as taken");
             tokio::task::yield_now().await;
         }
+    }
+
+    /// The Feishu case of a slow database: an event whose handling runs
+    /// past the platform's answer window is left unacknowledged, and the
+    /// same person's next event must wait for it rather than overtake it.
+    #[tokio::test]
+    async fn inbox_a_persons_next_event_waits_for_one_still_running_past_its_window() {
+        let inbox = Arc::new(Inbox::answering_within(Duration::from_millis(20)));
+        let turns = Turns::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (finish, finished) = oneshot::channel::<()>();
+        let first = turns.line_up("alice", Some("e1"));
+        let second = turns.line_up("alice", Some("e2"));
+        let late = {
+            let seen = Arc::clone(&seen);
+            inbox
+                .take("e1", async move {
+                    first
+                        .run(async move {
+                            let _ = finished.await;
+                            seen.lock().expect("seen").push("2");
+                            Handled::Done
+                        })
+                        .await
+                })
+                .await
+        };
+        assert_eq!(late, Handled::Retry, "not finished in time");
+        let next = {
+            let seen = Arc::clone(&seen);
+            inbox
+                .take("e2", async move {
+                    second
+                        .run(async move {
+                            seen.lock().expect("seen").push("no, 3");
+                            Handled::Done
+                        })
+                        .await
+                })
+                .await
+        };
+        assert_eq!(
+            next,
+            Handled::Retry,
+            "waits for the first, past its window too"
+        );
+        assert!(seen.lock().expect("seen").is_empty(), "nothing overtook");
+        finish.send(()).expect("the first still waits");
+        // Both settle on their own tasks, in order; a delivery again of the
+        // second is then taken already.
+        let mut tries = 0;
+        while inbox.take("e2", async { Handled::Retry }).await == Handled::Retry {
+            tries += 1;
+            assert!(tries < 100, "the second never settled as taken");
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(*seen.lock().expect("seen"), ["2", "no, 3"]);
     }
 
     #[tokio::test]

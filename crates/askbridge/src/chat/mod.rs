@@ -35,6 +35,7 @@ use crate::wire::api::PlaceJson;
 
 pub mod driver;
 pub mod inbox;
+pub mod names;
 pub mod serial;
 
 /// Who a channel admits to answer asks that name no user: user ids,
