@@ -7,8 +7,8 @@
 //! A resumed stream replays the stream's events after the one named, then
 //! follows it live until its result (a request's stream) or until the
 //! client goes (the session's common stream). Events are kept in memory,
-//! per daemon, for [`KEEP_FOR`] and at most [`KEEP_AT_MOST`] of them
-//! (sessions live in one process anyway).
+//! per daemon, for [`KEEP_FOR`], at most [`KEEP_AT_MOST`] of them and
+//! about [`KEEP_BYTES`] (sessions live in one process anyway).
 //!
 //! A stream resumes only in its own session. An event id is `e{n}-{secret}`:
 //! a sequence number and 122 random bits, all of which must match. A
@@ -50,12 +50,21 @@ pub const KEEP_FOR: Duration = Duration::from_secs(30 * 60);
 /// How many events are kept at most, over all sessions.
 pub const KEEP_AT_MOST: usize = 20_000;
 
+/// How many bytes of events are kept at most, over all sessions, as
+/// [`size_of`] estimates them. One event larger than this is kept alone,
+/// until the next.
+pub const KEEP_BYTES: usize = 32 * 1024 * 1024;
+
 /// Live events buffered for resumed streams that read slowly.
 const LIVE_BUFFER: usize = 256;
 
 /// What every event id of ours starts with (rmcp's own priming ids are
 /// bare numbers, which must not name one of ours).
 const ID_PREFIX: &str = "e";
+
+/// What keeping an event costs beyond its message, its id and its
+/// stream's name: the bookkeeping around it, roughly.
+const OVERHEAD_BYTES: usize = 128;
 
 /// The store's limits.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +73,8 @@ struct Limits {
     keep_for: Duration,
     /// How many events are kept at most.
     at_most: usize,
+    /// How many bytes of events are kept at most.
+    bytes: usize,
 }
 
 impl Default for Limits {
@@ -71,6 +82,7 @@ impl Default for Limits {
         Limits {
             keep_for: KEEP_FOR,
             at_most: KEEP_AT_MOST,
+            bytes: KEEP_BYTES,
         }
     }
 }
@@ -117,6 +129,7 @@ struct Kept {
     id: Id,
     stream: Arc<str>,
     at: Instant,
+    bytes: usize,
     event: ServerSseMessage,
 }
 
@@ -144,6 +157,8 @@ struct Log {
     limits: Limits,
     next: u64,
     events: VecDeque<Kept>,
+    /// The estimated size of `events`.
+    bytes: usize,
     /// Every stream with an event in `events`, and no other.
     streams: HashMap<Arc<str>, Owner>,
 }
@@ -154,6 +169,7 @@ impl Log {
             limits,
             next: 0,
             events: VecDeque::new(),
+            bytes: 0,
             streams: HashMap::new(),
         }
     }
@@ -173,33 +189,50 @@ impl Log {
         self.streams.entry(Arc::clone(&stream)).or_default().kept += 1;
         let mut event = event.clone();
         event.event_id = Some(id.to_string());
+        let bytes = size_of(&stream, &event);
         let kept = Kept {
             id,
             stream,
             at: now,
+            bytes,
             event,
         };
+        self.bytes += bytes;
         self.events.push_back(kept.clone());
-        self.prune(now);
+        let pushed_out = self.prune(now);
+        if pushed_out > 0 && bytes > self.limits.bytes / 16 {
+            tracing::warn!(
+                bytes,
+                pushed_out,
+                "a large MCP event pushed recent events out of the replay store; resuming their streams replays nothing"
+            );
+        }
         kept
     }
 
     /// Drops the events older than the limit, then the oldest while there
-    /// are too many.
-    fn prune(&mut self, now: Instant) {
+    /// are too many or too many bytes — but not the newest. Returns how
+    /// many were dropped before their time.
+    fn prune(&mut self, now: Instant) -> usize {
+        let mut pushed_out = 0;
         while let Some(oldest) = self.events.front() {
             let expired = now.saturating_duration_since(oldest.at) > self.limits.keep_for;
-            if !expired && self.events.len() <= self.limits.at_most {
+            let crowded = self.events.len() > 1
+                && (self.events.len() > self.limits.at_most || self.bytes > self.limits.bytes);
+            if !(expired || crowded) {
                 break;
             }
+            pushed_out += usize::from(!expired);
             self.drop_oldest();
         }
+        pushed_out
     }
 
     fn drop_oldest(&mut self) {
         let Some(oldest) = self.events.pop_front() else {
             return;
         };
+        self.bytes -= oldest.bytes;
         if let Some(owner) = self.streams.get_mut(&oldest.stream) {
             owner.kept -= 1;
             if owner.kept == 0 {
@@ -268,6 +301,30 @@ impl Log {
             ended,
         })
     }
+}
+
+/// An estimate of what keeping `event` of `stream` costs, in bytes: its
+/// message as JSON, its id, its stream's name and [`OVERHEAD_BYTES`].
+fn size_of(stream: &str, event: &ServerSseMessage) -> usize {
+    /// Counts what is written, keeping nothing.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    if let Some(message) = event.message.as_deref() {
+        // Writing to a counter fails only if the message cannot be JSON,
+        // and then it is not sent either.
+        let _ = serde_json::to_writer(&mut count, message);
+    }
+    let id = event.event_id.as_deref().map_or(0, str::len);
+    count.0 + id + stream.len() + OVERHEAD_BYTES
 }
 
 /// The events of every session, oldest first.
@@ -625,8 +682,54 @@ mod tests {
         assert_eq!(events.resume(&a, &id).err(), Some(UnknownEvent));
     }
 
+    /// A log of at most `bytes` bytes (and many events, for long).
+    fn log_of(bytes: usize) -> Log {
+        Log::new(Limits {
+            keep_for: Duration::from_secs(60),
+            at_most: 1_000,
+            bytes,
+        })
+    }
+
     fn kept_seqs(log: &Log) -> Vec<u64> {
         log.events.iter().map(|kept| kept.id.seq).collect()
+    }
+
+    #[test]
+    fn the_byte_cap_drops_the_oldest_events() {
+        let now = Instant::now();
+        let one = size_of(
+            "s/1",
+            &Log::new(Limits::default())
+                .keep("s/1", &result(1), 0, now)
+                .event,
+        );
+        let mut log = log_of(3 * one);
+        for secret in 0..5 {
+            log.keep("s/1", &result(1), secret, now);
+        }
+        assert_eq!(kept_seqs(&log), [2, 3, 4]);
+        assert_eq!(log.bytes, 3 * one);
+        assert!(log.find(&Id { seq: 1, secret: 1 }.to_string()).is_none());
+    }
+
+    #[test]
+    fn an_event_larger_than_the_cap_is_kept_alone_until_the_next() {
+        let now = Instant::now();
+        let mut log = log_of(400);
+        log.keep("s/1", &priming(), 0, now);
+        log.keep("s/2", &priming(), 1, now);
+        let huge =
+            ServerSseMessage::from_message(ServerJsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: JsonRpcVersion2_0,
+                id: RequestId::String("x".repeat(1_000).into()),
+                result: ServerResult::EmptyResult(EmptyResult {}),
+            }));
+        log.keep("s/3", &huge, 2, now);
+        assert_eq!(kept_seqs(&log), [2]);
+        log.keep("s/4", &priming(), 3, now);
+        assert_eq!(kept_seqs(&log), [3]);
+        assert!(log.bytes <= 400);
     }
 
     #[test]
@@ -635,6 +738,7 @@ mod tests {
         let mut log = Log::new(Limits {
             keep_for: Duration::from_secs(60),
             at_most: 3,
+            bytes: usize::MAX,
         });
         for secret in 0..4 {
             log.keep("s/1", &priming(), secret, start);
@@ -650,6 +754,7 @@ mod tests {
         let mut log = Log::new(Limits {
             keep_for: Duration::from_secs(60),
             at_most: 2,
+            bytes: usize::MAX,
         });
         let a = session("a");
         for (secret, stream) in (0..).zip(["s/1", "s/1", "s/2", "s/3"]) {
