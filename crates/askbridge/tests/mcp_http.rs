@@ -1,6 +1,7 @@
 //! `/mcp`'s streamable HTTP itself, spoken by hand: a body that is not
 //! JSON-RPC is a `400` with a JSON-RPC error, and a 2025-11-25 client that
-//! resumes a dropped stream (`Last-Event-ID`) gets the result it missed.
+//! resumes a dropped stream (`Last-Event-ID`) gets the result it missed —
+//! and no other session's.
 
 use std::time::Duration;
 
@@ -82,6 +83,63 @@ async fn a_result_given_while_the_stream_was_down_is_replayed_on_resume() {
     assert_eq!(outcome["status"], json!("answered"), "{answer}");
     assert_eq!(
         outcome["answers"]["deploy_target"],
+        json!(["Production"]),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_session_resuming_with_another_sessions_event_id_gets_nothing_of_it() {
+    let daemon = Daemon::start();
+    let mut alice = Http::initialize(&daemon.url("/mcp"), json!({})).await;
+    let bob = Http::initialize(&daemon.url("/mcp"), json!({})).await;
+    let mut call = alice
+        .start(
+            "tools/call",
+            json!({"name": "ask_user", "arguments": deploy_ask(), "_meta": {"progressToken": 1}}),
+        )
+        .await;
+    call.next().await;
+    let alices = call
+        .last_event_id()
+        .expect("the progress event has an id")
+        .to_owned();
+    let request = call.id();
+    drop(call);
+    let api = Api::of(&daemon);
+    let id = api.pending_ids().await.pop().expect("the ask");
+    api.reply(&id, json!({"answers": {"deploy_target": ["Production"]}}))
+        .await;
+    daemon.wait_for_log("ask_user returns the outcome", Duration::from_secs(30));
+
+    // What an id nobody was given gets: an empty event stream.
+    let unknown = bob.resume_to_end("e-never-given").await;
+    assert_eq!(unknown.0, 200, "{unknown:?}");
+    assert!(!unknown.1.contains("data:"), "{unknown:?}");
+    // Alice's real id, and guesses: the first ids ever given once, and
+    // Alice's with its secret part changed.
+    let refused = |given: String, got: (u16, String)| {
+        assert_eq!(got, unknown, "Bob resuming after {given:?}");
+        assert!(!got.1.contains(&id), "{got:?}");
+        assert!(!got.1.contains("Production"), "{got:?}");
+    };
+    for given in [alices.as_str(), "e0", "e1", "0"] {
+        refused(given.to_owned(), bob.resume_to_end(given).await);
+    }
+    let (number, _) = alices.split_once('-').expect("e{n}-{secret}");
+    let guessed = format!("{number}-{}", "0".repeat(32));
+    refused(guessed.clone(), bob.resume_to_end(&guessed).await);
+
+    // The result was there all along, for Alice.
+    let answer = alice
+        .resume(request, &alices)
+        .await
+        .answer()
+        .await
+        .unwrap_or_else(|error| panic!("the resumed call failed: {error}"));
+    assert_eq!(answer["structuredContent"]["id"], json!(id), "{answer}");
+    assert_eq!(
+        answer["structuredContent"]["answers"]["deploy_target"],
         json!(["Production"]),
         "{answer}"
     );

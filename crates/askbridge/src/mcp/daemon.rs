@@ -6,12 +6,12 @@
 //! Responses stay JSON values: the daemon's wire format is the contract, and
 //! this client only checks the parts it acts on (`id`, `status`, `error`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::expiring::{ASK_LIFETIME, Expiring};
 use crate::wire::request::HOST_KEY_HEADER;
 
 /// The longest single long-poll asked of the daemon, in seconds; longer
@@ -21,6 +21,10 @@ pub const MAX_POLL_SECONDS: u64 = 300;
 /// Extra time given to a long-poll request beyond its `wait`, so a slow
 /// answer is not mistaken for a dead daemon.
 const REQUEST_SLACK: Duration = Duration::from_secs(30);
+
+/// How many asks' host keys one client keeps at most; past that, the
+/// oldest go (and the host can no longer answer those asks as the host).
+const HOST_KEYS_AT_MOST: usize = 10_000;
 
 /// The daemon's API token, sent by clients that find it set.
 pub const TOKEN_ENV: &str = "ASKBRIDGE_API_TOKEN";
@@ -93,7 +97,9 @@ pub struct DaemonClient {
     token: Option<String>,
     /// The host keys of the asks this client created (or was handed in a
     /// round trip's state), by ask id: what makes its replies the host's.
-    host_keys: Arc<Mutex<HashMap<String, String>>>,
+    /// Forgotten when the ask is seen ended, and after the longest an ask
+    /// can stay open.
+    host_keys: Arc<Mutex<Expiring<String>>>,
 }
 
 impl std::fmt::Debug for DaemonClient {
@@ -127,7 +133,7 @@ impl DaemonClient {
             base,
             http,
             token: None,
-            host_keys: Arc::default(),
+            host_keys: Arc::new(Mutex::new(Expiring::new(ASK_LIFETIME, HOST_KEYS_AT_MOST))),
         })
     }
 
@@ -186,16 +192,17 @@ impl DaemonClient {
             .json(body)
             .timeout(wait + REQUEST_SLACK);
         let answer = self.send(request).await?;
-        if let (Some(id), Some(key)) = (
+        if let (Some(id), Some(key), Some("pending")) = (
             answer.get("id").and_then(Value::as_str),
             answer.get("hostKey").and_then(Value::as_str),
+            status_of(&answer),
         ) {
             self.remember_host_key(id, key);
         }
         Ok(answer)
     }
 
-    fn host_keys(&self) -> MutexGuard<'_, HashMap<String, String>> {
+    fn host_keys(&self) -> MutexGuard<'_, Expiring<String>> {
         self.host_keys
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -203,12 +210,19 @@ impl DaemonClient {
 
     /// The host key of ask `id`, when this client knows it.
     pub fn host_key(&self, id: &str) -> Option<String> {
-        self.host_keys().get(id).cloned()
+        self.host_keys().get(id, Instant::now()).cloned()
     }
 
     /// Keeps ask `id`'s host key, for [`DaemonClient::reply`].
     pub fn remember_host_key(&self, id: &str, key: &str) {
-        self.host_keys().insert(id.to_owned(), key.to_owned());
+        let dropped = self.host_keys().put(id, key.to_owned(), Instant::now());
+        if dropped > 0 {
+            tracing::warn!(
+                ask_id = %id,
+                dropped,
+                "too many open asks: forgot the host keys of the oldest (the host can no longer answer them)"
+            );
+        }
     }
 
     /// Forgets ask `id`'s host key once the host has answered it.
@@ -225,7 +239,9 @@ impl DaemonClient {
             .http
             .get(format!("{}/v1/asks/{id}{query}", self.base))
             .timeout(wait + REQUEST_SLACK);
-        self.send(request).await
+        let answer = self.send(request).await?;
+        self.note_ended(id, &answer);
+        Ok(answer)
     }
 
     /// `DELETE /v1/asks/{id}`: cancels a pending ask; returns what the
@@ -236,7 +252,17 @@ impl DaemonClient {
             .http
             .delete(format!("{}/v1/asks/{id}", self.base))
             .timeout(REQUEST_SLACK);
-        self.send(request).await
+        let answer = self.send(request).await?;
+        self.note_ended(id, &answer);
+        Ok(answer)
+    }
+
+    /// Forgets ask `id`'s host key once the daemon's `answer` says the ask
+    /// has ended: no reply can be taken any more.
+    fn note_ended(&self, id: &str, answer: &Value) {
+        if matches!(status_of(answer), Some("answered" | "no_answer")) {
+            self.forget_host_key(id);
+        }
     }
 
     /// `POST /v1/asks/{id}/reply`: answers (or skips) a pending ask with
@@ -393,6 +419,33 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn a_host_key_is_forgotten_once_its_ask_is_seen_ended() {
+        let client = DaemonClient::new("http://127.0.0.1:1").expect("valid url");
+        client.remember_host_key("ask_1", "key");
+        client.note_ended(
+            "ask_1",
+            &serde_json::json!({"id": "ask_1", "status": "pending"}),
+        );
+        assert_eq!(client.host_key("ask_1").as_deref(), Some("key"));
+        client.note_ended(
+            "ask_1",
+            &serde_json::json!({"id": "ask_1", "status": "answered"}),
+        );
+        assert_eq!(client.host_key("ask_1"), None);
+    }
+
+    #[test]
+    fn a_client_keeps_the_host_keys_of_so_many_asks_at_most() {
+        let client = DaemonClient::new("http://127.0.0.1:1").expect("valid url");
+        for n in 0..=HOST_KEYS_AT_MOST {
+            client.remember_host_key(&format!("ask_{n}"), "key");
+        }
+        assert_eq!(client.host_keys().len(), HOST_KEYS_AT_MOST);
+        assert_eq!(client.host_key("ask_0"), None);
+        assert!(client.host_key("ask_1").is_some());
     }
 
     #[test]

@@ -29,6 +29,7 @@
 pub mod backend;
 mod call;
 pub mod daemon;
+mod expiring;
 pub mod host;
 mod replay;
 mod rounds;

@@ -16,8 +16,9 @@
 //! of the daemon or of `askbridge mcp`, and any instance answers for any
 //! task.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload,
@@ -30,6 +31,7 @@ use serde_json::Value;
 use super::McpServer;
 use super::backend::{BackendError, Snapshot, Status};
 use super::call::{backend_error, invalid_ask, outcome_result};
+use super::expiring::{ASK_LIFETIME, Expiring};
 use super::host::{ClientDialog, HostReply, input_requests, reply_in};
 use crate::config::Elicitation;
 use crate::error_chain as chain;
@@ -37,27 +39,44 @@ use crate::error_chain as chain;
 /// How often clients are asked to poll `tasks/get`, in milliseconds.
 pub const POLL_INTERVAL_MS: u64 = 1_000;
 
+/// How many tasks' choices are cached at most; past that, the oldest go
+/// (in process they are read back from the ask; a daemon's forwarder
+/// falls back to the configuration).
+const FORM_CHOICES_AT_MOST: usize = 10_000;
+
 /// Whether each task seen asks for the host's form (or link), by task
 /// id: what `[mcp] elicitation` says, unless the ask chose its own
 /// `elicitation` or the person dismissed the form or opened the link (the
 /// ask stays open on its channel). Those exceptions are also kept with the
 /// ask ([`Backend::keep_form_choice`](super::backend::Backend::keep_form_choice)),
 /// so they hold after a restart; this is the cache, forgotten once the
-/// task is seen ended.
-#[derive(Debug, Clone, Default)]
-pub(super) struct FormChoices(Arc<Mutex<HashMap<String, bool>>>);
+/// task is seen ended, or after the longest an ask can stay open.
+#[derive(Debug, Clone)]
+pub(super) struct FormChoices(Arc<Mutex<Expiring<bool>>>);
+
+impl Default for FormChoices {
+    fn default() -> FormChoices {
+        FormChoices(Arc::new(Mutex::new(Expiring::new(
+            ASK_LIFETIME,
+            FORM_CHOICES_AT_MOST,
+        ))))
+    }
+}
 
 impl FormChoices {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, bool>> {
+    fn lock(&self) -> MutexGuard<'_, Expiring<bool>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn set(&self, id: &str, wanted: bool) {
-        self.lock().insert(id.to_owned(), wanted);
+        let dropped = self.lock().put(id, wanted, Instant::now());
+        if dropped > 0 {
+            tracing::warn!(task_id = %id, dropped, "too many open tasks: forgot the form choices of the oldest");
+        }
     }
 
     fn get(&self, id: &str) -> Option<bool> {
-        self.lock().get(id).copied()
+        self.lock().get(id, Instant::now()).copied()
     }
 
     fn forget(&self, id: &str) {
@@ -310,6 +329,19 @@ mod tests {
 
     fn wire(task: DetailedTask) -> Value {
         serde_json::to_value(task).expect("serialisable")
+    }
+
+    #[test]
+    fn the_form_choices_of_so_many_tasks_are_cached_at_most() {
+        let choices = FormChoices::default();
+        for n in 0..=FORM_CHOICES_AT_MOST {
+            choices.set(&format!("ask_{n}"), true);
+        }
+        assert_eq!(choices.lock().len(), FORM_CHOICES_AT_MOST);
+        assert_eq!(choices.get("ask_0"), None);
+        assert_eq!(choices.get("ask_1"), Some(true));
+        choices.forget("ask_1");
+        assert_eq!(choices.get("ask_1"), None);
     }
 
     #[test]

@@ -228,6 +228,30 @@ impl Http {
         }
     }
 
+    /// Resumes a stream after `last_event_id` and reads the response to
+    /// its end: the status and the whole body. For resumes that must
+    /// replay nothing (an empty stream ends at once).
+    pub async fn resume_to_end(&self, last_event_id: &str) -> (u16, String) {
+        let response = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &self.session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", last_event_id)
+            .send()
+            .await
+            .expect("GET /mcp");
+        let status = response.status().as_u16();
+        let body = tokio::time::timeout(STEP, response.text())
+            .await
+            .unwrap_or_else(|_| {
+                panic!("the resume after {last_event_id:?} did not end within {STEP:?}")
+            })
+            .expect("read the response");
+        (status, body)
+    }
+
     /// Answers the server's request `id` (an `elicitation/create`, say)
     /// with `result`.
     pub async fn respond(&self, id: &Value, result: Value) {
