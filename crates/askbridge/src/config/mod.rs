@@ -2207,7 +2207,7 @@ escalate = [
 
     #[test]
     fn config_example_file_is_valid_and_documents_every_key() {
-        let text = include_str!("../../../config/askbridge.example.toml");
+        let text = include_str!("../../../../config/askbridge.example.toml");
         let uncommented: String = text
             .lines()
             .map(|line| {
