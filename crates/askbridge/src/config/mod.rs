@@ -1839,7 +1839,7 @@ mod tests {
 
     use super::*;
 
-    fn from(text: &str, env: &[(&str, &str)]) -> Result<Config, String> {
+    pub(super) fn from(text: &str, env: &[(&str, &str)]) -> Result<Config, String> {
         let env: HashMap<String, String> = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -1852,12 +1852,19 @@ mod tests {
     }
 
     #[track_caller]
-    fn check_error(text: &str, env: &[(&str, &str)], expect: &str) {
+    pub(super) fn check_error(text: &str, env: &[(&str, &str)], expect: &str) {
         match from(text, env) {
             Ok(config) => panic!("{text:?} was accepted: {config:?}"),
             Err(message) => assert_eq!(message, expect, "{text:?}"),
         }
     }
+
+    // Valid secrets, for the tests here and beside each platform's rules.
+    pub(super) const BOT_TOKEN: &str = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11";
+    pub(super) const DISCORD_TOKEN: &str =
+        "MTA4NzY1NDMyMQ.Gx1yZ2.abcdefghijklmnopqrstuvwxyz0123456789";
+    pub(super) const SLACK_TOKEN: &str = "xoxb-1111-2222-abcdefghijklmnop";
+    pub(super) const SLACK_APP_TOKEN: &str = "xapp-1-A111-2222-abcdef";
 
     #[test]
     fn config_defaults() {
@@ -2254,8 +2261,6 @@ escalate = [
                 .is_some_and(|(k, _)| !k.contains(' '))
     }
 
-    const BOT_TOKEN: &str = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11";
-
     #[test]
     fn config_telegram_is_on_with_a_token_and_off_without() {
         assert_eq!(from("", &[]).expect("valid").telegram, None);
@@ -2336,7 +2341,6 @@ escalate = [
         );
     }
 
-    const DISCORD_TOKEN: &str = "MTA4NzY1NDMyMQ.Gx1yZ2.abcdefghijklmnopqrstuvwxyz0123456789";
     const PUBLIC_KEY: &str = "e7a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f";
 
     #[test]
@@ -2415,9 +2419,6 @@ escalate = [
             "config/askbridge.toml: discord.bot_token: unknown field `bot_token`, expected one of `enabled`, `api_url`, `render`, `locale`, `allowed_users` (line 2, column 1)",
         );
     }
-
-    const SLACK_TOKEN: &str = "xoxb-1111-2222-abcdefghijklmnop";
-    const SLACK_APP_TOKEN: &str = "xapp-1-A111-2222-abcdef";
 
     #[test]
     fn config_slack_is_on_with_a_token_and_off_without() {
