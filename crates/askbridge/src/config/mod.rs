@@ -15,6 +15,13 @@
 //! run it in-process. Other crates never see this module: they take the
 //! typed parts they need.
 //!
+//! What every part shares is here: [`Config`], [`RawConfig`] and its
+//! `settings!` table, [`Origin`], [`ConfigError`], [`load`], the readers of
+//! variables and the rule for the keys every chat platform has. Each chat
+//! platform's section is in its own file (`telegram.rs`, `discord.rs`,
+//! `slack.rs`, `feishu.rs`, `matrix.rs`): its typed config, its section as
+//! written, the rules it is checked by and their tests.
+//!
 //! With no config at all: listen on `127.0.0.1:8790`, the web page on,
 //! SQLite at `.askbridge/askbridge.db` under the working directory.
 
@@ -523,6 +530,7 @@ macro_rules! chat_section {
         }
     };
 }
+// Each platform's file names it as `super::chat_section`.
 use chat_section;
 
 /// The keys every chat section has, as written.
