@@ -16,8 +16,10 @@
 //!   refused with the homeserver's own reason.
 //! - Receiving ([`MatrixApi::receive`]): `/sync` in a loop, each batch's
 //!   events (decrypted) handed over in order, and the position saved only
-//!   once the batch was taken, so a restart reads again what was not.
+//!   once the batch was taken, so a restart reads again what was not; an
+//!   event whose room key comes later is kept until it is taken.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -293,8 +295,10 @@ impl MatrixApi {
     /// which says what became of each; invites go to `invited` (the room
     /// and who invited). The position is saved once every event of a batch
     /// was taken; otherwise the batch is read again (what was taken of it
-    /// is not handed over twice). Without a saved position (the first
-    /// start), what came before is not handled.
+    /// is not handed over twice). An encrypted event whose room key comes
+    /// after it waits (kept in the data dir) and goes in the batch of the
+    /// sync that brings its key, again until it is taken. Without a saved
+    /// position (the first start), what came before is not handled.
     pub async fn receive<H, HF, I, IF>(&self, mut handle: H, mut invited: I) -> SetupError
     where
         H: FnMut(Vec<Incoming>) -> HF,
@@ -308,7 +312,7 @@ impl MatrixApi {
             .map(|text| text.trim().to_owned());
         let mut taken = Recent::new(REMEMBERED);
         let kept = self.dir.join("undecrypted.json");
-        let mut undecrypted = load_undecrypted(&kept);
+        let mut waiting = Waiting::load(&kept);
         let mut synced = false;
         let mut backoff = Duration::from_millis(250);
         loop {
@@ -342,17 +346,20 @@ impl MatrixApi {
                 invited(room.to_string(), inviter).await;
             }
             let fresh_start = since.is_none();
-            let mut events = self.decrypted_late(&mut undecrypted).await;
+            let (mut events, late) = self.decrypted_late(&mut waiting).await;
             if !fresh_start {
                 for (room_id, update) in &response.rooms.join {
                     for event in &update.timeline.events {
                         match self.decrypted(room_id, event.raw()).await {
                             Ok(raw) => events.push((room_id.clone(), raw)),
-                            // Read again after a crash, it may be kept already.
-                            Err(pending) if !undecrypted.iter().any(|kept| kept.is(&pending)) => {
-                                undecrypted.push(pending);
+                            // Read again (after a crash, or with a batch
+                            // not fully taken), it may be kept already.
+                            Err(pending) => {
+                                let event = pending.event_id().unwrap_or_default();
+                                if waiting.add(pending) {
+                                    tracing::info!(room = %room_id, event = %event, "a Matrix event waits for its room key");
+                                }
                             }
-                            Err(_) => {}
                         }
                     }
                 }
@@ -379,20 +386,26 @@ impl MatrixApi {
                 handle(batch).await
             };
             let all_taken = handled.iter().all(|h| *h == Handled::Done);
+            let mut again = HashSet::new();
             for (id, handled) in ids.iter().zip(&handled) {
                 if *handled == Handled::Done {
                     taken.insert(id);
+                } else {
+                    again.insert(id.clone());
                 }
             }
+            // An event decrypted late is not in the batch read again: it
+            // stays kept until its handling is done.
+            waiting.handled(&late, &again);
             if all_taken {
                 // What waits for its keys is kept before the position
                 // moves past it.
-                if let Err(error) = save_undecrypted(&kept, &undecrypted) {
+                if let Err(error) = waiting.save(&kept) {
                     tracing::warn!(error = %error, "cannot keep the Matrix events waiting for their room keys");
                     tokio::time::sleep(backoff).await;
                     continue;
                 }
-                if let Err(error) = std::fs::write(&position, &response.next_batch) {
+                if let Err(error) = write_replacing(&position, response.next_batch.as_bytes()) {
                     tracing::warn!(error = %error, "cannot save the Matrix sync position");
                 }
                 since = Some(response.next_batch);
@@ -433,30 +446,29 @@ impl MatrixApi {
             .then(|| decrypted.raw().clone())
     }
 
-    /// The events whose room keys arrived since, in the order they came;
-    /// one still undecryptable after [`DECRYPT_TRIES`] syncs is given up
-    /// (logged).
+    /// The waiting events whose room keys arrived since, in the order they
+    /// came, and their ids. They stay in `waiting` until handled
+    /// ([`Waiting::handled`]); one still undecryptable after
+    /// [`DECRYPT_TRIES`] syncs is given up (logged).
     async fn decrypted_late(
         &self,
-        undecrypted: &mut Vec<Undecrypted>,
-    ) -> Vec<(OwnedRoomId, Raw<AnySyncTimelineEvent>)> {
+        waiting: &mut Waiting,
+    ) -> (
+        Vec<(OwnedRoomId, Raw<AnySyncTimelineEvent>)>,
+        HashSet<String>,
+    ) {
         let mut ready = Vec::new();
-        let mut still = Vec::new();
-        for mut pending in std::mem::take(undecrypted) {
-            match self.try_decrypt(&pending).await {
-                Some(raw) => ready.push((pending.room, raw)),
-                None if pending.tries + 1 >= DECRYPT_TRIES => {
-                    let id = pending.event.get_field::<String>("event_id").ok().flatten();
-                    tracing::warn!(room = %pending.room, event = ?id, "a Matrix event could not be decrypted: its room key never arrived");
-                }
-                None => {
-                    pending.tries += 1;
-                    still.push(pending);
-                }
+        let mut late = HashSet::new();
+        for pending in waiting.events() {
+            if let Some(raw) = self.try_decrypt(pending).await {
+                late.extend(pending.event_id());
+                ready.push((pending.room.clone(), raw));
             }
         }
-        *undecrypted = still;
-        ready
+        for gone in waiting.tried(&late) {
+            tracing::warn!(room = %gone.room, event = ?gone.event_id(), "a Matrix event could not be decrypted: its room key never arrived");
+        }
+        (ready, late)
     }
 
     /// An event as [`Incoming`], if it is something a person did.
@@ -505,43 +517,107 @@ struct Undecrypted {
     tries: u32,
 }
 
-/// The events still waiting for their room keys, kept in `path` so a
-/// crash does not lose them once the sync position has moved past them.
-/// Written whole to a file beside it, then renamed over it; an empty list
-/// removes the file.
-fn save_undecrypted(path: &Path, undecrypted: &[Undecrypted]) -> std::io::Result<()> {
-    if undecrypted.is_empty() {
-        return match std::fs::remove_file(path) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
-            _ => Ok(()),
-        };
-    }
-    let json = serde_json::to_vec(undecrypted).map_err(std::io::Error::other)?;
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, json)?;
-    std::fs::rename(&partial, path)
-}
-
-/// What [`save_undecrypted`] kept; nothing when there is no file (or it
-/// cannot be read, which is logged).
-fn load_undecrypted(path: &Path) -> Vec<Undecrypted> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-        tracing::warn!(file = %path.display(), error = %error, "cannot read the Matrix events kept for their room keys");
-        Vec::new()
-    })
-}
-
 impl Undecrypted {
+    /// The event's id (every event from a sync has one).
+    fn event_id(&self) -> Option<String> {
+        self.event.get_field::<String>("event_id").ok().flatten()
+    }
+
     /// Whether `other` is the same event.
     fn is(&self, other: &Undecrypted) -> bool {
-        let id = |event: &Raw<OriginalSyncRoomEncryptedEvent>| {
-            event.get_field::<String>("event_id").ok().flatten()
-        };
-        self.room == other.room && id(&self.event).is_some() && id(&self.event) == id(&other.event)
+        let id = self.event_id();
+        self.room == other.room && id.is_some() && id == other.event_id()
     }
+}
+
+/// The encrypted events waiting for their room keys, in the order they
+/// came. One whose key came stays until its handling is done: when the
+/// batch it was handed over in is read again (part of it failed), it is
+/// not in that batch, so it must be handed over again from here.
+#[derive(Debug, Default)]
+struct Waiting {
+    events: Vec<Undecrypted>,
+}
+
+impl Waiting {
+    /// What [`Waiting::save`] kept in `path`; nothing when there is no
+    /// file (or it cannot be read, which is logged).
+    fn load(path: &Path) -> Waiting {
+        let Ok(bytes) = std::fs::read(path) else {
+            return Waiting::default();
+        };
+        let events = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+            tracing::warn!(file = %path.display(), error = %error, "cannot read the Matrix events kept for their room keys");
+            Vec::new()
+        });
+        Waiting { events }
+    }
+
+    /// Keeps the events in `path`, so a crash does not lose them once the
+    /// sync position has moved past them ([`write_replacing`]); none
+    /// removes the file.
+    fn save(&self, path: &Path) -> std::io::Result<()> {
+        if self.events.is_empty() {
+            return match std::fs::remove_file(path) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+                _ => Ok(()),
+            };
+        }
+        let json = serde_json::to_vec(&self.events).map_err(std::io::Error::other)?;
+        write_replacing(path, &json)
+    }
+
+    /// Keeps `event`; `false` if it is kept already (a batch read again)
+    /// or has no id (it could never be handled).
+    fn add(&mut self, event: Undecrypted) -> bool {
+        let new = event.event_id().is_some() && !self.events.iter().any(|kept| kept.is(&event));
+        if new {
+            self.events.push(event);
+        }
+        new
+    }
+
+    /// The events kept, oldest first.
+    fn events(&self) -> &[Undecrypted] {
+        &self.events
+    }
+
+    /// Counts one more try for each event not decrypted this time (`late`:
+    /// the ids of those that were); returns those given up after
+    /// [`DECRYPT_TRIES`], no longer kept.
+    fn tried(&mut self, late: &HashSet<String>) -> Vec<Undecrypted> {
+        let mut gone = Vec::new();
+        for mut event in std::mem::take(&mut self.events) {
+            let decrypted = event.event_id().is_some_and(|id| late.contains(&id));
+            if decrypted {
+                self.events.push(event);
+            } else if event.tries + 1 >= DECRYPT_TRIES {
+                gone.push(event);
+            } else {
+                event.tries += 1;
+                self.events.push(event);
+            }
+        }
+        gone
+    }
+
+    /// Lets go of the events decrypted this time (`late`) once handled: all
+    /// but those whose handling is to be tried again (`again`).
+    fn handled(&mut self, late: &HashSet<String>, again: &HashSet<String>) {
+        self.events.retain(|event| {
+            event
+                .event_id()
+                .is_none_or(|id| !late.contains(&id) || again.contains(&id))
+        });
+    }
+}
+
+/// Writes `bytes` whole to a file beside `path`, then renames it over
+/// `path`: a crash leaves the old contents or the new, never a part.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path)
 }
 
 /// A member's display name in `room`, from the store (no request).
@@ -867,26 +943,103 @@ mod tests {
         }
     }
 
+    fn ids(waiting: &Waiting) -> Vec<String> {
+        waiting
+            .events()
+            .iter()
+            .map(|event| event.event_id().expect("an id"))
+            .collect()
+    }
+
+    fn set(ids: &[&str]) -> HashSet<String> {
+        ids.iter().map(|id| (*id).to_owned()).collect()
+    }
+
     #[test]
     fn events_waiting_for_their_keys_survive_a_restart() {
         let dir =
             std::env::temp_dir().join(format!("askbridge-undecrypted-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let path = dir.join("undecrypted.json");
-        assert!(load_undecrypted(&path).is_empty(), "nothing kept yet");
+        assert!(Waiting::load(&path).events().is_empty(), "nothing kept yet");
 
-        let kept = vec![waiting("!a:hs", "$one", 3), waiting("!b:hs", "$two", 0)];
-        save_undecrypted(&path, &kept).expect("saved");
-        let loaded = load_undecrypted(&path);
-        assert_eq!(loaded.len(), 2);
+        let mut kept = Waiting::default();
+        assert!(kept.add(waiting("!a:hs", "$one", 3)));
+        assert!(kept.add(waiting("!b:hs", "$two", 0)));
+        kept.save(&path).expect("saved");
+        assert!(!path.with_extension("partial").exists(), "renamed over");
+        let loaded = Waiting::load(&path);
+        assert_eq!(loaded.events().len(), 2);
+        let (loaded, kept) = (loaded.events(), kept.events());
         assert!(loaded[0].is(&kept[0]) && loaded[1].is(&kept[1]));
         assert_eq!(loaded[0].tries, 3);
         assert!(!loaded[0].is(&kept[1]));
         assert!(!waiting("!b:hs", "$one", 0).is(&kept[0]), "another room");
 
-        save_undecrypted(&path, &[]).expect("emptied");
+        Waiting::default().save(&path).expect("emptied");
         assert!(!path.exists(), "an empty list leaves no file");
-        save_undecrypted(&path, &[]).expect("emptied again");
+        Waiting::default().save(&path).expect("emptied again");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_event_read_again_is_kept_once() {
+        let mut kept = Waiting::default();
+        assert!(kept.add(waiting("!a:hs", "$one", 0)));
+        assert!(!kept.add(waiting("!a:hs", "$one", 0)), "read again");
+        assert!(kept.add(waiting("!a:hs", "$two", 0)));
+        assert_eq!(ids(&kept), ["$one", "$two"]);
+    }
+
+    /// The regression: events decrypted late were taken out before they
+    /// were handled, so when handling failed (the batch read again) they
+    /// were gone until a restart.
+    #[test]
+    fn an_event_decrypted_late_is_kept_until_its_handling_is_done() {
+        let mut kept = Waiting::default();
+        kept.add(waiting("!a:hs", "$one", 0));
+        kept.add(waiting("!a:hs", "$two", 0));
+        kept.add(waiting("!a:hs", "$three", 0));
+
+        // $one and $two decrypted; $one's handling fails.
+        let late = set(&["$one", "$two"]);
+        assert!(kept.tried(&late).is_empty());
+        kept.handled(&late, &set(&["$one"]));
+        assert_eq!(ids(&kept), ["$one", "$three"]);
+        assert_eq!(kept.events()[0].tries, 0, "decrypted: not a try");
+        assert_eq!(kept.events()[1].tries, 1);
+
+        // Handed over again, and done.
+        let late = set(&["$one"]);
+        assert!(kept.tried(&late).is_empty());
+        kept.handled(&late, &HashSet::new());
+        assert_eq!(ids(&kept), ["$three"]);
+
+        // What was not decrypted is not let go, whatever was handled.
+        kept.handled(&HashSet::new(), &HashSet::new());
+        assert_eq!(ids(&kept), ["$three"]);
+    }
+
+    #[test]
+    fn an_event_whose_key_never_comes_is_given_up_after_its_tries() {
+        let mut kept = Waiting::default();
+        kept.add(waiting("!a:hs", "$one", DECRYPT_TRIES - 2));
+        assert!(kept.tried(&HashSet::new()).is_empty());
+        let gone = kept.tried(&HashSet::new());
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].event_id().as_deref(), Some("$one"));
+        assert!(kept.events().is_empty());
+    }
+
+    #[test]
+    fn the_sync_position_is_replaced_whole() {
+        let dir = std::env::temp_dir().join(format!("askbridge-position-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("sync-position");
+        write_replacing(&path, b"s1_long_token").expect("written");
+        write_replacing(&path, b"s2").expect("replaced");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "s2");
+        assert!(!path.with_extension("partial").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

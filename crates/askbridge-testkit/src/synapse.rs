@@ -15,6 +15,9 @@
 //! with matrix-sdk (end-to-end encryption, SQLite store), so a person can
 //! create and join encrypted rooms, send messages, thread replies, rich
 //! replies, poll votes and reactions, and wait for (decrypted) events.
+//! [`Person::login_holding_keys`] logs one in through a relay that can hold
+//! back the room keys its device sends, so a test can make a message's key
+//! arrive after the message.
 //!
 //! # What it needs
 //!
@@ -509,6 +512,9 @@ pub struct Person {
     user_id: String,
     received: Arc<Received>,
     sync: JoinHandle<()>,
+    /// The relay between the client and Synapse, when logged in through one
+    /// ([`Person::login_holding_keys`]).
+    relay: Option<KeyRelay>,
     /// Invites [`Person::wait_for_invite`] already returned.
     invites_seen: Mutex<HashSet<OwnedRoomId>>,
     _store: TempDir,
@@ -622,13 +628,29 @@ impl Person {
     ///
     /// If the login or the first sync fails.
     pub async fn login(synapse: &Synapse, account: &Account) -> Person {
+        Person::login_at(&synapse.url(), account, None).await
+    }
+
+    /// Logs `account` in like [`Person::login`], talking to Synapse through
+    /// a relay on `127.0.0.1` that passes everything on except, while
+    /// [`Person::hold_room_keys`] is on, the room keys this device sends:
+    /// matrix-sdk hears they were sent, Synapse gets them only at
+    /// [`Person::release_room_keys`]. A message sent meanwhile reaches the
+    /// others before its key does.
+    pub async fn login_holding_keys(synapse: &Synapse, account: &Account) -> Person {
+        let relay = KeyRelay::start(synapse.url()).await;
+        Person::login_at(&relay.url(), account, Some(relay)).await
+    }
+
+    async fn login_at(homeserver: &str, account: &Account, relay: Option<KeyRelay>) -> Person {
         let store = tempfile::Builder::new()
             .prefix("askbridge-person-")
             .tempdir()
             .expect("create the person's store directory");
         let client = Client::builder()
-            .homeserver_url(synapse.url())
-            // Synapse's login answer names its public URL; it is this one.
+            .homeserver_url(homeserver)
+            // Synapse's login answer names its public URL; this one (or the
+            // relay's) is the one to use.
             .respect_login_well_known(false)
             .sqlite_store(store.path(), None)
             .build()
@@ -675,9 +697,41 @@ impl Person {
             user_id: account.user_id.clone(),
             received,
             sync,
+            relay,
             invites_seen: Mutex::default(),
             _store: store,
         }
+    }
+
+    /// From now on, the room keys this device sends (to-device
+    /// `m.room.encrypted` messages) are held back until
+    /// [`Person::release_room_keys`].
+    ///
+    /// # Panics
+    ///
+    /// Unless logged in with [`Person::login_holding_keys`].
+    pub fn hold_room_keys(&self) {
+        self.key_relay().holding(true);
+    }
+
+    /// Sends the room keys held back on to Synapse, in order, and stops
+    /// holding; returns how many requests were held.
+    ///
+    /// # Panics
+    ///
+    /// Unless logged in with [`Person::login_holding_keys`], or if Synapse
+    /// refuses one.
+    pub async fn release_room_keys(&self) -> usize {
+        self.key_relay().release().await
+    }
+
+    fn key_relay(&self) -> &KeyRelay {
+        self.relay.as_ref().unwrap_or_else(|| {
+            panic!(
+                "{} was not logged in with Person::login_holding_keys",
+                self.user_id
+            )
+        })
     }
 
     /// `@localpart:localhost`.
@@ -1037,6 +1091,168 @@ impl Drop for Person {
     fn drop(&mut self) {
         self.sync.abort();
     }
+}
+
+/// A relay between one person's client and Synapse that can hold back the
+/// to-device `m.room.encrypted` messages the client sends (how room keys
+/// travel): answered `{}` as Synapse would, passed on later. Stopped on
+/// drop.
+struct KeyRelay {
+    addr: std::net::SocketAddr,
+    state: Arc<RelayState>,
+    server: JoinHandle<()>,
+}
+
+struct RelayState {
+    synapse: String,
+    http: reqwest::Client,
+    /// `Some` while holding: the requests held, in order.
+    held: Mutex<Option<Vec<HeldRequest>>>,
+}
+
+/// A request the relay has not passed on yet.
+struct HeldRequest {
+    path: String,
+    authorization: Option<axum::http::HeaderValue>,
+    body: axum::body::Bytes,
+}
+
+impl KeyRelay {
+    async fn start(synapse: String) -> KeyRelay {
+        let state = Arc::new(RelayState {
+            synapse,
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("build an HTTP client"),
+            held: Mutex::new(None),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the key relay");
+        let addr = listener.local_addr().expect("the key relay's address");
+        let app = axum::Router::new()
+            .fallback(relay)
+            .with_state(Arc::clone(&state));
+        let server = tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, app).await {
+                tracing::error!(%error, "the key relay failed");
+            }
+        });
+        KeyRelay {
+            addr,
+            state,
+            server,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn holding(&self, on: bool) {
+        let mut held = self.state.held();
+        match (on, held.is_some()) {
+            (true, false) => *held = Some(Vec::new()),
+            (false, true) => *held = None,
+            _ => {}
+        }
+    }
+
+    async fn release(&self) -> usize {
+        let held = self.state.held().take().unwrap_or_default();
+        let count = held.len();
+        for request in held {
+            let (status, body) = self
+                .state
+                .forward(
+                    axum::http::Method::PUT,
+                    &request.path,
+                    request.authorization,
+                    request.body,
+                )
+                .await;
+            assert!(
+                status.is_success(),
+                "Synapse refused a room key held back ({}): {status} {body:?}",
+                request.path
+            );
+        }
+        count
+    }
+}
+
+impl Drop for KeyRelay {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl RelayState {
+    fn held(&self) -> MutexGuard<'_, Option<Vec<HeldRequest>>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends one request on to Synapse; its status and body.
+    async fn forward(
+        &self,
+        method: axum::http::Method,
+        path: &str,
+        authorization: Option<axum::http::HeaderValue>,
+        body: axum::body::Bytes,
+    ) -> (axum::http::StatusCode, axum::body::Bytes) {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.synapse))
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(authorization) = authorization {
+            request = request.header(axum::http::header::AUTHORIZATION, authorization);
+        }
+        match request.send().await {
+            Ok(response) => {
+                let status = response.status();
+                (status, response.bytes().await.unwrap_or_default())
+            }
+            Err(error) => (
+                axum::http::StatusCode::BAD_GATEWAY,
+                axum::body::Bytes::from(format!("the key relay cannot reach Synapse: {error}")),
+            ),
+        }
+    }
+}
+
+/// The relay's one route: a room key held back while holding, anything
+/// else passed on.
+async fn relay(
+    axum::extract::State(state): axum::extract::State<Arc<RelayState>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |path| path.as_str().to_owned());
+    let authorization = headers.get(axum::http::header::AUTHORIZATION).cloned();
+    let room_key =
+        method == axum::http::Method::PUT && uri.path().contains("/sendToDevice/m.room.encrypted/");
+    if room_key && let Some(held) = state.held().as_mut() {
+        held.push(HeldRequest {
+            path,
+            authorization,
+            body,
+        });
+        return axum::Json(json!({})).into_response();
+    }
+    let (status, body) = state.forward(method, &path, authorization, body).await;
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 /// The person's sync loop: long-polls, runs the event handlers (which record

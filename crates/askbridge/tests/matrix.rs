@@ -35,14 +35,27 @@ struct World {
 
 impl World {
     async fn new() -> World {
+        World::start(false).await
+    }
+
+    /// A world whose Alice can hold back her room keys
+    /// ([`Person::hold_room_keys`]).
+    async fn holding_alices_keys() -> World {
+        World::start(true).await
+    }
+
+    async fn start(alice_holds_keys: bool) -> World {
         let synapse = Synapse::start().await;
         let bot = synapse.register("askbridge", BOT_PASSWORD).await;
         let alice = synapse.register("alice", "alice-password").await;
         let bob = synapse.register("bob", "bob-password").await;
-        let (alice, bob) = tokio::join!(
-            Person::login(&synapse, &alice),
-            Person::login(&synapse, &bob)
-        );
+        let login_alice = async {
+            match alice_holds_keys {
+                true => Person::login_holding_keys(&synapse, &alice).await,
+                false => Person::login(&synapse, &alice).await,
+            }
+        };
+        let (alice, bob) = tokio::join!(login_alice, Person::login(&synapse, &bob));
         World {
             synapse,
             bot,
@@ -423,6 +436,38 @@ async fn matrix_encrypted_room_is_read_and_answered_in() {
     );
 }
 
+/// A reply whose room key reaches the bot after the reply does (Alice's
+/// client sends the key, the homeserver gets it later) answers once the
+/// key comes: the bot keeps the event and decrypts it then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_a_reply_whose_room_key_comes_later_still_answers() {
+    let world = World::holding_alices_keys().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(true).await;
+    let id = create(&daemon, &release_ask(&room)).await;
+    let prompt = world.alice.wait_for_text(&room, WAIT, "Q2 Notify").await;
+
+    world.alice.hold_room_keys();
+    let reply = world
+        .alice
+        .send_reply(&room, &id_of(&prompt), "Q1 2; Q2 1")
+        .await;
+    tokio::task::block_in_place(|| {
+        daemon.wait_for_log(
+            &format!("a Matrix event waits for its room key room={room} event={reply}"),
+            WAIT,
+        );
+    });
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+
+    assert!(world.alice.release_room_keys().await > 0, "a key was held");
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Production"], "notify": ["Team"]})
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matrix_vote_after_kill_and_restart_still_answers() {
     let world = World::new().await;
@@ -439,6 +484,9 @@ async fn matrix_vote_after_kill_and_restart_still_answers() {
     daemon.restart();
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    // The poll's end is the last the ask's outbox posts: a second post of
+    // the poll (a delivery offered again after the restart) comes before.
+    poll_end(&world.alice, &room, &poll).await;
     assert_eq!(polls_in(&world.alice, &room), 1, "not posted again");
 }
 
@@ -509,5 +557,8 @@ async fn matrix_with_several_instances_the_one_that_syncs_posts_every_ask() {
         .await;
     let done = outcome(&b, &third).await;
     assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    // Counted once every post is over: a is gone, and the third poll's end
+    // is the last b posts (its outbox posts in order).
+    poll_end(&world.alice, &room, &poll).await;
     assert_eq!(polls_in(&world.alice, &room), 3, "each ask posted once");
 }

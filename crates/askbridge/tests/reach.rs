@@ -268,19 +268,148 @@ async fn an_escalation_step_at_or_after_the_deadline_is_refused_with_its_path() 
     );
 }
 
+/// The daemon takes an ask's reminder and shows when it is due. (Its
+/// sending, on the bridge's own clock, is the next test's.)
 #[tokio::test]
-async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
-    let (telegram, slack, daemon) = started().await;
+async fn an_ask_with_a_reminder_shows_the_one_time_it_is_due() {
+    let (_telegram, _slack, daemon) = started().await;
     let mut ask = deploy_ask();
     ask["timeoutSeconds"] = json!(120);
     ask["remindAfterSeconds"] = json!(30);
     let id = create(&daemon, &ask).await;
+    let shown = status(&daemon, &id).await;
+    assert_eq!(shown["ask"]["remindAfterSeconds"], 30);
+    let created = timestamp(&shown["createdAt"]);
+    let due: Vec<i64> = shown["remindAt"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no remindAt: {shown}"))
+        .iter()
+        .map(timestamp)
+        .collect();
+    assert_eq!(due, [created + 30], "{shown}");
+}
+
+/// Seconds since 1970 of an RFC 3339 time (`2027-01-15T08:00:30Z`, any
+/// fraction dropped).
+fn timestamp(value: &Value) -> i64 {
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a time: {value}"));
+    let number = |range: std::ops::Range<usize>| -> i64 { text[range].parse().unwrap() };
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let (hour, minute, second) = (number(11..13), number(14..16), number(17..19));
+    // Days from 1970-01-01 (the civil-from-days inverse, Howard Hinnant's).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + hour * 3_600 + minute * 60 + second
+}
+
+/// The bridge with the real Telegram and Slack channels against their
+/// fakes, on a manual clock: an ask open 30 s is reminded in each place,
+/// a refused try is tried again, and no other reminder is sent. Nothing
+/// waits for the time: the test moves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
+    use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, RetryPolicy, Tuning};
+    use askbridge::config::{Secret, SlackConfig, SlackMode, TelegramConfig, TelegramMode};
+    use askbridge_core::model::{Target, Timestamp};
+    use askbridge_core::normalize::normalize_json;
+    use askbridge_core::render::{Locale, Mode};
+    use std::time::Duration;
+
+    let telegram = FakeTelegram::start().await;
+    telegram.add_chat(&telegram::Chat::supergroup(CHAT, "Releases"));
+    let slack = FakeSlack::start().await;
+    slack.add_channel(&slack::Channel::public(CHANNEL, "releases"));
+    slack.add_user(&slack_alice());
+    let start = Timestamp(1_800_000_000_000);
+    let clock = Clock::manual(start);
+    let dir = daemon::TempDir::new("askbridge-reach");
+    let url = format!("sqlite://{}", dir.path().join("askbridge.db").display());
+    let tuning = Tuning {
+        clock: clock.clone(),
+        retry: RetryPolicy {
+            first_backoff: Duration::ZERO,
+            max_backoff: Duration::ZERO,
+            ..RetryPolicy::default()
+        },
+        ..Tuning::default()
+    };
+    let bridge = Bridge::open_with(
+        BridgeOptions::new(url, Target::parse("web").unwrap()),
+        tuning,
+    )
+    .await
+    .unwrap();
+    let _polling = askbridge::telegram::Telegram::new(
+        &bridge,
+        &TelegramConfig {
+            token: Secret::new(telegram.token()),
+            api_url: Some(telegram.api_url()),
+            mode: TelegramMode::Polling,
+            render: Mode::Buttons,
+            locale: Locale::En,
+            allowed_users: vec![],
+        },
+    )
+    .unwrap()
+    .start("127.0.0.1:0".parse().unwrap());
+    let _socket = askbridge::slack::Slack::new(
+        &bridge,
+        &SlackConfig {
+            token: Secret::new(slack.bot_token()),
+            api_url: Some(slack.api_url()),
+            mode: SlackMode::Socket {
+                app_token: Secret::new(slack.app_token()),
+            },
+            render: Mode::Buttons,
+            locale: Locale::En,
+            allowed_users: vec![],
+        },
+    )
+    .unwrap()
+    .start();
+    slack.wait_for_connections(1).await;
+    let create = |ask: Value| {
+        let ask = normalize_json(&ask).unwrap().ask;
+        let bridge = bridge.clone();
+        async move {
+            let new = NewAsk {
+                ask,
+                idempotency_key: None,
+            };
+            bridge.create(new).await.unwrap().0.id
+        }
+    };
+
+    let mut ask = deploy_ask();
+    ask["timeoutSeconds"] = json!(120);
+    ask["remindAfterSeconds"] = json!(30);
+    let id = create(ask).await;
     let in_telegram = telegram.wait_for_sends(1).await.swap_remove(0);
     let in_slack = slack.wait_for_bot_messages(1).await.swap_remove(0);
+    // A second ask, in Telegram, reminded at 90 s: once its reminder is
+    // done, every reminder due by then was claimed (they are, in the order
+    // they are due), a second one of the first ask included.
+    let probe = create(json!({
+        "to": format!("telegram:{CHAT}@{TELEGRAM_ALICE}"),
+        "timeoutSeconds": 120,
+        "remindAfterSeconds": 90,
+        "questions": [{"question": "Tag it?", "type": "confirm"}]
+    }))
+    .await;
+    let probe_post = telegram.wait_for_sends(2).await.swap_remove(1);
 
     // Thirty seconds later: a reply to the question in each place. Slack
     // refuses the first try; the reminder is tried again.
     slack.set_faults(Faults::share(1.0).kinds(&[Fault::ServerError]).at_most(1));
+    let mut done = bridge.reminders_done();
+    clock.advance(Duration::from_secs(30));
     let reminder = slack.wait_for_bot_messages(2).await.swap_remove(1);
     assert_eq!(slack.fault_counts().server_errors, 1);
     assert_eq!(reminder.thread_ts.as_deref(), Some(in_slack.ts.as_str()));
@@ -288,31 +417,53 @@ async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
         reminder.text,
         format!("<@{SLACK_ALICE}> ⏰ Still waiting for your answer — expires in under 2 min")
     );
-    let reminder = telegram.wait_for_sends(2).await.swap_remove(1);
+    let reminder = telegram.wait_for_sends(3).await.swap_remove(2);
     assert_eq!(reminder.reply_to_message_id, Some(in_telegram.message_id));
-    assert!(
-        reminder
-            .text
-            .starts_with("⏰ Still waiting for your answer — expires in"),
-        "{}",
-        reminder.text
-    );
-    let shown = status(&daemon, &id).await;
-    assert_eq!(shown["ask"]["remindAfterSeconds"], 30);
     assert_eq!(
-        shown["remindAt"].as_array().map(Vec::len),
-        Some(1),
-        "{shown}"
+        reminder.text,
+        "⏰ Still waiting for your answer — expires in under 2 min"
     );
+    done.wait_for(|done| *done >= 1).await.unwrap();
 
-    // Answered: no more, and only one was asked for.
-    press_in_slack(&slack, &in_slack, "Staging");
-    assert_eq!(outcome(&daemon, &id).await["status"], "answered");
-    slack_closed(&slack, &in_slack).await;
-    let posted = slack
-        .wait_for("the bot's messages", |state| {
-            Some(state.bot_messages().len())
+    // Only one was asked for: none of the first ask's is due by 90 s.
+    clock.advance(Duration::from_secs(60));
+    telegram
+        .wait_for("the second ask's reminder", |state| {
+            state
+                .sent_messages()
+                .into_iter()
+                .find(|m| m.reply_to_message_id == Some(probe_post.message_id))
+                .map(|_| ())
         })
         .await;
-    assert_eq!(posted, 2, "the question and one reminder");
+    assert_eq!(bridge.reminders_sent(&probe).await.unwrap(), 1);
+    assert_eq!(
+        bridge.reminders_sent(&id).await.unwrap(),
+        1,
+        "the first ask was reminded again"
+    );
+
+    // Answered: each place closed. A reminder queued for a place is sent
+    // before its closing edit, so the count after it is final.
+    press_in_slack(&slack, &in_slack, "Staging");
+    let answered = bridge.wait(&id, Duration::from_secs(30)).await.unwrap();
+    assert_eq!(answered.state.as_str(), "answered");
+    slack_closed(&slack, &in_slack).await;
+    telegram_closed(&telegram, &in_telegram).await;
+    let in_thread = slack.inspect(|state| {
+        state
+            .bot_messages()
+            .iter()
+            .filter(|m| m.thread_ts.as_deref() == Some(in_slack.ts.as_str()))
+            .count()
+    });
+    assert_eq!(in_thread, 1, "one reminder in Slack");
+    let replies = telegram.inspect(|state| {
+        state
+            .sent_messages()
+            .iter()
+            .filter(|m| m.reply_to_message_id == Some(in_telegram.message_id))
+            .count()
+    });
+    assert_eq!(replies, 1, "one reminder in Telegram");
 }

@@ -866,15 +866,27 @@ async fn telegram_and_the_api_on_a_full_disk_refuse_clearly_lose_nothing_and_res
     );
 
     disk.free();
+    // Room came back under a write still under way: a 503 or two more,
+    // then the create goes through. A client pauses between tries, as the
+    // 503 asks; one still refused after `TRIES` is a daemon that did not
+    // recover.
+    const TRIES: u32 = 50;
+    let mut tries = 0;
     let retried = loop {
+        tries += 1;
         let response = post(refused_key.clone()).await.expect("the daemon answers");
         let status = response.status().as_u16();
         let body: Value = response.json().await.expect("JSON");
         match status {
             201 => break body["id"].as_str().expect("id").to_owned(),
-            // Room came back under a write still under way; a client's
-            // retry pause, as the 503 asks for.
-            503 => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            503 if tries < TRIES => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            503 => panic!(
+                "the create was still refused after {TRIES} tries ({} s) with room on the \
+                 disk again: {body}",
+                TRIES / 10
+            ),
             other => panic!("HTTP {other}: {body}"),
         }
     };

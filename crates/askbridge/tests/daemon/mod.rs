@@ -45,6 +45,13 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The line the daemon prints once bound.
 const LISTENING: &str = "listening on http://";
 
+/// What the daemon says when its port is taken (the OS's words, after
+/// `cannot listen on ADDR:`).
+const ADDRESS_IN_USE: &str = "Address already in use";
+
+/// Ports [`Daemon::on_a_fixed_port`] tries.
+const FIXED_PORT_TRIES: u32 = 3;
+
 /// A reqwest client for talking to a daemon: no proxies (a developer's
 /// `HTTP_PROXY` must not catch 127.0.0.1), no overall timeout (long-polls
 /// are the point; tests bound them with `?wait=`).
@@ -333,14 +340,39 @@ impl Daemon {
 
     /// A daemon on a free loopback port that stays its port across
     /// [`Daemon::restart`], so it comes back where clients look.
+    ///
+    /// The port is found by binding and releasing it, so another process
+    /// can take it before the daemon binds it: then another port is tried
+    /// (as the Synapse fixture does), at most [`FIXED_PORT_TRIES`] times.
     pub fn on_a_fixed_port() -> Daemon {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        Daemon::builder()
-            .listen(&format!("127.0.0.1:{port}"))
-            .start()
+        for attempt in 1..=FIXED_PORT_TRIES {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("a free port")
+                .port();
+            let mut builder = Daemon::builder().listen(&format!("127.0.0.1:{port}"));
+            match builder.spawn() {
+                Started::Listening(child, addr, stderr) => {
+                    return Daemon {
+                        child: Some(child),
+                        addr,
+                        stderr,
+                        builder,
+                    };
+                }
+                Started::Exited(exited)
+                    if exited.stderr.contains(ADDRESS_IN_USE) && attempt < FIXED_PORT_TRIES =>
+                {
+                    eprintln!("port {port} was taken before the daemon bound it; trying another");
+                }
+                Started::Exited(exited) => panic!(
+                    "askbridge serve exited with {} before listening on 127.0.0.1:{port} \
+                     (try {attempt} of {FIXED_PORT_TRIES}); stderr:\n{}",
+                    exited.status, exited.stderr
+                ),
+            }
+        }
+        unreachable!("the last try returns or panics")
     }
 
     /// Options for a daemon: listen address, arguments, environment, token,
