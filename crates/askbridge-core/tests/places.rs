@@ -1,7 +1,7 @@
 //! "Is this event for this place": the one rule every chat platform
 //! uses ([`Place::is_at`]), as a table.
 
-use askbridge_core::model::{Place, Responder, Target};
+use askbridge_core::model::{Responder, Target};
 
 /// Whether something `user` did in the conversation `at` (a target's
 /// notation) is at `target`'s place.
