@@ -42,6 +42,7 @@ mod outbox;
 mod record;
 mod remind;
 mod response;
+mod settle;
 mod timer;
 
 use std::collections::HashMap;
@@ -355,6 +356,8 @@ struct Inner {
     resyncs: AtomicU64,
     lease_takeovers: AtomicU64,
     delivery_takeovers: AtomicU64,
+    /// What this instance still has to do at the time now.
+    settle: Arc<settle::Settle>,
 }
 
 /// One pending ask in memory: small, because there may be 100,000.
@@ -476,6 +479,7 @@ impl Bridge {
             resyncs: AtomicU64::new(0),
             lease_takeovers: AtomicU64::new(0),
             delivery_takeovers: AtomicU64::new(0),
+            settle: Arc::default(),
         });
         if !expired.is_empty() {
             let mut to_close = Vec::new();
@@ -505,6 +509,9 @@ impl Bridge {
         }
         inner.reload(&claimed).await?;
         cluster::start(&inner).await?;
+        // The deadline and reminder tasks, at work until they first sleep.
+        inner.settle.start();
+        inner.settle.start();
         inner.runtime.spawn(timer::run(
             Arc::downgrade(&inner),
             Arc::clone(&inner.timer_wake),
@@ -570,6 +577,7 @@ impl Bridge {
         };
         if !expired.is_empty() {
             let task = Arc::clone(inner);
+            inner.settle.start();
             inner.runtime.spawn(async move {
                 for id in expired {
                     match task.load_view(&id).await {
@@ -579,6 +587,7 @@ impl Bridge {
                         }
                     }
                 }
+                task.settle.done();
             });
         }
     }
@@ -813,6 +822,17 @@ impl Bridge {
     /// after a crash, at worst an ask is delivered again.
     pub async fn flush(&self) -> Result<(), BridgeError> {
         Ok(outbox::flush_deliveries(&self.inner).await?)
+    }
+
+    /// Returns once this instance has done everything due at the bridge's
+    /// time now: no channel operation queued or running (but for one
+    /// waiting for a later time: an escalation step not yet due, a retry's
+    /// backoff), and the deadline and reminder tasks asleep until a later
+    /// time. What other instances still do is theirs to tell: to check
+    /// that something happened once across instances, wait for each to
+    /// settle, then count.
+    pub async fn settled(&self) {
+        self.inner.settle.settled(&self.inner.clock).await;
     }
 
     /// The bridge's time now.

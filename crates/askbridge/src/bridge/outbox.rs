@@ -136,6 +136,7 @@ pub(super) fn enqueue(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, op: 
         return;
     };
     let mut outbox = lock(&spot.outbox);
+    inner.settle.start();
     outbox.ops.push_back(op);
     if !outbox.running {
         outbox.running = true;
@@ -184,6 +185,7 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>, place: usize) {
                 reminding.place_done(&inner).await;
             }
         }
+        inner.settle.done();
     }
 }
 
@@ -282,10 +284,13 @@ async fn sleep_until_unless_ended(
     if entry.slot.lock().await.ended {
         return true;
     }
-    tokio::select! {
-        () = &mut ended => true,
-        () = inner.clock.sleep_until(until) => false,
-    }
+    let sleep = async {
+        tokio::select! {
+            () = &mut ended => true,
+            () = inner.clock.sleep_until(until) => false,
+        }
+    };
+    inner.settle.sleeping(Some(until), sleep).await
 }
 
 /// Notes that the ask's delivery is done (every place settled, one took
@@ -345,7 +350,11 @@ async fn call(inner: &Inner, channel: &dyn Channel, view: &AskView, place: usize
         };
         let attempts = inner.retry.attempts.saturating_mul(EDIT_ATTEMPTS_FACTOR);
         match inner.retry.wait(&mut tries, &error, attempts) {
-            Some(wait) => inner.clock.sleep(wait).await,
+            Some(wait) => {
+                let until = inner.clock.after(wait);
+                let sleep = inner.clock.sleep_until(until);
+                inner.settle.sleeping(Some(until), sleep).await;
+            }
             None => {
                 tracing::warn!(ask_id = %view.id, channel = channel.kind().as_str(), place, call = ?call, error = %error, "channel call failed");
                 return;

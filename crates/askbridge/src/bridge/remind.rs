@@ -40,6 +40,9 @@ const STALE_WAIT: Duration = Duration::from_secs(1);
 
 /// Runs until the bridge is dropped.
 pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
+    let Some(settle) = bridge.upgrade().map(|inner| Arc::clone(&inner.settle)) else {
+        return;
+    };
     let mut backoff: Option<Duration> = None;
     loop {
         let next = {
@@ -71,7 +74,9 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
                 }
             }
         };
-        clock.sleep_until_woken(next, &wake).await;
+        settle
+            .sleeping(next, clock.sleep_until_woken(next, &wake))
+            .await;
     }
 }
 

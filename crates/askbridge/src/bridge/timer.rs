@@ -26,6 +26,9 @@ const RETRY_FAILED_EXPIRY: Duration = Duration::from_secs(1);
 
 /// Runs until the bridge is dropped.
 pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
+    let Some(settle) = bridge.upgrade().map(|inner| Arc::clone(&inner.settle)) else {
+        return;
+    };
     loop {
         let next = {
             let Some(inner) = bridge.upgrade() else {
@@ -41,7 +44,9 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
             }
             lock(&inner.deadlines).first().map(|(at, _)| *at)
         };
-        clock.sleep_until_woken(next, &wake).await;
+        settle
+            .sleeping(next, clock.sleep_until_woken(next, &wake))
+            .await;
     }
 }
 
