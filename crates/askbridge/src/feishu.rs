@@ -223,10 +223,9 @@ impl Inbound {
             let handler = Arc::clone(&inbound);
             let handled = inbound
                 .inbox
-                .take(
-                    &event_id,
-                    async move { ticket.run(handler.handle(event)).await },
-                )
+                .take(&event_id, async move {
+                    ticket.run(handler.handle(*event)).await
+                })
                 .await;
             match handled {
                 // A card callback's answer, if the driver gave one (a push
@@ -264,7 +263,7 @@ impl Inbound {
         let (reply, answer) = oneshot::channel();
         let event = parse::inbound(event).map_reply(|()| reply);
         let ticket = self.driver.line_up_with(&event, Some(&event_id));
-        Ok(Arrived::Event(event_id, event, ticket, answer))
+        Ok(Arrived::Event(event_id, Box::new(event), ticket, answer))
     }
 
     /// Hands one event to the driver, its person named.
@@ -303,7 +302,7 @@ enum Arrived {
     /// answer comes.
     Event(
         String,
-        FeishuInbound,
+        Box<FeishuInbound>,
         Ticket<Line>,
         oneshot::Receiver<Value>,
     ),
