@@ -5,10 +5,12 @@
 //! ([`outcome`]), the ask lifecycle as a state machine ([`lifecycle`]) and
 //! the render decision and neutral view ([`render`]), what people do in a
 //! chat as every platform reports it ([`inbound`]), and the one failure
-//! a chat platform's call ends in ([`failure`]). In that order each
-//! module uses only the ones before it: `normalize` compares labels the way
-//! the resolver does, the lifecycle builds outcomes, and rendering shows
-//! asks, follow-ups and outcomes. `tests/layers.rs` keeps it so.
+//! a chat platform's call ends in ([`failure`]), and what a coding
+//! agent's hook event asks and the decision its outcome gives
+//! ([`hooks`]). In that order each module uses only the ones before it:
+//! `normalize` compares labels the way the resolver does, the lifecycle
+//! builds outcomes, and rendering shows asks, follow-ups and outcomes.
+//! `tests/layers.rs` keeps it so.
 //!
 //! This crate must not depend on anything that does I/O: no tokio, no HTTP,
 //! no platform crate (teloxide, serenity, slack-morphism), no database, no
@@ -17,6 +19,7 @@
 //! wire formats live in the `askbridge` crate.
 
 pub mod failure;
+pub mod hooks;
 pub mod inbound;
 pub mod lifecycle;
 pub mod model;

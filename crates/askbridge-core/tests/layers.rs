@@ -13,6 +13,7 @@ const ORDER: &[&str] = &[
     "render",
     "inbound",
     "failure",
+    "hooks",
 ];
 
 mod layering;

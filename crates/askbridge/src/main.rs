@@ -28,6 +28,11 @@ enum Command {
     Mcp(commands::mcp::McpArgs),
     /// Ask from the shell and print the outcome JSON (exit 0 answered, 2 no answer).
     Ask(commands::ask::AskArgs),
+    /// Answer a coding agent's hook (Claude Code, Codex) from a chat: reads the event on stdin, prints the decision (nothing when there is none).
+    Hook(commands::hook::HookArgs),
+    /// Install, uninstall or show askbridge's hook in Claude Code's or Codex's settings.
+    #[command(subcommand)]
+    Hooks(commands::hooks::HooksCommand),
     /// Check an ask in any dialect and print the canonical ask (exit 1 when invalid).
     Normalize {
         /// JSON of any dialect, or assistant text with an agent-choice block
@@ -123,6 +128,10 @@ fn main() -> ExitCode {
         Command::Check(args) => block_on(commands::check::run(args)).map(exit),
         Command::Mcp(args) => block_on(commands::mcp::run(args)).map(|()| ExitCode::SUCCESS),
         Command::Ask(args) => block_on(commands::ask::run(args)).map(ExitCode::from),
+        Command::Hook(args) => block_on(commands::hook::run(args)).map(|()| ExitCode::SUCCESS),
+        Command::Hooks(command) => {
+            commands::hooks::run(command, &mut std::io::stdout().lock()).map(|()| ExitCode::SUCCESS)
+        }
         Command::Normalize { file } => normalize(&file),
         Command::Resolve(args) => resolve(args, &mut std::io::stdout().lock()),
         Command::Render {

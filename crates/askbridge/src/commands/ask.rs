@@ -98,16 +98,8 @@ async fn ask(args: &AskArgs) -> Result<u8, String> {
     let body = serde_json::to_value(CanonicalAsk::from(&ask))
         .map_err(|error| format!("cannot write the ask as JSON: {error}"))?;
 
-    let server = args
-        .server
-        .clone()
-        .or_else(|| {
-            std::env::var(crate::commands::mcp::SERVER_ENV)
-                .ok()
-                .filter(|url| !url.trim().is_empty())
-        })
-        .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
-    let client = super::daemon_client(&server).map_err(|error| explain(&error))?;
+    let client = super::daemon_client(&server_url(args.server.as_deref()))
+        .map_err(|error| explain(&error))?;
     let created = client
         .create(&body, None)
         .await
@@ -143,8 +135,21 @@ async fn ask(args: &AskArgs) -> Result<u8, String> {
     Ok(exit_code(&outcome))
 }
 
+/// The daemon named by `--server`, else by `ASKBRIDGE_SERVER`, else the
+/// default address.
+pub(crate) fn server_url(given: Option<&str>) -> String {
+    given
+        .map(str::to_owned)
+        .or_else(|| {
+            std::env::var(crate::commands::mcp::SERVER_ENV)
+                .ok()
+                .filter(|url| !url.trim().is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_SERVER.to_owned())
+}
+
 /// Long-polls the ask until it ends or `deadline` passes.
-async fn wait_for_end(
+pub(crate) async fn wait_for_end(
     client: &DaemonClient,
     id: &str,
     mut latest: Value,
@@ -197,7 +202,7 @@ fn print(value: &Value) -> Result<(), String> {
 }
 
 /// A daemon error as a sentence a person can act on.
-fn explain(error: &DaemonError) -> String {
+pub(crate) fn explain(error: &DaemonError) -> String {
     match error {
         DaemonError::Unreachable { url, source } => format!(
             "cannot reach the askbridge daemon at {url} ({}). Start it with `askbridge serve`, \

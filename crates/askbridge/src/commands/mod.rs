@@ -1,5 +1,6 @@
 //! The commands: the daemon (`serve`), whether its setup works (`check`),
-//! MCP on stdio (`mcp`), asking from the shell (`ask`), and the core as
+//! MCP on stdio (`mcp`), asking from the shell (`ask`), a coding agent's
+//! hook answered from a chat (`hook`), and the core as
 //! tools (`normalize`, `resolve`, `render`).
 //!
 //! Each command reads its input as a string and writes to a writer, so the
@@ -7,6 +8,8 @@
 
 pub mod ask;
 pub mod check;
+pub mod hook;
+pub mod hooks;
 pub mod mcp;
 pub mod normalize;
 pub mod render;

@@ -267,7 +267,7 @@ fn announce(addr: SocketAddr) -> anyhow::Result<()> {
 }
 
 /// Resolves on Ctrl-C or SIGTERM, naming which.
-async fn shutdown_signal() -> &'static str {
+pub(crate) async fn shutdown_signal() -> &'static str {
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

@@ -185,12 +185,26 @@ impl DaemonClient {
     /// or `{"ask", "to"}`) and returns the daemon's answer: the pending ask,
     /// or the outcome when it ended within `wait`.
     pub async fn create(&self, body: &Value, wait: Option<Duration>) -> Result<Value, DaemonError> {
+        self.create_keyed(body, wait, None).await
+    }
+
+    /// [`DaemonClient::create`] with an `Idempotency-Key`: the same key
+    /// gives back the ask it created the first time.
+    pub async fn create_keyed(
+        &self,
+        body: &Value,
+        wait: Option<Duration>,
+        key: Option<&str>,
+    ) -> Result<Value, DaemonError> {
         let (query, wait) = wait_query(wait);
-        let request = self
+        let mut request = self
             .http
             .post(format!("{}/v1/asks{query}", self.base))
             .json(body)
             .timeout(wait + REQUEST_SLACK);
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
         let answer = self.send(request).await?;
         if let (Some(id), Some(key), Some("pending")) = (
             answer.get("id").and_then(Value::as_str),

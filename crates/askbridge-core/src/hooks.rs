@@ -1,0 +1,711 @@
+//! Coding agents' hooks: the ask a host's hook event becomes, and the
+//! decision the ask's outcome gives back.
+//!
+//! Claude Code and Codex run a hook program when a tool call needs a
+//! person's word (`PermissionRequest`) or before any tool call
+//! (`PreToolUse`), with the event as JSON on standard input; what the
+//! program prints decides. [`HookEvent::parse`] reads the event,
+//! [`HookEvent::ask`] writes the ask (the native JSON dialect) and
+//! [`HookEvent::decision`] reads the ask's outcome (as `GET /v1/asks/{id}`
+//! returns it) into the host's decision JSON. Silence is never consent:
+//! every outcome that is not the person's explicit choice — a timeout, a
+//! cancellation, a Skip on a tool call — gives `None`, and the host asks in
+//! its terminal.
+//!
+//! A tool call is shown whole, up to the question's 2,000 characters
+//! (beyond that, a visible line says how much is not shown), with values
+//! that look like credentials masked: the chat is not the terminal.
+
+use serde_json::{Map, Value, json};
+
+use crate::model::limits::MAX_QUESTION_CHARS;
+use crate::model::{Place, Target};
+
+/// A coding agent whose hooks askbridge answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    ClaudeCode,
+    Codex,
+}
+
+impl Host {
+    /// Every host, in the order the docs list them.
+    pub const ALL: [Host; 2] = [Host::ClaudeCode, Host::Codex];
+
+    /// The host named on the command line (`claude-code`, `codex`).
+    pub fn parse(id: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|host| host.id() == id)
+    }
+
+    /// Its command-line name.
+    pub fn id(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::Codex => "codex",
+        }
+    }
+
+    /// Its name for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::Codex => "Codex",
+        }
+    }
+
+    /// Whether a decision may change the call (`updatedInput`,
+    /// `updatedPermissions`): reserved in Codex's schema.
+    fn edits_calls(self) -> bool {
+        matches!(self, Host::ClaudeCode)
+    }
+}
+
+/// Which hook fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookKind {
+    /// The host would prompt for this call.
+    PermissionRequest,
+    /// Any tool call, before it runs.
+    PreToolUse,
+}
+
+impl HookKind {
+    fn name(self) -> &'static str {
+        match self {
+            HookKind::PermissionRequest => "PermissionRequest",
+            HookKind::PreToolUse => "PreToolUse",
+        }
+    }
+}
+
+/// What a hook event asks the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// Whether a tool call may run.
+    Tool,
+    /// The agent's own questions (Claude Code's `AskUserQuestion`).
+    Questions,
+    /// Whether a plan is approved (Claude Code's `ExitPlanMode`).
+    Plan,
+}
+
+/// A hook event that could not be read; the hook decides nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    #[error("the hook event is not JSON: {0}")]
+    NotJson(String),
+    #[error("the hook event is not a JSON object")]
+    NotObject,
+    #[error("the hook event has no `{0}`")]
+    Missing(&'static str),
+    #[error("the hook event's `{field}` is not {expected}")]
+    WrongType {
+        field: &'static str,
+        expected: &'static str,
+    },
+    #[error("`{0}` is not a hook event askbridge answers (PermissionRequest and PreToolUse are)")]
+    Unsupported(String),
+}
+
+/// One hook event: a tool call waiting for a decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookEvent {
+    pub host: Host,
+    pub kind: HookKind,
+    /// The agent session.
+    pub session_id: String,
+    /// The project directory.
+    pub cwd: String,
+    pub tool_name: String,
+    pub tool_input: Map<String, Value>,
+    /// Set for a subagent's call.
+    pub agent_id: Option<String>,
+    /// What tells two identical calls apart: the call's id, else the
+    /// prompt's (Claude Code) or the turn's (Codex).
+    call: Option<String>,
+    /// The `permission_suggestions` that last for the session: what
+    /// "Allow for this session" grants.
+    session_permissions: Vec<Value>,
+}
+
+/// The option labels, matched exactly in the outcome.
+const ALLOW: &str = "Allow";
+const ALLOW_SESSION: &str = "Allow for this session";
+const DENY: &str = "Deny";
+const APPROVE: &str = "Approve";
+const KEEP_PLANNING: &str = "Keep planning";
+
+/// The id of the one question of a tool call or a plan.
+const DECISION_ID: &str = "decision";
+
+/// askbridge's own MCP server name, as `hooks install` registers it.
+const OWN_SERVER: &str = "askbridge";
+/// askbridge's own tools: the question is already the ask.
+const OWN_TOOLS: [&str; 2] = ["ask_user", "get_answer"];
+
+impl HookEvent {
+    /// Reads a hook event as `host` sends it on standard input.
+    pub fn parse(host: Host, input: &str) -> Result<HookEvent, HookError> {
+        let value: Value =
+            serde_json::from_str(input).map_err(|error| HookError::NotJson(error.to_string()))?;
+        let Value::Object(map) = value else {
+            return Err(HookError::NotObject);
+        };
+        let kind = match string(&map, "hook_event_name")?.as_str() {
+            "PermissionRequest" => HookKind::PermissionRequest,
+            "PreToolUse" => HookKind::PreToolUse,
+            other => return Err(HookError::Unsupported(other.to_owned())),
+        };
+        let tool_input = match map.get("tool_input") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(input)) => input.clone(),
+            Some(_) => {
+                return Err(HookError::WrongType {
+                    field: "tool_input",
+                    expected: "an object",
+                });
+            }
+        };
+        let session_permissions = match map.get("permission_suggestions") {
+            Some(Value::Array(suggestions)) => suggestions
+                .iter()
+                .filter(|suggestion| suggestion["destination"] == "session")
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let call = ["tool_use_id", "prompt_id", "turn_id"]
+            .into_iter()
+            .find_map(|key| optional_string(&map, key));
+        Ok(HookEvent {
+            host,
+            kind,
+            session_id: string(&map, "session_id")?,
+            cwd: optional_string(&map, "cwd").unwrap_or_default(),
+            tool_name: string(&map, "tool_name")?,
+            tool_input,
+            agent_id: optional_string(&map, "agent_id"),
+            call,
+            session_permissions,
+        })
+    }
+
+    /// What the event asks the person.
+    pub fn request(&self) -> Request {
+        match self.tool_name.as_str() {
+            "AskUserQuestion"
+                if self
+                    .tool_input
+                    .get("questions")
+                    .is_some_and(Value::is_array) =>
+            {
+                Request::Questions
+            }
+            "ExitPlanMode" => Request::Plan,
+            _ => Request::Tool,
+        }
+    }
+
+    /// Whether the call is askbridge's own tool, allowed without asking:
+    /// asking whether to ask would be a question about a question.
+    pub fn is_own_tool(&self) -> bool {
+        self.tool_name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split_once("__"))
+            .is_some_and(|(server, tool)| server == OWN_SERVER && OWN_TOOLS.contains(&tool))
+    }
+
+    /// The last part of the project directory ("api-server").
+    pub fn project(&self) -> &str {
+        self.cwd
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next()
+            .filter(|name| !name.is_empty())
+            .unwrap_or("?")
+    }
+
+    /// The same for the same event, and different for another call: the
+    /// host, the session, the call's (or prompt's, or turn's) id and the
+    /// call itself. The caller hashes it into an idempotency key.
+    pub fn identity(&self) -> String {
+        json!([
+            self.host.id(),
+            self.kind.name(),
+            self.session_id,
+            self.call,
+            self.tool_name,
+            self.tool_input,
+        ])
+        .to_string()
+    }
+
+    /// The ask, in the native JSON dialect, posted to `to` (the daemon's
+    /// default when `None`) and open for `timeout_seconds`.
+    pub fn ask(&self, to: Option<&str>, timeout_seconds: u32) -> Value {
+        let subagent = if self.agent_id.is_some() {
+            " (subagent)"
+        } else {
+            ""
+        };
+        let title = format!("{}{subagent} · {}", self.host.name(), self.project());
+        let questions = match self.request() {
+            Request::Tool => vec![self.tool_question()],
+            Request::Questions => self.agent_questions(),
+            Request::Plan => vec![self.plan_question()],
+        };
+        let mut ask = json!({
+            "title": title,
+            "questions": questions,
+            "timeoutSeconds": timeout_seconds,
+        });
+        if let Some(to) = to {
+            ask["to"] = json!(to);
+        }
+        ask
+    }
+
+    fn tool_question(&self) -> Value {
+        let first = format!("Allow {} in {}?", self.tool_label(), self.project());
+        let shown = mask_credentials(&self.shown_call());
+        let mut options = vec![json!({"label": ALLOW})];
+        if self.host.edits_calls() && !self.session_permissions.is_empty() {
+            options.push(json!({"label": ALLOW_SESSION}));
+        }
+        options.push(json!({"label": DENY}));
+        json!({
+            "id": DECISION_ID,
+            "header": header(&self.tool_name),
+            "type": "single",
+            "question": fit(&first, &shown),
+            "options": options,
+        })
+    }
+
+    /// The tool as people know it: `Bash`, or `server: tool` for MCP.
+    fn tool_label(&self) -> String {
+        match mcp_tool(&self.tool_name) {
+            Some((server, tool)) => format!("{tool} (MCP server {server})"),
+            None => self.tool_name.clone(),
+        }
+    }
+
+    /// The call itself, whole: the command, the file and the edit, the
+    /// address; any other tool's input as JSON.
+    fn shown_call(&self) -> String {
+        let input = &self.tool_input;
+        let text = |key: &str| input.get(key).and_then(Value::as_str);
+        let mut lines = Vec::new();
+        match self.tool_name.as_str() {
+            "Bash" | "Shell" | "exec_command" | "shell" => {
+                let command = match input.get("command").or_else(|| input.get("cmd")) {
+                    Some(Value::String(command)) => command.clone(),
+                    Some(Value::Array(words)) => words
+                        .iter()
+                        .map(|word| {
+                            word.as_str()
+                                .map_or_else(|| word.to_string(), str::to_owned)
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                lines.push(format!("$ {command}"));
+                if let Some(why) = text("description").or_else(|| text("justification")) {
+                    lines.push(String::new());
+                    lines.push(why.to_owned());
+                }
+            }
+            "Edit" => {
+                lines.extend(text("file_path").map(str::to_owned));
+                diff(&mut lines, text("old_string"), text("new_string"));
+                if input.get("replace_all") == Some(&Value::Bool(true)) {
+                    lines.push("(every occurrence)".to_owned());
+                }
+            }
+            "MultiEdit" => {
+                lines.extend(text("file_path").map(str::to_owned));
+                for edit in input
+                    .get("edits")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    diff(
+                        &mut lines,
+                        edit["old_string"].as_str(),
+                        edit["new_string"].as_str(),
+                    );
+                }
+            }
+            "Write" => {
+                lines.extend(text("file_path").map(str::to_owned));
+                lines.extend(text("content").map(str::to_owned));
+            }
+            "WebFetch" => {
+                lines.extend(text("url").map(str::to_owned));
+                lines.extend(text("prompt").map(str::to_owned));
+            }
+            "WebSearch" => lines.extend(text("query").map(str::to_owned)),
+            _ => lines.push(
+                serde_json::to_string_pretty(&Value::Object(input.clone())).unwrap_or_default(),
+            ),
+        }
+        lines.join("\n")
+    }
+
+    fn agent_questions(&self) -> Vec<Value> {
+        let asked = self.tool_input["questions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        asked
+            .iter()
+            .enumerate()
+            .map(|(n, asked)| {
+                let options: Vec<Value> = asked["options"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|option| {
+                        let mut shown = json!({"label": option["label"]});
+                        if let Some(description) = option["description"].as_str() {
+                            shown["description"] = json!(description);
+                        }
+                        shown
+                    })
+                    .collect();
+                let multi = asked["multiSelect"].as_bool().unwrap_or(false);
+                let mut question = json!({
+                    "id": question_id(n),
+                    "type": if multi { "multi" } else { "single" },
+                    "question": asked["question"],
+                    "options": options,
+                });
+                if let Some(header) = asked["header"].as_str() {
+                    question["header"] = json!(header);
+                }
+                question
+            })
+            .collect()
+    }
+
+    fn plan_question(&self) -> Value {
+        let plan = self
+            .tool_input
+            .get("plan")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        json!({
+            "id": DECISION_ID,
+            "header": "Plan",
+            "type": "single",
+            "question": fit(
+                &format!("Approve this plan for {}?", self.project()),
+                &mask_credentials(plan),
+            ),
+            "options": [{"label": APPROVE}, {"label": KEEP_PLANNING}],
+        })
+    }
+
+    /// The host's decision from the ask's outcome (the JSON
+    /// `GET /v1/asks/{id}` returns once it ended); `None` when the person
+    /// made no choice, so the host asks in its terminal.
+    pub fn decision(&self, outcome: &Value) -> Option<Value> {
+        let verdict = match outcome["status"].as_str()? {
+            "answered" => self.verdict(outcome)?,
+            "no_answer"
+                if outcome["reason"] == "skipped" && self.request() == Request::Questions =>
+            {
+                Verdict::Deny(format!(
+                    "{} chose not to answer these questions; go on without their answers.",
+                    who(outcome)
+                ))
+            }
+            _ => return None,
+        };
+        Some(self.render(verdict, outcome))
+    }
+
+    fn verdict(&self, outcome: &Value) -> Option<Verdict> {
+        if self.request() == Request::Questions {
+            if !self.host.edits_calls() {
+                return None;
+            }
+            let mut answers = Map::new();
+            let asked = self.tool_input["questions"].as_array()?;
+            for (n, asked) in asked.iter().enumerate() {
+                let given = outcome["answers"][question_id(n)].as_array();
+                let Some(given) = given.filter(|given| !given.is_empty()) else {
+                    continue;
+                };
+                let words: Vec<&str> = given.iter().filter_map(Value::as_str).collect();
+                answers.insert(
+                    asked["question"].as_str()?.to_owned(),
+                    json!(words.join(", ")),
+                );
+            }
+            let mut input = self.tool_input.clone();
+            input.insert("answers".to_owned(), Value::Object(answers));
+            return Some(Verdict::Allow {
+                input: Some(input),
+                permissions: None,
+            });
+        }
+        let detail = outcome["details"]
+            .as_array()?
+            .iter()
+            .find(|detail| detail["id"] == DECISION_ID)?;
+        if let Some(words) = detail["other"]
+            .as_str()
+            .filter(|words| !words.trim().is_empty())
+        {
+            return Some(Verdict::Deny(words.trim().to_owned()));
+        }
+        let allow = |permissions| Verdict::Allow {
+            input: None,
+            permissions,
+        };
+        Some(match detail["selected"].get(0)?.as_str()? {
+            ALLOW | APPROVE => allow(None),
+            ALLOW_SESSION => allow(Some(self.session_permissions.clone())),
+            DENY => Verdict::Deny(format!("{} denied this.", who(outcome))),
+            KEEP_PLANNING => Verdict::Deny(format!(
+                "{} did not approve the plan yet: keep planning.",
+                who(outcome)
+            )),
+            _ => return None,
+        })
+    }
+
+    fn render(&self, verdict: Verdict, outcome: &Value) -> Value {
+        let edits = self.host.edits_calls();
+        let output = match (self.kind, verdict) {
+            (HookKind::PermissionRequest, Verdict::Allow { input, permissions }) => {
+                let mut decision = json!({"behavior": "allow"});
+                if edits {
+                    if let Some(input) = input {
+                        decision["updatedInput"] = Value::Object(input);
+                    }
+                    if let Some(permissions) = permissions {
+                        decision["updatedPermissions"] = Value::Array(permissions);
+                    }
+                }
+                json!({"hookEventName": "PermissionRequest", "decision": decision})
+            }
+            (HookKind::PermissionRequest, Verdict::Deny(message)) => json!({
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": message},
+            }),
+            (HookKind::PreToolUse, Verdict::Allow { input, .. }) => {
+                let mut output = json!({
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "permissionDecisionReason": format!("{} allowed this.", who(outcome)),
+                });
+                if edits && let Some(input) = input {
+                    output["updatedInput"] = Value::Object(input);
+                }
+                output
+            }
+            (HookKind::PreToolUse, Verdict::Deny(message)) => json!({
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": message,
+            }),
+        };
+        json!({"hookSpecificOutput": output})
+    }
+
+    /// The decision for askbridge's own tools ([`HookEvent::is_own_tool`]).
+    pub fn allow_own_tool(&self) -> Value {
+        let verdict = Verdict::Allow {
+            input: None,
+            permissions: None,
+        };
+        self.render(verdict, &json!({"answeredBy": {"name": "askbridge"}}))
+    }
+}
+
+/// What the person decided.
+#[derive(Debug)]
+enum Verdict {
+    /// Run it (with these arguments, and these permissions for the
+    /// session, where given).
+    Allow {
+        input: Option<Map<String, Value>>,
+        permissions: Option<Vec<Value>>,
+    },
+    /// Do not run it; tell the agent this.
+    Deny(String),
+}
+
+/// The id of the agent's `n`th question (from 0) in the ask.
+fn question_id(n: usize) -> String {
+    format!("q{}", n + 1)
+}
+
+/// Who ended the ask, for the agent: "Alice (telegram)", or "The person".
+fn who(outcome: &Value) -> String {
+    let by = &outcome["answeredBy"];
+    match (by["name"].as_str(), by["channel"].as_str()) {
+        (Some(name), Some(channel)) => format!("{name} (in {channel})"),
+        (Some(name), None) => name.to_owned(),
+        (None, Some(channel)) => format!("The person in {channel}"),
+        (None, None) => "The person".to_owned(),
+    }
+}
+
+/// `(server, tool)` of an MCP tool name (`mcp__server__tool`).
+fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__")?.split_once("__")
+}
+
+/// A short chip for the tool: the MCP tool's own name, else the tool's.
+fn header(tool: &str) -> String {
+    mcp_tool(tool).map_or(tool, |(_, tool)| tool).to_owned()
+}
+
+/// An edit as `- old` / `+ new` lines.
+fn diff(lines: &mut Vec<String>, old: Option<&str>, new: Option<&str>) {
+    lines.extend(
+        old.into_iter()
+            .flat_map(str::lines)
+            .map(|line| format!("- {line}")),
+    );
+    lines.extend(
+        new.into_iter()
+            .flat_map(str::lines)
+            .map(|line| format!("+ {line}")),
+    );
+}
+
+/// `first`, a blank line and `body`, within a question's length; a body
+/// that does not fit is cut at a line where it can be, with a line saying
+/// how much is not shown.
+fn fit(first: &str, body: &str) -> String {
+    let whole = format!("{first}\n\n{body}");
+    let length = whole.chars().count();
+    if length <= MAX_QUESTION_CHARS {
+        return whole;
+    }
+    // Room for the marker's line, whatever the count says.
+    let budget = MAX_QUESTION_CHARS - first.chars().count() - 2 - 80;
+    let cut: String = body.chars().take(budget).collect();
+    let kept = match cut.rfind('\n') {
+        Some(at) if at > cut.len() / 2 => &cut[..at],
+        _ => cut.as_str(),
+    };
+    let hidden = body.chars().count() - kept.chars().count();
+    format!("{first}\n\n{kept}\n… {hidden} more characters not shown: see the terminal …")
+}
+
+/// Whether only one person can answer at `target`: it names the user, or
+/// it is a direct chat, or askbridge's own page. An approval decides what
+/// runs on someone's machine: a group target that names nobody lets
+/// anyone the channel admits approve.
+pub fn names_a_person(target: &Target) -> bool {
+    target.user.is_some() || target.place.is_direct() || matches!(target.place, Place::Web { .. })
+}
+
+/// Prefixes of tokens masked in what a chat shows.
+const SECRET_PREFIXES: [&str; 10] = [
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxs-",
+    "AKIA",
+];
+
+/// Shortest token after a prefix that is taken for a credential.
+const SECRET_MIN_CHARS: usize = 8;
+
+/// `text` with values that look like credentials masked (the prefix kept,
+/// so the person still sees what kind it was): API keys and tokens by
+/// their prefixes, `Bearer` tokens and PEM private keys.
+pub fn mask_credentials(text: &str) -> String {
+    let text = mask_private_keys(text);
+    let mut out = String::with_capacity(text.len());
+    let mut after_bearer = false;
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let start = rest.find(is_token_char).unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(|c: char| !is_token_char(c)).unwrap_or(rest.len());
+        let token = &rest[..end];
+        rest = &rest[end..];
+        if token.is_empty() {
+            continue;
+        }
+        if after_bearer && token.chars().count() >= SECRET_MIN_CHARS {
+            out.push_str("••••••");
+        } else if let Some(prefix) = SECRET_PREFIXES.iter().find(|prefix| {
+            token.starts_with(**prefix) && token.len() >= prefix.len() + SECRET_MIN_CHARS
+        }) {
+            out.push_str(prefix);
+            out.push_str("••••••");
+        } else {
+            out.push_str(token);
+        }
+        after_bearer = token.eq_ignore_ascii_case("bearer");
+    }
+    out
+}
+
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/')
+}
+
+/// PEM private key blocks replaced by their first line and a note.
+fn mask_private_keys(text: &str) -> String {
+    const BEGIN: &str = "-----BEGIN ";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(BEGIN) {
+        let block = &rest[at..];
+        let line_end = block.find('\n').unwrap_or(block.len());
+        let first = &block[..line_end];
+        if !first.contains("PRIVATE KEY-----") {
+            out.push_str(&rest[..at + BEGIN.len()]);
+            rest = &rest[at + BEGIN.len()..];
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push_str(first);
+        out.push_str("\n(private key not shown)");
+        rest = match block.find("-----END ") {
+            Some(end) => {
+                let after = &block[end..];
+                let end_line = after.find('\n').unwrap_or(after.len());
+                out.push('\n');
+                out.push_str(&after[..end_line]);
+                &after[end_line..]
+            }
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+fn string(map: &Map<String, Value>, key: &'static str) -> Result<String, HookError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Err(HookError::Missing(key)),
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(_) => Err(HookError::WrongType {
+            field: key,
+            expected: "a string",
+        }),
+    }
+}
+
+fn optional_string(map: &Map<String, Value>, key: &str) -> Option<String> {
+    map.get(key).and_then(Value::as_str).map(str::to_owned)
+}

@@ -1,0 +1,414 @@
+//! Coding agents' hook events → asks, and outcomes → decisions, as
+//! tables: payloads as Claude Code 2.1.332 and Codex 0.171.0 send them.
+
+use askbridge_core::hooks::{
+    HookError, HookEvent, Host, Request, mask_credentials, names_a_person,
+};
+use askbridge_core::model::Target;
+use serde_json::{Value, json};
+
+/// Claude Code's `PermissionRequest` for a Bash call writing outside cwd.
+fn claude_bash() -> Value {
+    json!({
+        "session_id": "79187ccd-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/alice/api-server",
+        "prompt_id": "0807b085-1", "permission_mode": "default", "effort": {"level": "medium"},
+        "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": {"command": "echo hi > /tmp/out.txt", "description": "write hi"},
+        "permission_suggestions": [
+            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"},
+            {"type": "addRules", "rules": [{"toolName": "Bash"}], "destination": "localSettings"}
+        ]
+    })
+}
+
+/// Claude Code's `PreToolUse` for `AskUserQuestion` with two questions.
+fn claude_questions() -> Value {
+    json!({
+        "session_id": "s2", "cwd": "/tmp/proj", "hook_event_name": "PreToolUse",
+        "tool_name": "AskUserQuestion", "tool_use_id": "toolu_1",
+        "tool_input": {"questions": [
+            {"question": "Which color should we use?", "header": "Color", "multiSelect": false,
+             "options": [{"label": "Red", "description": "warm"}, {"label": "Blue"}]},
+            {"question": "What should we add?", "header": "Extras", "multiSelect": true,
+             "options": [{"label": "Tests"}, {"label": "Docs"}, {"label": "Bench"}]}
+        ]}
+    })
+}
+
+/// Codex's `PermissionRequest` for an escalated shell command.
+fn codex_shell() -> Value {
+    json!({
+        "session_id": "c1", "turn_id": "t1", "transcript_path": null, "cwd": "/srv/app",
+        "hook_event_name": "PermissionRequest", "model": "gpt-fake", "permission_mode": "default",
+        "tool_name": "Bash", "tool_input": {"command": "touch /srv/flag", "description": "make the flag"}
+    })
+}
+
+fn parse(host: Host, event: &Value) -> HookEvent {
+    HookEvent::parse(host, &event.to_string()).expect("a hook event")
+}
+
+/// An outcome answered by Alice in Telegram with `selected` / `other` on
+/// the `decision` question.
+fn decided(selected: &[&str], other: Option<&str>) -> Value {
+    json!({
+        "status": "answered", "reason": null,
+        "answers": {"decision": selected},
+        "details": [{"id": "decision", "selected": selected, "values": selected, "other": other, "via": "button"}],
+        "answeredBy": {"channel": "telegram", "userId": "42", "name": "Alice", "place": "telegram:42"}
+    })
+}
+
+fn no_answer(reason: &str) -> Value {
+    json!({"status": "no_answer", "reason": reason, "answers": {}, "details": [], "answeredBy": null})
+}
+
+#[test]
+fn a_bash_permission_request_is_asked_whole_with_allow_for_the_session() {
+    let event = parse(Host::ClaudeCode, &claude_bash());
+    assert_eq!(event.request(), Request::Tool);
+    assert_eq!(event.project(), "api-server");
+    let ask = event.ask(Some("telegram:42"), 1_800);
+    assert_eq!(ask["to"], "telegram:42");
+    assert_eq!(ask["timeoutSeconds"], 1_800);
+    assert_eq!(ask["title"], "Claude Code · api-server");
+    let question = &ask["questions"][0];
+    assert_eq!(
+        question["question"],
+        "Allow Bash in api-server?\n\n$ echo hi > /tmp/out.txt\n\nwrite hi"
+    );
+    assert_eq!(
+        question["options"],
+        json!([{"label": "Allow"}, {"label": "Allow for this session"}, {"label": "Deny"}])
+    );
+    // The ask reads as a valid ask.
+    askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
+}
+
+#[test]
+fn decisions_for_a_permission_request() {
+    let event = parse(Host::ClaudeCode, &claude_bash());
+    let rows: [(Value, Option<Value>); 7] = [
+        (
+            decided(&["Allow"], None),
+            Some(json!({"behavior": "allow"})),
+        ),
+        (
+            decided(&["Allow for this session"], None),
+            Some(json!({"behavior": "allow", "updatedPermissions": [
+                {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"}
+            ]})),
+        ),
+        (
+            decided(&["Deny"], None),
+            Some(json!({"behavior": "deny", "message": "Alice (in telegram) denied this."})),
+        ),
+        (
+            decided(&[], Some("not on Fridays")),
+            Some(json!({"behavior": "deny", "message": "not on Fridays"})),
+        ),
+        // No choice: the terminal decides.
+        (no_answer("skipped"), None),
+        (no_answer("timeout"), None),
+        (no_answer("cancelled"), None),
+    ];
+    for (outcome, decision) in rows {
+        let expected = decision.map(|decision| {
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}})
+        });
+        assert_eq!(event.decision(&outcome), expected, "{outcome}");
+    }
+    // Nothing that is not an ended ask allows anything.
+    for outcome in [
+        json!({"status": "pending"}),
+        json!({}),
+        json!(null),
+        decided(&["Maybe"], None),
+    ] {
+        assert_eq!(event.decision(&outcome), None, "{outcome}");
+    }
+}
+
+#[test]
+fn a_pre_tool_use_decision_says_who_decided() {
+    let mut bash = claude_bash();
+    bash["hook_event_name"] = json!("PreToolUse");
+    bash["tool_use_id"] = json!("toolu_9");
+    let event = parse(Host::ClaudeCode, &bash);
+    assert_eq!(
+        event.decision(&decided(&["Allow"], None)),
+        Some(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "allow",
+            "permissionDecisionReason": "Alice (in telegram) allowed this."
+        }}))
+    );
+    assert_eq!(
+        event.decision(&decided(&[], Some("use the staging box"))),
+        Some(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": "use the staging box"
+        }}))
+    );
+}
+
+#[test]
+fn ask_user_question_is_the_agents_own_questions_answered_by_their_text() {
+    let event = parse(Host::ClaudeCode, &claude_questions());
+    assert_eq!(event.request(), Request::Questions);
+    let ask = event.ask(None, 600);
+    assert!(ask.get("to").is_none());
+    assert_eq!(
+        ask["questions"],
+        json!([
+            {"id": "q1", "type": "single", "question": "Which color should we use?", "header": "Color",
+             "options": [{"label": "Red", "description": "warm"}, {"label": "Blue"}]},
+            {"id": "q2", "type": "multi", "question": "What should we add?", "header": "Extras",
+             "options": [{"label": "Tests"}, {"label": "Docs"}, {"label": "Bench"}]}
+        ])
+    );
+    askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
+
+    let answered = json!({
+        "status": "answered",
+        "answers": {"q1": ["Make it teal"], "q2": ["Tests", "Docs"]},
+        "answeredBy": {"channel": "slack", "name": "Bob"}
+    });
+    let mut input = claude_questions()["tool_input"].clone();
+    input["answers"] = json!({
+        "Which color should we use?": "Make it teal",
+        "What should we add?": "Tests, Docs"
+    });
+    assert_eq!(
+        event.decision(&answered),
+        Some(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "allow",
+            "permissionDecisionReason": "Bob (in slack) allowed this.",
+            "updatedInput": input
+        }}))
+    );
+    // Skip: the agent goes on, told the person chose not to answer.
+    let mut skipped = no_answer("skipped");
+    skipped["answeredBy"] = json!({"channel": "slack", "name": "Bob"});
+    assert_eq!(
+        event.decision(&skipped),
+        Some(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": "Bob (in slack) chose not to answer these questions; go on without their answers."
+        }}))
+    );
+    assert_eq!(event.decision(&no_answer("timeout")), None);
+}
+
+#[test]
+fn a_plan_is_approved_or_sent_back_with_feedback() {
+    let event = parse(
+        Host::ClaudeCode,
+        &json!({
+            "session_id": "s3", "cwd": "/w/site", "hook_event_name": "PermissionRequest",
+            "tool_name": "ExitPlanMode", "tool_input": {"plan": "# Plan\n1. Add the page\n2. Test it"}
+        }),
+    );
+    assert_eq!(event.request(), Request::Plan);
+    let ask = event.ask(None, 600);
+    assert_eq!(
+        ask["questions"][0]["question"],
+        "Approve this plan for site?\n\n# Plan\n1. Add the page\n2. Test it"
+    );
+    assert_eq!(
+        ask["questions"][0]["options"],
+        json!([{"label": "Approve"}, {"label": "Keep planning"}])
+    );
+    let decision = |outcome: Value| {
+        event
+            .decision(&outcome)
+            .map(|d| d["hookSpecificOutput"]["decision"].clone())
+    };
+    assert_eq!(
+        decision(decided(&["Approve"], None)),
+        Some(json!({"behavior": "allow"}))
+    );
+    assert_eq!(
+        decision(decided(&[], Some("split step 1"))),
+        Some(json!({"behavior": "deny", "message": "split step 1"}))
+    );
+    assert_eq!(
+        decision(decided(&["Keep planning"], None)),
+        Some(
+            json!({"behavior": "deny", "message": "Alice (in telegram) did not approve the plan yet: keep planning."})
+        )
+    );
+}
+
+#[test]
+fn codex_gets_allow_deny_and_message_only() {
+    let event = parse(Host::Codex, &codex_shell());
+    let ask = event.ask(None, 120);
+    assert_eq!(ask["title"], "Codex · app");
+    // No session grant: Codex reserves `updatedPermissions`.
+    assert_eq!(
+        ask["questions"][0]["options"],
+        json!([{"label": "Allow"}, {"label": "Deny"}])
+    );
+    assert_eq!(
+        event.decision(&decided(&["Allow"], None)),
+        Some(
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+        )
+    );
+}
+
+#[test]
+fn calls_are_shown_as_people_read_them() {
+    let rows = [
+        (
+            json!({"tool_name": "Edit", "tool_input": {"file_path": "/p/a.rs", "old_string": "let a = 1;\nlet b = 2;", "new_string": "let a = 3;"}}),
+            "Allow Edit in p?\n\n/p/a.rs\n- let a = 1;\n- let b = 2;\n+ let a = 3;",
+        ),
+        (
+            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/n.txt", "content": "hello"}}),
+            "Allow Write in p?\n\n/p/n.txt\nhello",
+        ),
+        (
+            json!({"tool_name": "mcp__github__create_issue", "tool_input": {"title": "Bug"}}),
+            "Allow create_issue (MCP server github) in p?\n\n{\n  \"title\": \"Bug\"\n}",
+        ),
+        (
+            json!({"tool_name": "exec_command", "tool_input": {"cmd": ["git", "push"], "justification": "publish"}}),
+            "Allow exec_command in p?\n\n$ git push\n\npublish",
+        ),
+        (
+            json!({"tool_name": "Bash", "tool_input": {"command": "curl -H 'Authorization: Bearer abcdefghijkl' -d key=sk-proj-1234567890abcdef x"}}),
+            "Allow Bash in p?\n\n$ curl -H 'Authorization: Bearer ••••••' -d key=sk-•••••• x",
+        ),
+    ];
+    for (call, shown) in rows {
+        let mut event =
+            json!({"session_id": "s", "cwd": "/p", "hook_event_name": "PermissionRequest"});
+        event["tool_name"] = call["tool_name"].clone();
+        event["tool_input"] = call["tool_input"].clone();
+        let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
+        assert_eq!(ask["questions"][0]["question"], shown);
+    }
+}
+
+#[test]
+fn a_call_too_long_for_a_question_says_how_much_is_not_shown() {
+    let mut event = claude_bash();
+    let long: String = (0..400).map(|n| format!("echo {n}\n")).collect();
+    event["tool_input"] = json!({"command": long});
+    let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
+    let question = ask["questions"][0]["question"].as_str().expect("text");
+    assert!(
+        question.chars().count() <= 2_000,
+        "{}",
+        question.chars().count()
+    );
+    assert!(question.starts_with("Allow Bash in api-server?\n\n$ echo 0\necho 1\n"));
+    assert!(
+        question.ends_with("more characters not shown: see the terminal …"),
+        "{question}"
+    );
+    askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
+}
+
+#[test]
+fn credentials_are_masked_and_ordinary_words_are_not() {
+    let rows = [
+        ("export GH=ghp_abcdefghijklmnop", "export GH=ghp_••••••"),
+        ("AWS AKIAIOSFODNN7EXAMPLE ok", "AWS AKIA•••••• ok"),
+        ("xoxb-123456789-abc", "xoxb-••••••"),
+        ("sk-short skill ask-me", "sk-short skill ask-me"),
+        ("Bearer ok", "Bearer ok"),
+        (
+            "a\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\nNzaC1\n-----END OPENSSH PRIVATE KEY-----\nz",
+            "a\n-----BEGIN OPENSSH PRIVATE KEY-----\n(private key not shown)\n-----END OPENSSH PRIVATE KEY-----\nz",
+        ),
+        ("-----BEGIN CERTIFICATE-----", "-----BEGIN CERTIFICATE-----"),
+    ];
+    for (text, masked) in rows {
+        assert_eq!(mask_credentials(text), masked, "{text}");
+    }
+}
+
+#[test]
+fn askbridges_own_tools_need_no_ask() {
+    let own = |name: &str| {
+        parse(
+            Host::ClaudeCode,
+            &json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": name, "tool_input": {}}),
+        )
+        .is_own_tool()
+    };
+    assert!(own("mcp__askbridge__ask_user"));
+    assert!(own("mcp__askbridge__get_answer"));
+    assert!(!own("mcp__askbridge-evil__ask_user"));
+    assert!(!own("mcp__askbridge__delete_everything"));
+    assert!(!own("Bash"));
+}
+
+#[test]
+fn the_same_call_has_the_same_identity_and_another_call_another() {
+    let first = parse(Host::ClaudeCode, &claude_bash()).identity();
+    assert_eq!(parse(Host::ClaudeCode, &claude_bash()).identity(), first);
+    let mut other_prompt = claude_bash();
+    other_prompt["prompt_id"] = json!("0807b085-2");
+    let mut other_command = claude_bash();
+    other_command["tool_input"]["command"] = json!("echo bye > /tmp/out.txt");
+    for event in [other_prompt, other_command] {
+        assert_ne!(parse(Host::ClaudeCode, &event).identity(), first);
+    }
+    assert_ne!(parse(Host::Codex, &claude_bash()).identity(), first);
+}
+
+#[test]
+fn unreadable_events_say_what_is_wrong() {
+    let rows = [
+        ("not json", "the hook event is not JSON"),
+        ("[1]", "the hook event is not a JSON object"),
+        (
+            r#"{"hook_event_name":"PreToolUse","tool_name":"Bash"}"#,
+            "the hook event has no `session_id`",
+        ),
+        (
+            r#"{"hook_event_name":"PreToolUse","session_id":"s"}"#,
+            "the hook event has no `tool_name`",
+        ),
+        (
+            r#"{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":"ls"}"#,
+            "the hook event's `tool_input` is not an object",
+        ),
+        (
+            r#"{"hook_event_name":"Stop","session_id":"s"}"#,
+            "`Stop` is not a hook event askbridge answers (PermissionRequest and PreToolUse are)",
+        ),
+    ];
+    for (input, message) in rows {
+        let error = HookEvent::parse(Host::ClaudeCode, input).expect_err(input);
+        assert!(error.to_string().starts_with(message), "{input}: {error}");
+    }
+    assert!(matches!(
+        HookEvent::parse(Host::Codex, "{}"),
+        Err(HookError::Missing("hook_event_name"))
+    ));
+}
+
+#[test]
+fn an_approval_goes_only_where_one_person_answers() {
+    let rows = [
+        ("telegram:42", true),
+        ("telegram:-1001234@42", true),
+        ("telegram:-1001234", false),
+        ("slack:user/U0ALICE", true),
+        ("slack:C1@U0ALICE", true),
+        ("discord:user/123", true),
+        ("discord:456", false),
+        ("feishu:user/ou_1", true),
+        ("matrix:!room:hs", false),
+        ("matrix:user/@alice:hs", true),
+        ("web", true),
+    ];
+    for (target, named) in rows {
+        let parsed = Target::parse(target).expect(target);
+        assert_eq!(names_a_person(&parsed), named, "{target}");
+    }
+}

@@ -1,0 +1,395 @@
+//! `askbridge hook` end to end: the binary, fed a coding agent's hook
+//! event, against a real `askbridge serve` answered through its HTTP API;
+//! and the fallbacks that print nothing. Tests wait on process output,
+//! never on the clock.
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+mod daemon;
+use daemon::{Api, Daemon};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
+
+/// How long any one step may take before the test gives up.
+const STEP: Duration = Duration::from_secs(60);
+
+/// Claude Code's `PermissionRequest` for a Bash call.
+fn bash_event(command: &str) -> Value {
+    json!({
+        "session_id": "79187ccd-1", "cwd": "/home/alice/api-server", "prompt_id": "p1",
+        "permission_mode": "default", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "push the release"},
+        "permission_suggestions": [{"type": "addDirectories", "directories": ["/tmp"], "destination": "session"}]
+    })
+}
+
+/// `askbridge hook claude-code ARGS` with `event` on standard input.
+fn spawn_hook(args: &[&str], event: &str) -> Child {
+    let mut child = Command::new(BINARY)
+        .args(["hook", "claude-code"])
+        .args(args)
+        .env_remove("ASKBRIDGE_SERVER")
+        .env_remove("ASKBRIDGE_API_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn askbridge hook");
+    let mut input = child.stdin.take().expect("piped stdin");
+    let event = event.to_owned();
+    tokio::spawn(async move {
+        input
+            .write_all(event.as_bytes())
+            .await
+            .expect("write the event");
+    });
+    child
+}
+
+/// A running hook against `daemon`, and the ask id it announced.
+async fn hook_waiting(daemon: &Daemon, event: &Value) -> (Child, String) {
+    let mut child = spawn_hook(&["--server", &daemon.base()], &event.to_string());
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let id = tokio::time::timeout(STEP, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.strip_prefix("askbridge hook: ask ")
+                && let Some((id, _)) = rest.split_once(" posted")
+            {
+                return id.to_owned();
+            }
+        }
+        panic!("askbridge hook did not announce its ask");
+    })
+    .await
+    .expect("the ask is posted");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, id)
+}
+
+/// The hook's exit code and what it printed.
+async fn finish(mut child: Child) -> (Option<i32>, String) {
+    let mut stdout = String::new();
+    if let Some(mut pipe) = child.stdout.take() {
+        tokio::time::timeout(STEP, pipe.read_to_string(&mut stdout))
+            .await
+            .expect("askbridge hook prints")
+            .expect("read stdout");
+    }
+    let status = tokio::time::timeout(STEP, child.wait())
+        .await
+        .expect("askbridge hook exits")
+        .expect("wait for askbridge hook");
+    (status.code(), stdout)
+}
+
+async fn decision(child: Child) -> Value {
+    let (code, stdout) = finish(child).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout:?}"))
+}
+
+async fn output(args: &[&str], event: &str) -> Output {
+    let child = spawn_hook(args, event);
+    tokio::time::timeout(STEP, child.wait_with_output())
+        .await
+        .expect("askbridge hook exits")
+        .expect("run askbridge hook")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn a_bash_call_is_shown_whole_and_allowed_from_the_chat() {
+    let daemon = Daemon::start();
+    let api = Api::of(&daemon);
+    let (child, id) = hook_waiting(&daemon, &bash_event("git push --force origin main")).await;
+    let ask = api.ask(&id).await;
+    let question = ask["ask"]["questions"][0]["question"]
+        .as_str()
+        .expect("a question");
+    assert!(question.contains("$ git push --force origin main"), "{ask}");
+    let labels: Vec<&str> = ask["ask"]["questions"][0]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|option| option["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["Allow", "Allow for this session", "Deny"]);
+    api.reply(&id, json!({"text": "allow"})).await;
+    assert_eq!(
+        decision(child).await,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+}
+
+#[tokio::test]
+async fn own_words_deny_the_call_and_reach_the_agent() {
+    let daemon = Daemon::start();
+    let (child, id) = hook_waiting(&daemon, &bash_event("rm -rf build")).await;
+    Api::of(&daemon)
+        .reply(&id, json!({"text": "keep the build, clean only target/"}))
+        .await;
+    assert_eq!(
+        decision(child).await["hookSpecificOutput"]["decision"],
+        json!({"behavior": "deny", "message": "keep the build, clean only target/"})
+    );
+}
+
+#[tokio::test]
+async fn the_agents_own_questions_are_answered_by_typed_replies() {
+    let daemon = Daemon::start();
+    let event = json!({
+        "session_id": "s2", "cwd": "/tmp/proj", "hook_event_name": "PreToolUse",
+        "tool_name": "AskUserQuestion", "tool_use_id": "toolu_1",
+        "tool_input": {"questions": [
+            {"question": "Which color should we use?", "header": "Color", "multiSelect": false,
+             "options": [{"label": "Red"}, {"label": "Blue"}]},
+            {"question": "What should we add?", "header": "Extras", "multiSelect": true,
+             "options": [{"label": "Tests"}, {"label": "Docs"}, {"label": "Bench"}]}
+        ]}
+    });
+    let (child, id) = hook_waiting(&daemon, &event).await;
+    Api::of(&daemon)
+        .reply(&id, json!({"text": "Q1: 2\nQ2: 1, 2"}))
+        .await;
+    let output = decision(child).await;
+    let output = &output["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "allow", "{output}");
+    assert_eq!(
+        output["updatedInput"]["answers"],
+        json!({"Which color should we use?": "Blue", "What should we add?": "Tests, Docs"})
+    );
+    assert_eq!(
+        output["updatedInput"]["questions"],
+        event["tool_input"]["questions"]
+    );
+}
+
+#[tokio::test]
+async fn a_skipped_tool_call_is_left_to_the_terminal() {
+    let daemon = Daemon::start();
+    let (child, id) = hook_waiting(&daemon, &bash_event("make deploy")).await;
+    Api::of(&daemon).reply(&id, json!({"text": "skip"})).await;
+    let (code, stdout) = finish(child).await;
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "", "no decision");
+}
+
+#[tokio::test]
+async fn a_stopped_hook_cancels_its_ask_and_decides_nothing() {
+    let daemon = Daemon::start();
+    let (child, id) = hook_waiting(&daemon, &bash_event("make release")).await;
+    let pid = child.id().expect("running");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let (code, stdout) = finish(child).await;
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "");
+    let ended = daemon::outcome(&daemon, &id).await;
+    assert_eq!(ended["reason"], "cancelled", "{ended}");
+}
+
+#[tokio::test]
+async fn the_same_pending_call_is_asked_once_and_a_later_identical_call_again() {
+    let daemon = Daemon::start();
+    let api = Api::of(&daemon);
+    let event = bash_event("cargo publish");
+    let (first, id) = hook_waiting(&daemon, &event).await;
+    // The host runs the hook again for the same call: the same ask.
+    let (again, same) = hook_waiting(&daemon, &event).await;
+    assert_eq!(same, id);
+    assert_eq!(api.pending_ids().await, std::slice::from_ref(&id));
+    api.reply(&id, json!({"text": "1"})).await;
+    for child in [first, again] {
+        assert_eq!(
+            decision(child).await["hookSpecificOutput"]["decision"]["behavior"],
+            "allow"
+        );
+    }
+    // The same command later in the session is a new call: asked anew,
+    // never allowed by the earlier answer.
+    let (later, next) = hook_waiting(&daemon, &event).await;
+    assert_ne!(next, id);
+    api.reply(&next, json!({"text": "deny"})).await;
+    assert_eq!(
+        decision(later).await["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+}
+
+#[tokio::test]
+async fn askbridges_own_tools_are_allowed_without_asking() {
+    let event = json!({
+        "session_id": "s", "cwd": "/p", "hook_event_name": "PreToolUse",
+        "tool_name": "mcp__askbridge__ask_user", "tool_input": {"questions": []}
+    });
+    // No daemon needed: nothing is asked.
+    let output = output(&["--server", "http://127.0.0.1:1"], &event.to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    let decision: Value = serde_json::from_slice(&output.stdout).expect("a decision");
+    assert_eq!(
+        decision["hookSpecificOutput"]["permissionDecision"],
+        "allow"
+    );
+}
+
+#[tokio::test]
+async fn without_a_daemon_the_hook_prints_nothing_and_says_why() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let output = output(&["--server", &url], &bash_event("ls").to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty(), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("cannot reach the askbridge daemon"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Claude Code decides in its terminal"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_event_prints_nothing_and_says_why() {
+    let output = output(
+        &["--server", "http://127.0.0.1:1"],
+        "{\"hook_event_name\": \"PreToolUse\"",
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    assert!(
+        text(&output.stderr).contains("the hook event is not JSON"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_group_target_naming_nobody_is_refused() {
+    let output = output(
+        &[
+            "--server",
+            "http://127.0.0.1:1",
+            "--to",
+            "telegram:-1001234",
+        ],
+        &bash_event("ls").to_string(),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("names a group but no person"), "{stderr}");
+}
+
+/// `askbridge hooks ARGS` run to its end.
+fn hooks(args: &[&str], home: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(BINARY)
+        .arg("hooks")
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run askbridge hooks")
+}
+
+#[test]
+fn hooks_install_merges_into_the_projects_settings_and_uninstall_takes_it_out() {
+    let project = daemon::TempDir::new("hooks-install");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    let settings = project.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("a parent")).expect("mkdir");
+    let before = r#"{"permissions": {"allow": ["Read"]}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]}}"#;
+    std::fs::write(&settings, before).expect("write settings");
+
+    let install = [
+        "install",
+        "claude-code",
+        "--dir",
+        dir,
+        "--to",
+        "web",
+        "--hold",
+        "600",
+    ];
+    let output = hooks(&install, project.path());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("PermissionRequest runs"),
+        "{}",
+        text(&output.stdout)
+    );
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).expect("read")).expect("JSON");
+    assert_eq!(installed["permissions"], json!({"allow": ["Read"]}));
+    assert_eq!(
+        installed["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify.sh"
+    );
+    let hook = &installed["hooks"]["PermissionRequest"][0]["hooks"][0];
+    assert_eq!(hook["timeout"], 630);
+    let command = hook["command"].as_str().expect("a command");
+    assert!(
+        command.ends_with(" hook claude-code --to web --hold 600"),
+        "{command}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join(".claude/settings.json.askbridge.bak"))
+            .expect("backup"),
+        before
+    );
+
+    let again = hooks(&install, project.path());
+    assert!(
+        text(&again.stdout).contains("nothing changed"),
+        "{}",
+        text(&again.stdout)
+    );
+    let status = hooks(&["status", "--dir", dir], project.path());
+    assert!(
+        text(&status.stdout).contains("Claude Code (project): PermissionRequest runs"),
+        "{}",
+        text(&status.stdout)
+    );
+
+    let output = hooks(&["uninstall", "claude-code", "--dir", dir], project.path());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let after: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).expect("read")).expect("JSON");
+    assert_eq!(after, serde_json::from_str::<Value>(before).expect("JSON"));
+}
+
+#[test]
+fn hooks_install_refuses_a_group_naming_nobody_and_writes_nothing() {
+    let project = daemon::TempDir::new("hooks-refuse");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    let output = hooks(
+        &["install", "claude-code", "--dir", dir, "--to", "slack:C123"],
+        project.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains("names a group but no person"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!project.path().join(".claude").exists());
+}
