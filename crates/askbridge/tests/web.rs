@@ -19,6 +19,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use daemon::Daemon;
+use daemon::events::{EventReader, header};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -32,84 +33,6 @@ const STEP: Duration = Duration::from_secs(30);
 const BROWSER: Duration = Duration::from_secs(120);
 /// Debian's Chromium.
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// Reads Server-Sent Events from a streaming response.
-struct EventReader {
-    response: reqwest::Response,
-    buffer: Vec<u8>,
-}
-
-impl EventReader {
-    async fn open(client: &reqwest::Client, url: &str) -> EventReader {
-        let response = timeout(
-            STEP,
-            client.get(url).header("accept", "text/event-stream").send(),
-        )
-        .await
-        .expect("the event stream answers within 30 s")
-        .expect("GET /v1/events");
-        assert_eq!(response.status(), 200, "GET /v1/events");
-        let content_type = header(&response, CONTENT_TYPE);
-        assert!(
-            content_type.starts_with("text/event-stream"),
-            "content type {content_type}"
-        );
-        EventReader {
-            response,
-            buffer: Vec::new(),
-        }
-    }
-
-    /// The next event's name and JSON data; keep-alive comments skipped.
-    async fn next(&mut self) -> (String, Value) {
-        loop {
-            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
-                let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
-                let block = String::from_utf8(block).expect("events are UTF-8");
-                let mut name = "message".to_owned();
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(value) = line.strip_prefix("event:") {
-                        name = value.trim().to_owned();
-                    } else if let Some(value) = line.strip_prefix("data:") {
-                        data.push_str(value.strip_prefix(' ').unwrap_or(value));
-                    }
-                }
-                if data.is_empty() {
-                    continue;
-                }
-                let data = serde_json::from_str(&data)
-                    .unwrap_or_else(|e| panic!("event data is JSON ({e}): {data}"));
-                return (name, data);
-            }
-            let chunk = timeout(STEP, self.response.chunk())
-                .await
-                .expect("an event within 30 s")
-                .expect("read the event stream")
-                .expect("the event stream stays open");
-            self.buffer.extend_from_slice(&chunk);
-        }
-    }
-
-    /// Skips events until one named `name` about ask `id`.
-    async fn until(&mut self, name: &str, id: &str) -> Value {
-        loop {
-            let (event, data) = self.next().await;
-            if event == name && data["id"] == id {
-                return data;
-            }
-        }
-    }
-}
-
-fn header(response: &reqwest::Response, name: reqwest::header::HeaderName) -> String {
-    response
-        .headers()
-        .get(&name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
-}
 
 /// `POST /v1/asks` without waiting; the new ask's id.
 async fn create_ask(client: &reqwest::Client, daemon: &Daemon, ask: &Value) -> String {

@@ -28,6 +28,8 @@
 
 #![allow(dead_code)]
 
+pub mod events;
+
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
