@@ -67,6 +67,8 @@ pub enum HookKind {
     PermissionRequest,
     /// Any tool call, before it runs.
     PreToolUse,
+    /// An MCP server asks the host for a form (Claude Code).
+    Elicitation,
 }
 
 impl HookKind {
@@ -74,6 +76,7 @@ impl HookKind {
         match self {
             HookKind::PermissionRequest => "PermissionRequest",
             HookKind::PreToolUse => "PreToolUse",
+            HookKind::Elicitation => "Elicitation",
         }
     }
 }
@@ -87,6 +90,8 @@ pub enum Request {
     Questions,
     /// Whether a plan is approved (Claude Code's `ExitPlanMode`).
     Plan,
+    /// An MCP server's form (`Elicitation`): one question per field.
+    Form,
 }
 
 /// A hook event that could not be read; the hook decides nothing.
@@ -103,7 +108,9 @@ pub enum HookError {
         field: &'static str,
         expected: &'static str,
     },
-    #[error("`{0}` is not a hook event askbridge answers (PermissionRequest and PreToolUse are)")]
+    #[error(
+        "`{0}` is not a hook event askbridge answers (PermissionRequest, PreToolUse and Elicitation are)"
+    )]
     Unsupported(String),
 }
 
@@ -154,8 +161,12 @@ impl HookEvent {
         let kind = match string(&map, "hook_event_name")?.as_str() {
             "PermissionRequest" => HookKind::PermissionRequest,
             "PreToolUse" => HookKind::PreToolUse,
+            "Elicitation" => HookKind::Elicitation,
             other => return Err(HookError::Unsupported(other.to_owned())),
         };
+        if kind == HookKind::Elicitation {
+            return HookEvent::parse_form(host, &map);
+        }
         let tool_input = match map.get("tool_input") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(input)) => input.clone(),
@@ -190,8 +201,34 @@ impl HookEvent {
         })
     }
 
+    /// An `Elicitation` event: the server's name stands for the tool, its
+    /// message and form for the input.
+    fn parse_form(host: Host, map: &Map<String, Value>) -> Result<HookEvent, HookError> {
+        let Some(Value::Object(_)) = map.get("requested_schema") else {
+            return Err(HookError::Missing("requested_schema"));
+        };
+        let mut form = Map::new();
+        for key in ["message", "requested_schema"] {
+            form.insert(key.to_owned(), map.get(key).cloned().unwrap_or(Value::Null));
+        }
+        Ok(HookEvent {
+            host,
+            kind: HookKind::Elicitation,
+            session_id: string(map, "session_id")?,
+            cwd: optional_string(map, "cwd").unwrap_or_default(),
+            tool_name: string(map, "mcp_server_name")?,
+            tool_input: form,
+            agent_id: optional_string(map, "agent_id"),
+            call: optional_string(map, "prompt_id"),
+            session_permissions: Vec::new(),
+        })
+    }
+
     /// What the event asks the person.
     pub fn request(&self) -> Request {
+        if self.kind == HookKind::Elicitation {
+            return Request::Form;
+        }
         match self.tool_name.as_str() {
             "AskUserQuestion"
                 if self
@@ -209,10 +246,19 @@ impl HookEvent {
     /// Whether the call is askbridge's own tool, allowed without asking:
     /// asking whether to ask would be a question about a question.
     pub fn is_own_tool(&self) -> bool {
-        self.tool_name
-            .strip_prefix("mcp__")
-            .and_then(|rest| rest.split_once("__"))
-            .is_some_and(|(server, tool)| server == OWN_SERVER && OWN_TOOLS.contains(&tool))
+        self.kind != HookKind::Elicitation
+            && self
+                .tool_name
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+                .is_some_and(|(server, tool)| server == OWN_SERVER && OWN_TOOLS.contains(&tool))
+    }
+
+    /// Whether the event is askbridge's own form (its `ask_user` shown in
+    /// the host's dialog): the ask is already in the chat, so the hook
+    /// leaves the dialog to the host.
+    pub fn is_own_form(&self) -> bool {
+        self.kind == HookKind::Elicitation && self.tool_name == OWN_SERVER
     }
 
     /// The last part of the project directory ("api-server").
@@ -253,12 +299,20 @@ impl HookEvent {
             Request::Tool => vec![self.tool_question()],
             Request::Questions => self.agent_questions(),
             Request::Plan => vec![self.plan_question()],
+            Request::Form => self.form_questions(),
         };
         let mut ask = json!({
             "title": title,
             "questions": questions,
             "timeoutSeconds": timeout_seconds,
         });
+        if self.request() == Request::Form {
+            let message = self.tool_input["message"].as_str().unwrap_or_default();
+            ask["description"] = json!(mask_credentials(&format!(
+                "The MCP server {} asks: {message}",
+                self.tool_name
+            )));
+        }
         if let Some(to) = to {
             ask["to"] = json!(to);
         }
@@ -391,6 +445,83 @@ impl HookEvent {
             .collect()
     }
 
+    /// One question per field of the server's form: a choice for an
+    /// `enum` / `oneOf` (its values given back), several for an array of
+    /// them, yes / no for a boolean, text for the rest.
+    fn form_questions(&self) -> Vec<Value> {
+        let schema = &self.tool_input["requested_schema"];
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let fields = schema["properties"].as_object().into_iter().flatten();
+        fields
+            .map(|(name, field)| {
+                let title = field["title"].as_str().unwrap_or(name);
+                let mut question = json!({
+                    "id": name,
+                    "question": title,
+                    "required": required.contains(&name.as_str()),
+                });
+                if let Some(description) = field["description"].as_str() {
+                    question["description"] = json!(description);
+                }
+                let (kind, options) = match field["type"].as_str() {
+                    Some("boolean") => ("confirm", None),
+                    Some("array") => ("multi", choices(&field["items"])),
+                    _ => match choices(field) {
+                        Some(options) => ("single", Some(options)),
+                        None => ("text", None),
+                    },
+                };
+                question["type"] = json!(kind);
+                if let Some(options) = options {
+                    question["options"] = Value::Array(options);
+                }
+                question
+            })
+            .collect()
+    }
+
+    /// The form's content from the outcome; `None` when an answer does not
+    /// fit its field (own words for a choice, a number that is none).
+    fn form_content(&self, outcome: &Value) -> Option<Map<String, Value>> {
+        let schema = &self.tool_input["requested_schema"];
+        let details = outcome["details"].as_array()?;
+        let mut content = Map::new();
+        for (name, field) in schema["properties"].as_object()? {
+            let Some(detail) = details.iter().find(|detail| detail["id"] == name.as_str()) else {
+                continue;
+            };
+            if detail["skipped"] == true {
+                continue;
+            }
+            let values: Vec<&str> = detail["values"]
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let chose = !detail["other"].is_string();
+            let value = match field["type"].as_str() {
+                Some("boolean") => match (chose, values.first().copied()) {
+                    (true, Some("yes")) => json!(true),
+                    (true, Some("no")) => json!(false),
+                    _ => return None,
+                },
+                Some("array") if chose => json!(values),
+                Some("array") => return None,
+                Some("integer") => json!(values.first()?.trim().parse::<i64>().ok()?),
+                Some("number") => json!(values.first()?.trim().parse::<f64>().ok()?),
+                _ if !chose && choices(field).is_some() => return None,
+                _ => json!(detail["other"].as_str().or(values.first().copied())?),
+            };
+            content.insert(name.clone(), value);
+        }
+        Some(content)
+    }
+
     fn plan_question(&self) -> Value {
         let plan = self
             .tool_input
@@ -413,6 +544,20 @@ impl HookEvent {
     /// `GET /v1/asks/{id}` returns once it ended); `None` when the person
     /// made no choice, so the host asks in its terminal.
     pub fn decision(&self, outcome: &Value) -> Option<Value> {
+        if self.request() == Request::Form {
+            let output = match (outcome["status"].as_str()?, outcome["reason"].as_str()) {
+                ("answered", _) => json!({
+                    "hookEventName": "Elicitation",
+                    "action": "accept",
+                    "content": self.form_content(outcome)?,
+                }),
+                ("no_answer", Some("skipped")) => {
+                    json!({"hookEventName": "Elicitation", "action": "decline"})
+                }
+                _ => return None,
+            };
+            return Some(json!({"hookSpecificOutput": output}));
+        }
         let verdict = match outcome["status"].as_str()? {
             "answered" => self.verdict(outcome)?,
             "no_answer"
@@ -514,6 +659,14 @@ impl HookEvent {
                 "permissionDecision": "deny",
                 "permissionDecisionReason": message,
             }),
+            // A form's own answer is made in `decision`; a verdict on one
+            // is accepting it empty or declining it.
+            (HookKind::Elicitation, Verdict::Allow { .. }) => {
+                json!({"hookEventName": "Elicitation", "action": "accept", "content": {}})
+            }
+            (HookKind::Elicitation, Verdict::Deny(_)) => {
+                json!({"hookEventName": "Elicitation", "action": "decline"})
+            }
         };
         json!({"hookSpecificOutput": output})
     }
@@ -539,6 +692,38 @@ enum Verdict {
     },
     /// Do not run it; tell the agent this.
     Deny(String),
+}
+
+/// The options of a form field with an `enum` (labelled by `enumNames`
+/// where given) or a `oneOf` / `anyOf` of `{const, title}`: each value
+/// given back as the option's `value`.
+fn choices(field: &Value) -> Option<Vec<Value>> {
+    let text = |value: &Value| {
+        value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned)
+    };
+    if let Some(values) = field["enum"].as_array() {
+        let names = field["enumNames"].as_array();
+        let options = values.iter().enumerate().map(|(n, value)| {
+            let value = text(value);
+            let label = names
+                .and_then(|names| names.get(n))
+                .and_then(Value::as_str)
+                .unwrap_or(&value);
+            json!({"label": label, "value": value})
+        });
+        return Some(options.collect());
+    }
+    let listed = field["oneOf"]
+        .as_array()
+        .or_else(|| field["anyOf"].as_array())?;
+    let options = listed.iter().map(|choice| {
+        let value = text(&choice["const"]);
+        let label = choice["title"].as_str().unwrap_or(&value);
+        json!({"label": label, "value": value})
+    });
+    Some(options.collect())
 }
 
 /// The id of the agent's `n`th question (from 0) in the ask.

@@ -379,7 +379,7 @@ fn unreadable_events_say_what_is_wrong() {
         ),
         (
             r#"{"hook_event_name":"Stop","session_id":"s"}"#,
-            "`Stop` is not a hook event askbridge answers (PermissionRequest and PreToolUse are)",
+            "`Stop` is not a hook event askbridge answers (PermissionRequest, PreToolUse and Elicitation are)",
         ),
     ];
     for (input, message) in rows {
@@ -411,4 +411,87 @@ fn an_approval_goes_only_where_one_person_answers() {
         let parsed = Target::parse(target).expect(target);
         assert_eq!(names_a_person(&parsed), named, "{target}");
     }
+}
+
+/// Claude Code's `Elicitation` from an MCP server's form.
+fn elicitation(server: &str) -> Value {
+    json!({
+        "session_id": "s5", "cwd": "/w/shop", "hook_event_name": "Elicitation",
+        "mcp_server_name": server, "message": "Set up the deploy", "mode": "form",
+        "requested_schema": {"type": "object", "required": ["region", "replicas"], "properties": {
+            "region": {"type": "string", "title": "Region", "enum": ["eu-1", "us-1"], "enumNames": ["Europe", "America"]},
+            "replicas": {"type": "integer", "title": "Replicas", "description": "how many"},
+            "canary": {"type": "boolean", "title": "Canary first?"},
+            "note": {"type": "string", "title": "Note"},
+            "checks": {"type": "array", "title": "Checks", "items": {"anyOf": [
+                {"const": "lint", "title": "Lint"}, {"const": "unit", "title": "Unit tests"}]}}
+        }}
+    })
+}
+
+fn form_outcome(details: Value) -> Value {
+    json!({"status": "answered", "details": details, "answeredBy": {"channel": "web"}})
+}
+
+#[test]
+fn an_mcp_servers_form_is_one_question_per_field_and_its_answers_are_typed() {
+    let event = parse(Host::ClaudeCode, &elicitation("deployer"));
+    assert_eq!(event.request(), Request::Form);
+    assert!(!event.is_own_form());
+    let ask = event.ask(None, 300);
+    assert_eq!(
+        ask["description"],
+        "The MCP server deployer asks: Set up the deploy"
+    );
+    assert_eq!(
+        ask["questions"],
+        json!([
+            {"id": "region", "question": "Region", "required": true, "type": "single",
+             "options": [{"label": "Europe", "value": "eu-1"}, {"label": "America", "value": "us-1"}]},
+            {"id": "replicas", "question": "Replicas", "required": true, "description": "how many", "type": "text"},
+            {"id": "canary", "question": "Canary first?", "required": false, "type": "confirm"},
+            {"id": "note", "question": "Note", "required": false, "type": "text"},
+            {"id": "checks", "question": "Checks", "required": false, "type": "multi",
+             "options": [{"label": "Lint", "value": "lint"}, {"label": "Unit tests", "value": "unit"}]}
+        ])
+    );
+    askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
+
+    let answered = form_outcome(json!([
+        {"id": "region", "selected": ["Europe"], "values": ["eu-1"], "other": null},
+        {"id": "replicas", "selected": [], "values": [" 3 "], "other": null},
+        {"id": "canary", "selected": ["no"], "values": ["no"], "other": null},
+        {"id": "note", "selected": [], "values": [], "other": null, "skipped": true},
+        {"id": "checks", "selected": ["Lint", "Unit tests"], "values": ["lint", "unit"], "other": null}
+    ]));
+    assert_eq!(
+        event.decision(&answered),
+        Some(
+            json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+            "content": {"region": "eu-1", "replicas": 3, "canary": false, "checks": ["lint", "unit"]}}})
+        )
+    );
+    // An answer that does not fit its field decides nothing.
+    for wrong in [
+        json!({"id": "replicas", "selected": [], "values": ["three"], "other": null}),
+        json!({"id": "region", "selected": [], "values": [], "other": "Asia"}),
+    ] {
+        assert_eq!(
+            event.decision(&form_outcome(json!([wrong]))),
+            None,
+            "{wrong}"
+        );
+    }
+    assert_eq!(
+        event.decision(&no_answer("skipped")),
+        Some(json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}}))
+    );
+    assert_eq!(event.decision(&no_answer("timeout")), None);
+}
+
+#[test]
+fn askbridges_own_form_is_left_to_the_host() {
+    let event = parse(Host::ClaudeCode, &elicitation("askbridge"));
+    assert!(event.is_own_form());
+    assert!(!event.is_own_tool());
 }

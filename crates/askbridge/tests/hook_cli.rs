@@ -333,7 +333,7 @@ fn hooks_install_merges_into_the_projects_settings_and_uninstall_takes_it_out() 
     let output = hooks(&install, project.path());
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(
-        text(&output.stdout).contains("PermissionRequest runs"),
+        text(&output.stdout).contains("PermissionRequest and Elicitation run"),
         "{}",
         text(&output.stdout)
     );
@@ -392,4 +392,16 @@ fn hooks_install_refuses_a_group_naming_nobody_and_writes_nothing() {
         text(&output.stderr)
     );
     assert!(!project.path().join(".claude").exists());
+}
+
+#[tokio::test]
+async fn a_default_target_naming_nobody_is_refused() {
+    let daemon = Daemon::builder()
+        .env("ASKBRIDGE_DEFAULT_TARGET", "telegram:-1001234")
+        .start();
+    let output = output(&["--server", &daemon.base()], &bash_event("ls").to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("default target"), "{stderr}");
 }

@@ -123,6 +123,10 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
     if event.is_own_tool() {
         return Ok(Some(event.allow_own_tool()));
     }
+    if event.is_own_form() {
+        eprintln!("askbridge hook: askbridge's own form is already asked in the chat");
+        return Ok(None);
+    }
     args.check_target()?;
     let hold = args.hold(event.host, event.agent_id.is_some());
     let client = super::daemon_client(&server_url(args.server.as_deref()))
@@ -134,6 +138,19 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
     let id = daemon::id_of(&created)
         .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
         .to_owned();
+    // Without `--to`, the daemon's default target decides where: it must
+    // name a person too.
+    if args.to.is_none()
+        && !args.trust_allowed_users
+        && let Some(to) = created["to"].as_str()
+        && Target::parse(to).is_ok_and(|target| !names_a_person(&target))
+    {
+        cancel(&client, &id).await;
+        return Err(format!(
+            "the daemon's default target {to:?} names a group but no person, so anyone there \
+             could approve; pass --to naming the approver, or --trust-allowed-users"
+        ));
+    }
     eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
     let outcome = tokio::select! {
         result = wait_for_end(&client, &id, created, deadline) => {

@@ -5,8 +5,9 @@
 //! or `~/.claude/` for every project), Codex from `hooks.json` in
 //! `$CODEX_HOME` (default `~/.codex`) or the project's `.codex/`. Both
 //! take `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command",
-//! "command", "timeout"}]}]}}`. Installing adds one `PermissionRequest`
-//! entry running `askbridge hook HOST …` and leaves every other hook and
+//! "command", "timeout"}]}]}}`. Installing adds a `PermissionRequest`
+//! entry running `askbridge hook HOST …` (and, for Claude Code, an
+//! `Elicitation` one: MCP servers' forms) and leaves every other hook and
 //! setting as it was; a second run changes nothing; the old file is kept
 //! beside it (`….askbridge.bak`). Uninstalling takes out exactly the
 //! entries whose command is `askbridge hook`.
@@ -18,8 +19,13 @@ use serde_json::{Map, Value, json};
 
 use super::hook::{HookOptions, HostArg, parse_host};
 
-/// The hook event askbridge installs.
-const EVENT: &str = "PermissionRequest";
+/// The hook events askbridge installs for `host`.
+fn events(host: Host) -> &'static [&'static str] {
+    match host {
+        Host::ClaudeCode => &["PermissionRequest", "Elicitation"],
+        Host::Codex => &["PermissionRequest"],
+    }
+}
 /// Seconds the host's hook timeout is set above the hold, so the hook
 /// ends (and cancels its ask) before the host kills it.
 const TIMEOUT_SLACK: u32 = 30;
@@ -139,8 +145,9 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     write_settings(&path, before.is_some(), &after)?;
     writeln!(
         out,
-        "{}: {EVENT} runs `{command}` (host timeout {} s)",
+        "{}: {} run `{command}` (host timeout {} s)",
         path.display(),
+        events(host).join(" and "),
         hold + TIMEOUT_SLACK
     )?;
     if host == Host::Codex {
@@ -298,16 +305,17 @@ fn with_hook(
         .as_object_mut()
         .ok_or("the settings are not a JSON object")?
         .entry("hooks")
-        .or_insert_with(|| json!({}));
-    let groups = hooks
+        .or_insert_with(|| json!({}))
         .as_object_mut()
-        .ok_or("`hooks` is not an object")?
-        .entry(EVENT)
-        .or_insert_with(|| json!([]));
-    groups
-        .as_array_mut()
-        .ok_or_else(|| format!("`hooks.{EVENT}` is not a list"))?
-        .push(Value::Object(group));
+        .ok_or("`hooks` is not an object")?;
+    for event in events(host) {
+        hooks
+            .entry(*event)
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{event}` is not a list"))?
+            .push(Value::Object(group.clone()));
+    }
     Ok(settings)
 }
 
@@ -420,7 +428,10 @@ mod tests {
                         {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
                         {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]}
                     ],
-                    "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]
+                    "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
+                    "Elicitation": [
+                        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]}
+                    ]
                 }
             })
         );
@@ -430,7 +441,7 @@ mod tests {
         // Uninstalling gives back exactly what was there.
         let (back, removed) = without_hooks(&once).expect("uninstalled");
         assert_eq!(back, settings);
-        assert_eq!(removed, [COMMAND]);
+        assert_eq!(removed, [COMMAND, COMMAND]);
     }
 
     #[test]
