@@ -1,12 +1,13 @@
-//! The real Claude Code, with askbridge's hook installed by `askbridge
-//! hooks install`, answered from the chat.
+//! The real Claude Code and Codex, with askbridge's hook installed by
+//! `askbridge hooks install`, answered from the chat.
 //!
-//! Claude Code (`@anthropic-ai/claude-code`, pinned by
-//! `tests/node/package-lock.json`; a native binary) runs fully offline:
-//! `ANTHROPIC_BASE_URL` points at [`FakeModel`], a scripted fake of the
-//! Anthropic Messages API on 127.0.0.1 that streams the tool calls each
-//! test scripts and hands the test every request it gets (the request
-//! after a tool call carries the call's result). The person answers
+//! Claude Code (`@anthropic-ai/claude-code`) and Codex (`@openai/codex`),
+//! pinned by `tests/node/package-lock.json` (native binaries), run fully
+//! offline: their model API points at [`FakeModel`], a scripted fake of
+//! the Anthropic Messages API and the OpenAI Responses API on 127.0.0.1
+//! that streams the tool calls each test scripts and hands the test every
+//! request it gets (the request after a tool call carries the call's
+//! result). The person answers
 //! through the daemon's HTTP API, as a chat reply would; the test waits
 //! for the ask on the daemon's event stream. Nothing sleeps: every wait is
 //! for an event, bounded so a broken build fails instead of hanging.
@@ -37,6 +38,8 @@ use daemon::{Api, Daemon, TempDir};
 const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 /// Claude Code's binary in the installed packages.
 const CLAUDE: &str = "@anthropic-ai/claude-code/bin/claude.exe";
+/// Codex's.
+const CODEX: &str = "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex";
 /// Longest a Claude Code run may take.
 const RUN: Duration = Duration::from_secs(120);
 
@@ -72,6 +75,7 @@ impl FakeModel {
         };
         let app = axum::Router::new()
             .route("/v1/messages", axum::routing::post(messages))
+            .route("/v1/responses", axum::routing::post(responses))
             .with_state(script);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -92,30 +96,31 @@ impl FakeModel {
             .expect("the fake model is up")
     }
 
-    /// The `tool_result` of the next request that carries one.
+    /// The `tool_result` (Anthropic) or `function_call_output` (OpenAI)
+    /// of the next request that carries one.
     async fn tool_result(&mut self) -> Value {
         loop {
             let request = self.request().await;
-            let last = &request["messages"]
+            let anthropic = request["messages"]
                 .as_array()
-                .expect("messages")
-                .last()
-                .cloned();
-            let result = last
-                .as_ref()
+                .and_then(|messages| messages.last())
                 .and_then(|message| message["content"].as_array())
-                .and_then(|content| content.iter().find(|block| block["type"] == "tool_result"))
-                .cloned();
-            if let Some(result) = result {
-                return result;
+                .and_then(|content| content.iter().find(|block| block["type"] == "tool_result"));
+            let openai = request["input"].as_array().and_then(|input| {
+                input
+                    .iter()
+                    .find(|item| item["type"] == "function_call_output")
+            });
+            if let Some(result) = anthropic.or(openai) {
+                return result.clone();
             }
         }
     }
 }
 
-/// `POST /v1/messages`: the next scripted turn as a message stream.
-async fn messages(State(script): State<Script>, Json(body): Json<Value>) -> impl IntoResponse {
-    let model = body["model"].clone();
+/// Hands the test the request; the next scripted turn and its number.
+fn next_turn(script: &Script, body: Value) -> (Turn, usize) {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let _ = script.seen.send(body);
     let turn = script
         .turns
@@ -123,8 +128,28 @@ async fn messages(State(script): State<Script>, Json(body): Json<Value>) -> impl
         .expect("script")
         .pop_front()
         .unwrap_or(Turn::Text("done"));
-    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (
+        turn,
+        COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+/// Server-sent events, all at once.
+fn event_stream(events: &[(&str, Value)]) -> impl IntoResponse + use<> {
+    let body: String = events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect();
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+        body,
+    )
+}
+
+/// `POST /v1/messages`: the next scripted turn as a message stream.
+async fn messages(State(script): State<Script>, Json(body): Json<Value>) -> impl IntoResponse {
+    let model = body["model"].clone();
+    let (turn, n) = next_turn(&script, body);
     let (block, delta, stop) = match turn {
         Turn::Tool(name, input) => (
             json!({"type": "tool_use", "id": format!("toolu_{n}"), "name": name, "input": {}}),
@@ -137,7 +162,7 @@ async fn messages(State(script): State<Script>, Json(body): Json<Value>) -> impl
             "end_turn",
         ),
     };
-    let events = [
+    event_stream(&[
         (
             "message_start",
             json!({"type": "message_start", "message": {
@@ -161,15 +186,39 @@ async fn messages(State(script): State<Script>, Json(body): Json<Value>) -> impl
             json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}),
         ),
         ("message_stop", json!({"type": "message_stop"})),
-    ];
-    let body: String = events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect();
-    (
-        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
-        body,
-    )
+    ])
+}
+
+/// `POST /v1/responses`: the next scripted turn as a response stream.
+async fn responses(State(script): State<Script>, Json(body): Json<Value>) -> impl IntoResponse {
+    let (turn, n) = next_turn(&script, body);
+    let item = match turn {
+        Turn::Tool(name, input) => json!({
+            "type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
+            "name": name, "arguments": input.to_string()}),
+        Turn::Text(text) => json!({
+            "type": "message", "id": format!("m_{n}"), "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+    };
+    let usage = json!({"input_tokens": 1, "output_tokens": 1, "total_tokens": 2});
+    event_stream(&[
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": format!("resp_{n}")}}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": format!("resp_{n}"), "usage": usage}}),
+        ),
+    ])
 }
 
 /// A project with askbridge's hook installed, asking `daemon` on the web
@@ -439,4 +488,179 @@ async fn claude_codes_own_questions_are_answered_from_the_chat() {
         .await
         .expect("Claude Code ends")
         .expect("wait for Claude Code");
+}
+
+/// Codex in a project of its own, with askbridge's hook installed in its
+/// `CODEX_HOME` and its model at the fake.
+struct CodexProject {
+    dir: TempDir,
+    home: TempDir,
+}
+
+impl CodexProject {
+    fn new(label: &str, server: &str, model: &FakeModel) -> CodexProject {
+        let project = CodexProject {
+            dir: TempDir::new(label),
+            home: TempDir::new(&format!("{label}-home")),
+        };
+        let config = format!(
+            "model = \"gpt-fake\"\nmodel_provider = \"fake\"\napproval_policy = \"on-request\"\n\
+             sandbox_mode = \"read-only\"\n[model_providers.fake]\nname = \"fake\"\n\
+             base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_OPENAI_KEY\"\n\
+             [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            model.url,
+            project.dir.path().display()
+        );
+        std::fs::write(project.home.path().join("config.toml"), config).expect("write config.toml");
+        let installed = std::process::Command::new(BINARY)
+            .args([
+                "hooks", "install", "codex", "--to", "web", "--server", server,
+            ])
+            .env("CODEX_HOME", project.home.path())
+            .output()
+            .expect("run askbridge hooks install");
+        assert!(
+            installed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+        project
+    }
+
+    /// `codex exec PROMPT`, approvals through hooks, stdin closed.
+    fn run(&self, prompt: &str) -> Child {
+        let modules = node_env::node_modules(&[CODEX]);
+        Command::new(modules.join(CODEX))
+            .args(["exec", "--skip-git-repo-check", "--disable", "plugins"])
+            .args([
+                "--disable",
+                "remote_plugin",
+                "--dangerously-bypass-hook-trust",
+            ])
+            .args(["--approve-for-me", "--json", prompt])
+            .current_dir(self.dir.path())
+            .env("HOME", self.home.path())
+            .env("CODEX_HOME", self.home.path())
+            .env("FAKE_OPENAI_KEY", "test-key")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env_remove("ASKBRIDGE_SERVER")
+            .env_remove("ASKBRIDGE_API_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start Codex")
+    }
+}
+
+/// A shell call as Codex's model makes one that needs approval.
+fn escalated(command: &str) -> Turn {
+    Turn::Tool(
+        "exec_command",
+        json!({"cmd": command, "sandbox_permissions": "require_escalated", "justification": "make the flag"}),
+    )
+}
+
+#[tokio::test]
+async fn codex_runs_a_command_approved_from_the_chat() {
+    let (daemon, mut events) = daemon_and_events().await;
+    let mut model = FakeModel::start(vec![escalated("touch flag")]).await;
+    let project = CodexProject::new("codex-allow", &daemon.base(), &model);
+    let started = Instant::now();
+    let codex = project.run("make the flag");
+    let ask = created(&mut events).await;
+    figure("Codex start to the ask posted", started.elapsed());
+    let question = ask["ask"]["questions"][0]["question"]
+        .as_str()
+        .expect("a question");
+    assert!(question.contains("$ touch flag"), "{ask}");
+    assert!(question.contains("make the flag"), "{ask}");
+    let id = ask["id"].as_str().expect("an id");
+    Api::of(&daemon).reply(id, json!({"text": "Allow"})).await;
+    model.tool_result().await;
+    assert!(project.dir.path().join("flag").exists(), "the command ran");
+    let output = tokio::time::timeout(RUN, codex.wait_with_output())
+        .await
+        .expect("Codex ends")
+        .expect("run Codex");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+#[tokio::test]
+async fn codex_tells_its_model_the_persons_words_when_they_deny() {
+    let (daemon, mut events) = daemon_and_events().await;
+    let mut model = FakeModel::start(vec![escalated("touch flag")]).await;
+    let project = CodexProject::new("codex-deny", &daemon.base(), &model);
+    let codex = project.run("make the flag");
+    let ask = created(&mut events).await;
+    let id = ask["id"].as_str().expect("an id");
+    Api::of(&daemon)
+        .reply(id, json!({"text": "no flags on Fridays"}))
+        .await;
+    let result = model.tool_result().await;
+    assert!(
+        result.to_string().contains("no flags on Fridays"),
+        "{result}"
+    );
+    assert!(!project.dir.path().join("flag").exists(), "nothing ran");
+    let ended = tokio::time::timeout(RUN, codex.wait_with_output()).await;
+    assert!(ended.is_ok(), "Codex ends");
+}
+
+#[tokio::test]
+async fn claude_code_calls_ask_user_and_a_cancelled_host_form_leaves_the_ask_to_the_chat() {
+    let (daemon, mut events) = daemon_and_events().await;
+    let project = Project::new("claude-mcp", &daemon.base());
+    let mcp = json!({"mcpServers": {"askbridge": {
+        "type": "stdio", "command": BINARY, "args": ["mcp", "--server", daemon.base()]
+    }}});
+    let mcp_config = project.file("mcp.json");
+    std::fs::write(&mcp_config, mcp.to_string()).expect("write mcp.json");
+    let mut model = FakeModel::start(vec![Turn::Tool(
+        "mcp__askbridge__ask_user",
+        json!({"title": "Release 2.4", "to": "web", "questions": [{
+            "id": "deploy", "header": "Deploy", "question": "Where should I deploy the build?",
+            "options": [{"label": "Staging"}, {"label": "Production"}]}]}),
+    )])
+    .await;
+    // The hook allows askbridge's own tool without asking; Claude Code
+    // shows the ask as a form, and with nobody at it answers `cancel`:
+    // the ask must stay open for the chat.
+    let claude = project
+        .claude(
+            &model,
+            &[
+                "answer the release question",
+                "--output-format",
+                "json",
+                "--mcp-config",
+                mcp_config.to_str().expect("a UTF-8 path"),
+            ],
+        )
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start Claude Code");
+    let ask = created(&mut events).await;
+    assert_eq!(ask["ask"]["title"], "Release 2.4", "{ask}");
+    let id = ask["id"].as_str().expect("an id");
+    Api::of(&daemon)
+        .reply(id, json!({"text": "Production"}))
+        .await;
+    let result = model.tool_result().await;
+    assert_ne!(result["is_error"], true, "{result}");
+    assert!(
+        result.to_string().contains(r#"\"status\":\"answered\""#),
+        "{result}"
+    );
+    assert_eq!(
+        daemon::outcome(&daemon, id).await["answers"],
+        json!({"deploy": ["Production"]})
+    );
+    ended(claude).await;
 }
