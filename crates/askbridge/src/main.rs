@@ -130,7 +130,8 @@ fn main() -> ExitCode {
         Command::Ask(args) => block_on(commands::ask::run(args)).map(ExitCode::from),
         Command::Hook(args) => block_on(commands::hook::run(args)).map(|()| ExitCode::SUCCESS),
         Command::Hooks(command) => {
-            commands::hooks::run(command, &mut std::io::stdout().lock()).map(|()| ExitCode::SUCCESS)
+            block_on(commands::hooks::run(command, &mut std::io::stdout().lock()))
+                .map(|()| ExitCode::SUCCESS)
         }
         Command::Normalize { file } => normalize(&file),
         Command::Resolve(args) => resolve(args, &mut std::io::stdout().lock()),

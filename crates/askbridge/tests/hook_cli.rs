@@ -405,3 +405,31 @@ async fn a_default_target_naming_nobody_is_refused() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains("default target"), "{stderr}");
 }
+
+#[test]
+fn hooks_status_says_whether_the_daemon_each_hook_asks_answers() {
+    let daemon = Daemon::start();
+    let project = daemon::TempDir::new("hooks-status");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    let base = daemon.base();
+    let install = ["install", "claude-code", "--dir", dir, "--server", &base];
+    assert!(hooks(&install, project.path()).status.success());
+    let status = text(&hooks(&["status", "--dir", dir], project.path()).stdout);
+    assert!(
+        status.contains(&format!("daemon at {base}: answers")),
+        "{status}"
+    );
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let down = format!("http://127.0.0.1:{port}");
+    let install = ["install", "claude-code", "--dir", dir, "--server", &down];
+    assert!(hooks(&install, project.path()).status.success());
+    let status = text(&hooks(&["status", "--dir", dir], project.path()).stdout);
+    assert!(
+        status.contains(&format!("daemon at {down}: does not answer")),
+        "{status}"
+    );
+}

@@ -13,10 +13,12 @@
 //! entries whose command is `askbridge hook`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use askbridge_core::hooks::Host;
 use serde_json::{Map, Value, json};
 
+use super::ask::{explain, server_url};
 use super::hook::{HookOptions, HostArg, parse_host};
 
 /// The hook events askbridge installs for `host`.
@@ -37,7 +39,7 @@ pub enum HooksCommand {
     Install(InstallArgs),
     /// Take askbridge's hooks out of a host's settings.
     Uninstall(WhereArgs),
-    /// Say where askbridge's hooks are installed.
+    /// Say where askbridge's hooks are installed, and whether the daemon each asks answers.
     Status(StatusArgs),
 }
 
@@ -99,12 +101,15 @@ impl Scope {
     }
 }
 
+/// How long `status` waits for a daemon's health.
+const HEALTH_WITHIN: Duration = Duration::from_secs(3);
+
 /// Runs a `hooks` command, printing what it did.
-pub fn run(command: HooksCommand, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+pub async fn run(command: HooksCommand, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match command {
         HooksCommand::Install(args) => install(&args, out),
         HooksCommand::Uninstall(at) => uninstall(&at, out),
-        HooksCommand::Status(args) => status(&args, out),
+        HooksCommand::Status(args) => status(&args, out).await,
     }
 }
 
@@ -182,7 +187,8 @@ fn uninstall(at: &WhereArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
     Ok(())
 }
 
-fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    let mut servers = std::collections::BTreeSet::new();
     for host in Host::ALL {
         for scope in [Scope::Project, Scope::User] {
             let path = settings_path(host, scope, args.dir.as_deref())?;
@@ -204,6 +210,7 @@ fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
                 )?;
             }
             for (event, command) in found {
+                servers.insert(server_url(server_of(&command).as_deref()));
                 writeln!(
                     out,
                     "{} ({}): {event} runs `{command}` ({})",
@@ -212,6 +219,20 @@ fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
                     path.display()
                 )?;
             }
+        }
+    }
+    for server in servers {
+        let answer = match super::daemon_client(&server) {
+            Ok(client) => client.health(HEALTH_WITHIN).await.map(|_| ()),
+            Err(error) => Err(error),
+        };
+        match answer {
+            Ok(()) => writeln!(out, "daemon at {server}: answers")?,
+            Err(error) => writeln!(
+                out,
+                "daemon at {server}: does not answer ({}); the hooks fall back to the terminal",
+                explain(&error)
+            )?,
         }
     }
     Ok(())
@@ -372,6 +393,13 @@ fn installed(settings: &Value) -> Vec<(String, String)> {
     found
 }
 
+/// The `--server` a hook command names, if any.
+fn server_of(command: &str) -> Option<String> {
+    let mut words = command.split_whitespace();
+    words.find(|word| *word == "--server")?;
+    words.next().map(|word| word.trim_matches('\'').to_owned())
+}
+
 /// Whether a hook command runs `askbridge hook`: its program is named
 /// `askbridge` and its first argument is `hook`.
 fn is_ours(command: &str) -> bool {
@@ -506,6 +534,19 @@ mod tests {
         ] {
             assert!(!is_ours(theirs), "{theirs}");
         }
+    }
+
+    #[test]
+    fn the_server_a_hook_asks_is_read_from_its_command() {
+        assert_eq!(
+            server_of("askbridge hook codex --server http://127.0.0.1:9 --hold 60").as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert_eq!(
+            server_of("'/a b/askbridge' hook codex --server 'http://h:1'").as_deref(),
+            Some("http://h:1")
+        );
+        assert_eq!(server_of("askbridge hook codex"), None);
     }
 
     #[test]

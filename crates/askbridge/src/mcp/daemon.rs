@@ -258,6 +258,16 @@ impl DaemonClient {
         Ok(answer)
     }
 
+    /// `GET /healthz`: whether the daemon answers within `within`; what it
+    /// says of itself.
+    pub async fn health(&self, within: Duration) -> Result<Value, DaemonError> {
+        let request = self
+            .http
+            .get(format!("{}/healthz", self.base))
+            .timeout(within);
+        self.send(request).await
+    }
+
     /// `DELETE /v1/asks/{id}`: cancels a pending ask; returns what the
     /// daemon answers (normally the cancelled outcome).
     pub async fn cancel(&self, id: &str) -> Result<Value, DaemonError> {
