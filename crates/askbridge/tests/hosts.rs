@@ -235,16 +235,17 @@ impl Project {
             home: TempDir::new(&format!("{label}-home")),
         };
         let dir = project.dir.path().to_str().expect("a UTF-8 path");
-        let installed = std::process::Command::new(BINARY)
-            .args(["hooks", "install", "claude-code", "--dir", dir])
-            .args(["--to", "web", "--server", server, "--hold", "120"])
-            .env("HOME", project.home.path())
-            .output()
-            .expect("run askbridge hooks install");
-        assert!(
-            installed.status.success(),
-            "{}",
-            String::from_utf8_lossy(&installed.stderr)
+        install(
+            &[
+                "claude-code",
+                "--dir",
+                dir,
+                "--server",
+                server,
+                "--hold",
+                "120",
+            ],
+            ("HOME", project.home.path()),
         );
         project
     }
@@ -257,22 +258,14 @@ impl Project {
     /// ARGS`, standard output piped.
     fn claude(&self, model: &FakeModel, args: &[&str]) -> Command {
         let modules = node_env::node_modules(&[CLAUDE]);
-        let mut command = Command::new(modules.join(CLAUDE));
+        let mut command = host(&modules.join(CLAUDE), self.path(), self.home.path());
         command
             .arg("-p")
             .args(args)
-            .current_dir(self.path())
-            .env("HOME", self.home.path())
             .env("ANTHROPIC_BASE_URL", &model.url)
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("ASKBRIDGE_SERVER")
-            .env_remove("ASKBRIDGE_API_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
+            .env("DISABLE_AUTOUPDATER", "1");
         command
     }
 
@@ -287,6 +280,40 @@ impl Project {
     fn file(&self, name: &str) -> PathBuf {
         self.path().join(name)
     }
+}
+
+/// `askbridge hooks install ARGS --to web` with one variable set (where
+/// the host's settings are).
+fn install(args: &[&str], (key, value): (&str, &Path)) {
+    let installed = std::process::Command::new(BINARY)
+        .args(["hooks", "install"])
+        .args(args)
+        .args(["--to", "web"])
+        .env(key, value)
+        .output()
+        .expect("run askbridge hooks install");
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+}
+
+/// A coding agent's binary, run in `dir` with a home of its own, loopback
+/// without a proxy, none of the caller's askbridge settings, standard
+/// output piped.
+fn host(binary: &Path, dir: &Path, home: &Path) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("ASKBRIDGE_SERVER")
+        .env_remove("ASKBRIDGE_API_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    command
 }
 
 /// Waits for Claude Code to end; its result line.
@@ -512,17 +539,9 @@ impl CodexProject {
             project.dir.path().display()
         );
         std::fs::write(project.home.path().join("config.toml"), config).expect("write config.toml");
-        let installed = std::process::Command::new(BINARY)
-            .args([
-                "hooks", "install", "codex", "--to", "web", "--server", server,
-            ])
-            .env("CODEX_HOME", project.home.path())
-            .output()
-            .expect("run askbridge hooks install");
-        assert!(
-            installed.status.success(),
-            "{}",
-            String::from_utf8_lossy(&installed.stderr)
+        install(
+            &["codex", "--server", server],
+            ("CODEX_HOME", project.home.path()),
         );
         project
     }
@@ -530,7 +549,7 @@ impl CodexProject {
     /// `codex exec PROMPT`, approvals through hooks, stdin closed.
     fn run(&self, prompt: &str) -> Child {
         let modules = node_env::node_modules(&[CODEX]);
-        Command::new(modules.join(CODEX))
+        host(&modules.join(CODEX), self.dir.path(), self.home.path())
             .args(["exec", "--skip-git-repo-check", "--disable", "plugins"])
             .args([
                 "--disable",
@@ -538,17 +557,9 @@ impl CodexProject {
                 "--dangerously-bypass-hook-trust",
             ])
             .args(["--approve-for-me", "--json", prompt])
-            .current_dir(self.dir.path())
-            .env("HOME", self.home.path())
             .env("CODEX_HOME", self.home.path())
             .env("FAKE_OPENAI_KEY", "test-key")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("ASKBRIDGE_SERVER")
-            .env_remove("ASKBRIDGE_API_TOKEN")
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
             .spawn()
             .expect("start Codex")
     }
