@@ -7,10 +7,11 @@
 //! program prints decides. [`HookEvent::parse`] reads the event,
 //! [`HookEvent::ask`] writes the ask (the native JSON dialect) and
 //! [`HookEvent::decision`] reads the ask's outcome (as `GET /v1/asks/{id}`
-//! returns it) into the host's decision JSON. Silence is never consent:
-//! every outcome that is not the person's explicit choice — a timeout, a
-//! cancellation, a Skip on a tool call — gives `None`, and the host asks in
-//! its terminal.
+//! returns it) into the host's decision JSON; [`MovedOn`] reads a later
+//! event of the session for the asks it shows stale. Silence is never
+//! consent: every outcome that is not the person's explicit choice — a
+//! timeout, a cancellation, a Skip on a tool call — gives `None`, and the
+//! host asks in its terminal.
 //!
 //! A tool call is shown whole, up to the question's 2,000 characters
 //! (beyond that, a visible line says how much is not shown), with values
@@ -133,6 +134,46 @@ pub struct HookEvent {
     /// The `permission_suggestions` that last for the session: what
     /// "Allow for this session" grants.
     session_permissions: Vec<Value>,
+}
+
+/// A later event of a session, and what it says of the session's asks
+/// still pending: the host does not tell a hook that the person answered
+/// in its terminal, but what it does next shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedOn {
+    /// The agent session.
+    pub session_id: String,
+    /// The call that ran or failed ([`HookEvent::call_key`]): decided, so
+    /// its ask is stale. `None`: the turn is over (a new prompt, or the
+    /// agent stopped), so every ask of the session is.
+    pub call: Option<String>,
+}
+
+impl MovedOn {
+    /// `PostToolUse` and `PostToolUseFailure` (that call was decided),
+    /// `UserPromptSubmit` and `Stop` (the turn is over); `None` for any
+    /// other event, or one without a session.
+    pub fn parse(input: &str) -> Option<MovedOn> {
+        let Value::Object(map) = serde_json::from_str::<Value>(input).ok()? else {
+            return None;
+        };
+        let session_id = optional_string(&map, "session_id")?;
+        let call = match map.get("hook_event_name")?.as_str()? {
+            "PostToolUse" | "PostToolUseFailure" => Some(call_key(
+                map.get("tool_name")?.as_str()?,
+                map.get("tool_input").unwrap_or(&Value::Null),
+            )),
+            "UserPromptSubmit" | "Stop" => None,
+            _ => return None,
+        };
+        Some(MovedOn { session_id, call })
+    }
+}
+
+/// The same text for a call as its permission request and its result
+/// name it: the tool and its input.
+fn call_key(tool_name: &str, tool_input: &Value) -> String {
+    json!([tool_name, tool_input]).to_string()
 }
 
 /// The option labels, matched exactly in the outcome.
@@ -284,6 +325,11 @@ impl HookEvent {
             self.tool_input,
         ])
         .to_string()
+    }
+
+    /// The call as the host's later events name it ([`MovedOn::call`]).
+    pub fn call_key(&self) -> String {
+        call_key(&self.tool_name, &Value::Object(self.tool_input.clone()))
     }
 
     /// The ask, in the native JSON dialect, posted to `to` (the daemon's

@@ -495,3 +495,42 @@ fn askbridges_own_form_is_left_to_the_host() {
     assert!(event.is_own_form());
     assert!(!event.is_own_tool());
 }
+
+#[test]
+fn a_sessions_later_events_say_which_asks_went_stale() {
+    use askbridge_core::hooks::MovedOn;
+    let request = parse(Host::ClaudeCode, &claude_bash());
+    let mut ran = claude_bash();
+    ran["hook_event_name"] = json!("PostToolUse");
+    ran["tool_response"] = json!({"stdout": ""});
+    assert_eq!(
+        MovedOn::parse(&ran.to_string()),
+        Some(MovedOn {
+            session_id: "79187ccd-1".to_owned(),
+            call: Some(request.call_key())
+        })
+    );
+    let mut other = ran.clone();
+    other["tool_input"]["command"] = json!("ls");
+    assert_ne!(
+        MovedOn::parse(&other.to_string()).and_then(|moved| moved.call),
+        Some(request.call_key())
+    );
+    for event in ["UserPromptSubmit", "Stop"] {
+        let ended = json!({"session_id": "s9", "hook_event_name": event});
+        assert_eq!(
+            MovedOn::parse(&ended.to_string()),
+            Some(MovedOn {
+                session_id: "s9".to_owned(),
+                call: None
+            })
+        );
+    }
+    for event in [
+        claude_bash(),
+        json!({"hook_event_name": "Stop"}),
+        json!("x"),
+    ] {
+        assert_eq!(MovedOn::parse(&event.to_string()), None, "{event}");
+    }
+}

@@ -15,6 +15,9 @@ use daemon::{Api, Daemon};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 
+/// Where the hooks of these tests note their waiting asks.
+const STATE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/hook-state");
+
 /// How long any one step may take before the test gives up.
 const STEP: Duration = Duration::from_secs(60);
 
@@ -33,6 +36,7 @@ fn spawn_hook(args: &[&str], event: &str) -> Child {
     let mut child = Command::new(BINARY)
         .args(["hook", "claude-code"])
         .args(args)
+        .env("ASKBRIDGE_HOOK_STATE", STATE)
         .env_remove("ASKBRIDGE_SERVER")
         .env_remove("ASKBRIDGE_API_TOKEN")
         .stdin(Stdio::piped())
@@ -333,7 +337,8 @@ fn hooks_install_merges_into_the_projects_settings_and_uninstall_takes_it_out() 
     let output = hooks(&install, project.path());
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(
-        text(&output.stdout).contains("PermissionRequest and Elicitation run"),
+        text(&output.stdout)
+            .contains("PermissionRequest, Elicitation, PostToolUse, UserPromptSubmit, Stop run"),
         "{}",
         text(&output.stdout)
     );
@@ -431,5 +436,52 @@ fn hooks_status_says_whether_the_daemon_each_hook_asks_answers() {
     assert!(
         status.contains(&format!("daemon at {down}: does not answer")),
         "{status}"
+    );
+}
+
+/// The hook fed `event` (a later event of a session) to its end.
+async fn later(daemon: &Daemon, event: Value) -> Output {
+    output(&["--server", &daemon.base()], &event.to_string()).await
+}
+
+#[tokio::test]
+async fn a_sessions_later_events_close_the_asks_they_show_stale() {
+    let daemon = Daemon::start();
+    let mut push = bash_event("git push");
+    push["session_id"] = json!("stale-session");
+    let mut tag = bash_event("git tag v1");
+    tag["session_id"] = json!("stale-session");
+    let (push_hook, push_id) = hook_waiting(&daemon, &push).await;
+    let (tag_hook, tag_id) = hook_waiting(&daemon, &tag).await;
+
+    // The push ran: answered in the terminal. Its ask closes, its hook
+    // decides nothing; the tag's ask still waits.
+    let mut ran = push.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    ran["tool_response"] = json!({"stdout": ""});
+    let quiet = later(&daemon, ran).await;
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(
+        quiet.stdout.is_empty() && quiet.stderr.is_empty(),
+        "{}",
+        text(&quiet.stderr)
+    );
+    assert_eq!(finish(push_hook).await, (Some(0), String::new()));
+    assert_eq!(
+        daemon::outcome(&daemon, &push_id).await["reason"],
+        "cancelled"
+    );
+    assert_eq!(daemon::status(&daemon, &tag_id).await["status"], "pending");
+
+    // The turn ended: every ask of the session closes.
+    later(
+        &daemon,
+        json!({"session_id": "stale-session", "hook_event_name": "Stop"}),
+    )
+    .await;
+    assert_eq!(finish(tag_hook).await, (Some(0), String::new()));
+    assert_eq!(
+        daemon::outcome(&daemon, &tag_id).await["reason"],
+        "cancelled"
     );
 }

@@ -23,13 +23,14 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use askbridge_core::hooks::{HookEvent, Host, names_a_person};
+use askbridge_core::hooks::{HookEvent, Host, MovedOn, names_a_person};
 use askbridge_core::model::Target;
 use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::ask::{explain, server_url, wait_for_end};
+use super::hook_state::{self, Waiting};
 use crate::mcp::daemon::{self, DaemonClient};
 
 /// How long a main Claude Code session's call waits for the person.
@@ -118,7 +119,16 @@ pub async fn run(args: HookArgs) -> anyhow::Result<()> {
 
 /// The decision for one event; `Ok(None)` when the person made none.
 async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
-    let event = HookEvent::parse(args.host.0, input).map_err(|error| error.to_string())?;
+    let event = match HookEvent::parse(args.host.0, input) {
+        Ok(event) => event,
+        Err(error) => match MovedOn::parse(input) {
+            Some(moved) => {
+                close_stale(&args.options, &moved).await;
+                return Ok(None);
+            }
+            None => return Err(error.to_string()),
+        },
+    };
     let args = &args.options;
     if event.is_own_tool() {
         return Ok(Some(event.allow_own_tool()));
@@ -151,6 +161,9 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
              could approve; pass --to naming the approver, or --trust-allowed-users"
         ));
     }
+    // Noted while it waits (and no longer once this returns, before the
+    // decision is printed): a later event of the session closes it.
+    let _waiting = Waiting::note(&event.session_id, &event.call_key(), &id);
     eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
     let outcome = tokio::select! {
         result = wait_for_end(&client, &id, created, deadline) => {
@@ -231,6 +244,37 @@ async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<Value,
     Err(format!(
         "this call was asked {MAX_REPEATS} times before in this session"
     ))
+}
+
+/// Closes the asks a later event of their session shows to be stale:
+/// each is cancelled (its waiting hook then decides nothing) and its note
+/// removed; one the daemon cannot be asked about now keeps its note.
+async fn close_stale(args: &HookOptions, moved: &MovedOn) {
+    let stale = hook_state::stale(moved);
+    if stale.is_empty() {
+        return;
+    }
+    let client = match super::daemon_client(&server_url(args.server.as_deref())) {
+        Ok(client) => client,
+        Err(error) => {
+            eprintln!("askbridge hook: {}", explain(&error));
+            return;
+        }
+    };
+    for (id, note) in stale {
+        match client.cancel(&id).await {
+            Ok(_) => {}
+            Err(error) if error.is_not_found() => {}
+            Err(error) => {
+                eprintln!(
+                    "askbridge hook: could not close ask {id}: {}",
+                    explain(&error)
+                );
+                continue;
+            }
+        }
+        let _ = std::fs::remove_file(note);
+    }
 }
 
 /// Cancels the ask so its message closes; a failure is only said.

@@ -7,7 +7,9 @@
 //! take `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command",
 //! "command", "timeout"}]}]}}`. Installing adds a `PermissionRequest`
 //! entry running `askbridge hook HOST …` (and, for Claude Code, an
-//! `Elicitation` one: MCP servers' forms) and leaves every other hook and
+//! `Elicitation` one: MCP servers' forms), and `PostToolUse`,
+//! `UserPromptSubmit` and `Stop` entries that close asks gone stale, and
+//! leaves every other hook and
 //! setting as it was; a second run changes nothing; the old file is kept
 //! beside it (`….askbridge.bak`). Uninstalling takes out exactly the
 //! entries whose command is `askbridge hook`.
@@ -21,11 +23,24 @@ use serde_json::{Map, Value, json};
 use super::ask::{explain, server_url};
 use super::hook::{HookOptions, HostArg, parse_host};
 
-/// The hook events askbridge installs for `host`.
+/// The hook events askbridge installs for `host`: those it asks for, then
+/// the cheap ones that show an ask went stale (the person answered in the
+/// terminal) and close it.
 fn events(host: Host) -> &'static [&'static str] {
     match host {
-        Host::ClaudeCode => &["PermissionRequest", "Elicitation"],
-        Host::Codex => &["PermissionRequest"],
+        Host::ClaudeCode => &[
+            "PermissionRequest",
+            "Elicitation",
+            "PostToolUse",
+            "UserPromptSubmit",
+            "Stop",
+        ],
+        Host::Codex => &[
+            "PermissionRequest",
+            "PostToolUse",
+            "UserPromptSubmit",
+            "Stop",
+        ],
     }
 }
 /// Seconds the host's hook timeout is set above the hold, so the hook
@@ -152,7 +167,7 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         out,
         "{}: {} run `{command}` (host timeout {} s)",
         path.display(),
-        events(host).join(" and "),
+        events(host).join(", "),
         hold + TIMEOUT_SLACK
     )?;
     if host == Host::Codex {
@@ -447,38 +462,36 @@ mod tests {
         });
         let once = with_hook(Host::ClaudeCode, &Some(settings.clone()), COMMAND, 1_830)
             .expect("installed");
+        let ours = json!({"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]});
+        assert_eq!(once["model"], "opus");
         assert_eq!(
-            once,
-            json!({
-                "model": "opus",
-                "hooks": {
-                    "PermissionRequest": [
-                        {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
-                        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]}
-                    ],
-                    "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
-                    "Elicitation": [
-                        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]}
-                    ]
-                }
-            })
+            once["hooks"]["PermissionRequest"],
+            json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}, ours])
         );
+        assert_eq!(
+            once["hooks"]["Stop"],
+            json!([{"hooks": [{"type": "command", "command": "notify.sh"}]}, ours])
+        );
+        for event in ["Elicitation", "PostToolUse", "UserPromptSubmit"] {
+            assert_eq!(once["hooks"][event], json!([ours]), "{event}");
+        }
         let twice =
             with_hook(Host::ClaudeCode, &Some(once.clone()), COMMAND, 1_830).expect("installed");
         assert_eq!(twice, once);
         // Uninstalling gives back exactly what was there.
         let (back, removed) = without_hooks(&once).expect("uninstalled");
         assert_eq!(back, settings);
-        assert_eq!(removed, [COMMAND, COMMAND]);
+        assert_eq!(removed, [COMMAND; 5]);
     }
 
     #[test]
     fn a_new_install_replaces_the_old_one_and_an_empty_file_gets_just_the_hook() {
         let old =
             with_hook(Host::Codex, &None, "askbridge hook codex --hold 60", 90).expect("installed");
+        let group = json!([{"hooks": [{"type": "command", "command": "askbridge hook codex --hold 60", "timeout": 90}]}]);
         assert_eq!(
             old,
-            json!({"hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": "askbridge hook codex --hold 60", "timeout": 90}]}]}})
+            json!({"hooks": {"PermissionRequest": group, "PostToolUse": group, "UserPromptSubmit": group, "Stop": group}})
         );
         let new = with_hook(
             Host::Codex,
@@ -489,10 +502,16 @@ mod tests {
         .expect("installed");
         assert_eq!(
             installed(&new),
-            [(
-                "PermissionRequest".to_owned(),
+            [
+                "PermissionRequest",
+                "PostToolUse",
+                "UserPromptSubmit",
+                "Stop"
+            ]
+            .map(|event| (
+                event.to_owned(),
                 "askbridge hook codex --hold 120".to_owned()
-            )]
+            ))
         );
         let (empty, _) = without_hooks(&new).expect("uninstalled");
         assert_eq!(empty, json!({}));

@@ -9,6 +9,7 @@
 pub mod ask;
 pub mod check;
 pub mod hook;
+mod hook_state;
 pub mod hooks;
 pub mod mcp;
 pub mod normalize;
