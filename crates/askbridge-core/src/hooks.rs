@@ -27,11 +27,12 @@ use crate::model::{Place, Target};
 pub enum Host {
     ClaudeCode,
     Codex,
+    Cursor,
 }
 
 impl Host {
     /// Every host, in the order the docs list them.
-    pub const ALL: [Host; 2] = [Host::ClaudeCode, Host::Codex];
+    pub const ALL: [Host; 3] = [Host::ClaudeCode, Host::Codex, Host::Cursor];
 
     /// The host named on the command line (`claude-code`, `codex`).
     pub fn parse(id: &str) -> Option<Host> {
@@ -43,6 +44,7 @@ impl Host {
         match self {
             Host::ClaudeCode => "claude-code",
             Host::Codex => "codex",
+            Host::Cursor => "cursor",
         }
     }
 
@@ -51,6 +53,7 @@ impl Host {
         match self {
             Host::ClaudeCode => "Claude Code",
             Host::Codex => "Codex",
+            Host::Cursor => "Cursor",
         }
     }
 
@@ -70,6 +73,9 @@ pub enum HookKind {
     PreToolUse,
     /// An MCP server asks the host for a form (Claude Code).
     Elicitation,
+    /// Cursor's `beforeShellExecution`, `beforeMCPExecution` and
+    /// `preToolUse`: answered with a `permission`.
+    BeforeExecution,
 }
 
 impl HookKind {
@@ -78,6 +84,7 @@ impl HookKind {
             HookKind::PermissionRequest => "PermissionRequest",
             HookKind::PreToolUse => "PreToolUse",
             HookKind::Elicitation => "Elicitation",
+            HookKind::BeforeExecution => "BeforeExecution",
         }
     }
 }
@@ -199,6 +206,9 @@ impl HookEvent {
         let Value::Object(map) = value else {
             return Err(HookError::NotObject);
         };
+        if host == Host::Cursor {
+            return HookEvent::parse_cursor(&map);
+        }
         let kind = match string(&map, "hook_event_name")?.as_str() {
             "PermissionRequest" => HookKind::PermissionRequest,
             "PreToolUse" => HookKind::PreToolUse,
@@ -261,6 +271,51 @@ impl HookEvent {
             tool_input: form,
             agent_id: optional_string(map, "agent_id"),
             call: optional_string(map, "prompt_id"),
+            session_permissions: Vec::new(),
+        })
+    }
+
+    /// A Cursor event: a shell command, an MCP call or any tool call;
+    /// the conversation stands for the session, the generation for the
+    /// call's id.
+    fn parse_cursor(map: &Map<String, Value>) -> Result<HookEvent, HookError> {
+        let (tool_name, tool_input) = match string(map, "hook_event_name")?.as_str() {
+            "beforeShellExecution" => {
+                let command = string(map, "command")?;
+                ("Shell".to_owned(), json!({"command": command}))
+            }
+            "beforeMCPExecution" | "preToolUse" => {
+                // `tool_input` may come as JSON text.
+                let input = match map.get("tool_input") {
+                    Some(Value::String(text)) => {
+                        serde_json::from_str(text).unwrap_or_else(|_| json!({"input": text}))
+                    }
+                    Some(Value::Object(input)) => Value::Object(input.clone()),
+                    _ => json!({}),
+                };
+                (string(map, "tool_name")?, input)
+            }
+            other => return Err(HookError::Unsupported(other.to_owned())),
+        };
+        let cwd = optional_string(map, "cwd").or_else(|| {
+            map.get("workspace_roots")?
+                .as_array()?
+                .first()?
+                .as_str()
+                .map(str::to_owned)
+        });
+        Ok(HookEvent {
+            host: Host::Cursor,
+            kind: HookKind::BeforeExecution,
+            session_id: string(map, "conversation_id")?,
+            cwd: cwd.unwrap_or_default(),
+            tool_name,
+            tool_input: match tool_input {
+                Value::Object(input) => input,
+                other => Map::from_iter([("input".to_owned(), other)]),
+            },
+            agent_id: None,
+            call: optional_string(map, "generation_id"),
             session_permissions: Vec::new(),
         })
     }
@@ -713,7 +768,17 @@ impl HookEvent {
             (HookKind::Elicitation, Verdict::Deny(_)) => {
                 json!({"hookEventName": "Elicitation", "action": "decline"})
             }
+            // Cursor: the answer itself, not wrapped.
+            (HookKind::BeforeExecution, Verdict::Allow { .. }) => json!({"permission": "allow"}),
+            (HookKind::BeforeExecution, Verdict::Deny(message)) => json!({
+                "permission": "deny",
+                "user_message": format!("Denied from the chat: {message}"),
+                "agent_message": message,
+            }),
         };
+        if self.kind == HookKind::BeforeExecution {
+            return output;
+        }
         json!({"hookSpecificOutput": output})
     }
 

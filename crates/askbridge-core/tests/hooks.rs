@@ -534,3 +534,55 @@ fn a_sessions_later_events_say_which_asks_went_stale() {
         assert_eq!(MovedOn::parse(&event.to_string()), None, "{event}");
     }
 }
+
+#[test]
+fn cursor_shell_and_mcp_calls_are_asked_and_answered_with_a_permission() {
+    let shell = parse(
+        Host::Cursor,
+        &json!({
+            "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "beforeShellExecution",
+            "command": "npm publish", "cwd": "/w/lib", "workspace_roots": ["/w/lib"]
+        }),
+    );
+    let ask = shell.ask(None, 120);
+    assert_eq!(ask["title"], "Cursor · lib");
+    assert_eq!(
+        ask["questions"][0]["question"],
+        "Allow Shell in lib?\n\n$ npm publish"
+    );
+    assert_eq!(
+        ask["questions"][0]["options"],
+        json!([{"label": "Allow"}, {"label": "Deny"}])
+    );
+    assert_eq!(
+        shell.decision(&decided(&["Allow"], None)),
+        Some(json!({"permission": "allow"}))
+    );
+    assert_eq!(
+        shell.decision(&decided(&[], Some("not from a laptop"))),
+        Some(
+            json!({"permission": "deny", "user_message": "Denied from the chat: not from a laptop",
+                    "agent_message": "not from a laptop"})
+        )
+    );
+    assert_eq!(shell.decision(&no_answer("skipped")), None);
+
+    // `tool_input` as JSON text; the project from the workspace roots.
+    let mcp = parse(
+        Host::Cursor,
+        &json!({
+            "conversation_id": "c1", "hook_event_name": "beforeMCPExecution",
+            "tool_name": "create_issue", "tool_input": "{\"title\":\"Bug\"}", "workspace_roots": ["/w/app"]
+        }),
+    );
+    assert_eq!(
+        mcp.ask(None, 120)["questions"][0]["question"],
+        "Allow create_issue in app?\n\n{\n  \"title\": \"Bug\"\n}"
+    );
+    let error = HookEvent::parse(
+        Host::Cursor,
+        r#"{"conversation_id": "c1", "hook_event_name": "afterFileEdit"}"#,
+    )
+    .expect_err("not asked");
+    assert!(matches!(error, HookError::Unsupported(ref name) if name == "afterFileEdit"));
+}

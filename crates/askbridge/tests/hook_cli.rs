@@ -33,8 +33,13 @@ fn bash_event(command: &str) -> Value {
 
 /// `askbridge hook claude-code ARGS` with `event` on standard input.
 fn spawn_hook(args: &[&str], event: &str) -> Child {
+    spawn_hook_for("claude-code", args, event)
+}
+
+/// `askbridge hook HOST ARGS` with `event` on standard input.
+fn spawn_hook_for(host: &str, args: &[&str], event: &str) -> Child {
     let mut child = Command::new(BINARY)
-        .args(["hook", "claude-code"])
+        .args(["hook", host])
         .args(args)
         .env("ASKBRIDGE_HOOK_STATE", STATE)
         .env_remove("ASKBRIDGE_SERVER")
@@ -484,4 +489,28 @@ async fn a_sessions_later_events_close_the_asks_they_show_stale() {
         daemon::outcome(&daemon, &tag_id).await["reason"],
         "cancelled"
     );
+}
+
+#[tokio::test]
+async fn a_cursor_shell_command_is_allowed_from_the_chat() {
+    let daemon = Daemon::start();
+    let event = json!({
+        "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "beforeShellExecution",
+        "command": "npm publish", "cwd": "/w/lib"
+    });
+    let child = spawn_hook_for("cursor", &["--server", &daemon.base()], &event.to_string());
+    let api = Api::of(&daemon);
+    let mut events =
+        daemon::events::EventReader::open(&daemon::client(), &daemon.url("/v1/events")).await;
+    let id = match api.pending_ids().await.pop() {
+        Some(id) => id,
+        None => loop {
+            let (name, ask) = events.next().await;
+            if name == "created" {
+                break ask["id"].as_str().expect("an id").to_owned();
+            }
+        },
+    };
+    api.reply(&id, json!({"text": "Allow"})).await;
+    assert_eq!(decision(child).await, json!({"permission": "allow"}));
 }

@@ -41,8 +41,10 @@ fn events(host: Host) -> &'static [&'static str] {
             "UserPromptSubmit",
             "Stop",
         ],
+        Host::Cursor => &["beforeShellExecution", "beforeMCPExecution"],
     }
 }
+
 /// Seconds the host's hook timeout is set above the hold, so the hook
 /// ends (and cancels its ask) before the host kills it.
 const TIMEOUT_SLACK: u32 = 30;
@@ -61,7 +63,7 @@ pub enum HooksCommand {
 /// Which settings file.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WhereArgs {
-    /// The host: claude-code or codex.
+    /// The host: claude-code, codex or cursor.
     #[arg(value_parser = parse_host)]
     pub host: HostArg,
     /// `project` (the project's own settings) or `user` (every project);
@@ -101,7 +103,7 @@ impl WhereArgs {
     /// The scope asked for, or the host's usual one.
     fn scope(&self) -> Scope {
         self.scope.unwrap_or(match self.host.0 {
-            Host::ClaudeCode => Scope::Project,
+            Host::ClaudeCode | Host::Cursor => Scope::Project,
             Host::Codex => Scope::User,
         })
     }
@@ -271,6 +273,8 @@ fn settings_path(host: Host, scope: Scope, dir: Option<&Path>) -> anyhow::Result
         (Host::ClaudeCode, Scope::Project) => project()?.join(".claude").join("settings.json"),
         (Host::ClaudeCode, Scope::User) => home()?.join(".claude").join("settings.json"),
         (Host::Codex, Scope::Project) => project()?.join(".codex").join("hooks.json"),
+        (Host::Cursor, Scope::Project) => project()?.join(".cursor").join("hooks.json"),
+        (Host::Cursor, Scope::User) => home()?.join(".cursor").join("hooks.json"),
         (Host::Codex, Scope::User) => {
             match std::env::var_os("CODEX_HOME").filter(|d| !d.is_empty()) {
                 Some(codex_home) => PathBuf::from(codex_home).join("hooks.json"),
@@ -329,17 +333,25 @@ fn with_hook(
     timeout: u32,
 ) -> Result<Value, String> {
     let (mut settings, _) = without_hooks(settings.as_ref().unwrap_or(&json!({})))?;
-    let mut group = Map::new();
-    if host == Host::ClaudeCode {
-        group.insert("matcher".to_owned(), json!("*"));
-    }
-    group.insert(
-        "hooks".to_owned(),
-        json!([{"type": "command", "command": command, "timeout": timeout}]),
-    );
-    let hooks = settings
+    let root = settings
         .as_object_mut()
-        .ok_or("the settings are not a JSON object")?
+        .ok_or("the settings are not a JSON object")?;
+    // Cursor lists the commands themselves, in a file with a version.
+    let entry = if host == Host::Cursor {
+        root.entry("version").or_insert(json!(1));
+        json!({"command": command, "timeout": timeout})
+    } else {
+        let mut group = Map::new();
+        if host == Host::ClaudeCode {
+            group.insert("matcher".to_owned(), json!("*"));
+        }
+        group.insert(
+            "hooks".to_owned(),
+            json!([{"type": "command", "command": command, "timeout": timeout}]),
+        );
+        Value::Object(group)
+    };
+    let hooks = root
         .entry("hooks")
         .or_insert_with(|| json!({}))
         .as_object_mut()
@@ -350,7 +362,7 @@ fn with_hook(
             .or_insert_with(|| json!([]))
             .as_array_mut()
             .ok_or_else(|| format!("`hooks.{event}` is not a list"))?
-            .push(Value::Object(group.clone()));
+            .push(entry.clone());
     }
     Ok(settings)
 }
@@ -372,6 +384,11 @@ fn without_hooks(settings: &Value) -> Result<(Value, Vec<String>), String> {
             continue;
         };
         groups.retain_mut(|group| {
+            // Cursor's entries are commands themselves.
+            if let Some(command) = group["command"].as_str().filter(|c| is_ours(c)) {
+                removed.push(command.to_owned());
+                return false;
+            }
             let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
                 return true;
             };
@@ -398,7 +415,11 @@ fn installed(settings: &Value) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for (event, groups) in settings["hooks"].as_object().into_iter().flatten() {
         for group in groups.as_array().into_iter().flatten() {
-            for handler in group["hooks"].as_array().into_iter().flatten() {
+            // A group of handlers, or (Cursor) a handler itself.
+            let handlers = group["hooks"]
+                .as_array()
+                .map_or(std::slice::from_ref(group), Vec::as_slice);
+            for handler in handlers {
                 if let Some(command) = handler["command"].as_str().filter(|c| is_ours(c)) {
                     found.push((event.clone(), command.to_owned()));
                 }
@@ -515,6 +536,31 @@ mod tests {
         );
         let (empty, _) = without_hooks(&new).expect("uninstalled");
         assert_eq!(empty, json!({}));
+    }
+
+    #[test]
+    fn cursor_gets_its_commands_listed_in_a_versioned_file() {
+        let settings = json!({"hooks": {"afterFileEdit": [{"command": "fmt.sh"}]}});
+        let once = with_hook(
+            Host::Cursor,
+            &Some(settings.clone()),
+            "askbridge hook cursor",
+            150,
+        )
+        .expect("installed");
+        let ours = json!({"command": "askbridge hook cursor", "timeout": 150});
+        assert_eq!(
+            once,
+            json!({"hooks": {
+                "afterFileEdit": [{"command": "fmt.sh"}],
+                "beforeShellExecution": [ours],
+                "beforeMCPExecution": [ours]
+            }, "version": 1})
+        );
+        assert_eq!(installed(&once).len(), 2);
+        let (back, removed) = without_hooks(&once).expect("uninstalled");
+        assert_eq!(removed.len(), 2);
+        assert_eq!(back["hooks"], settings["hooks"]);
     }
 
     #[test]
