@@ -151,15 +151,11 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
     // Without `--to`, the daemon's default target decides where: it must
     // name a person too.
     if args.to.is_none()
-        && !args.trust_allowed_users
         && let Some(to) = created["to"].as_str()
-        && Target::parse(to).is_ok_and(|target| !names_a_person(&target))
+        && let Err(refused) = args.check_approver("the daemon's default target", to)
     {
         cancel(&client, &id).await;
-        return Err(format!(
-            "the daemon's default target {to:?} names a group but no person, so anyone there \
-             could approve; pass --to naming the approver, or --trust-allowed-users"
-        ));
+        return Err(refused);
     }
     // Noted while it waits (and no longer once this returns, before the
     // decision is printed): a later event of the session closes it.
@@ -191,15 +187,21 @@ impl HookOptions {
     /// `--trust-allowed-users` says the channel's allow-list is the
     /// approvers.
     pub fn check_target(&self) -> Result<(), String> {
-        let Some(to) = &self.to else {
-            return Ok(());
-        };
-        let target = Target::parse(to).map_err(|error| format!("--to {to:?}: {error}"))?;
+        match &self.to {
+            Some(to) => self.check_approver("--to", to),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a target (`what`: where it came from) that lets anyone in
+    /// a group approve, unless `--trust-allowed-users`.
+    fn check_approver(&self, what: &str, to: &str) -> Result<(), String> {
+        let target = Target::parse(to).map_err(|error| format!("{what} {to:?}: {error}"))?;
         if names_a_person(&target) || self.trust_allowed_users {
             return Ok(());
         }
         Err(format!(
-            "--to {to:?} names a group but no person: anyone there could approve what runs \
+            "{what} {to:?} names a group but no person: anyone there could approve what runs \
              on this machine. Name the approver (`{to}@USER_ID`), or pass \
              --trust-allowed-users if the channel's allowed_users lists only approvers"
         ))
@@ -221,8 +223,7 @@ impl HookOptions {
 
 /// The event's idempotency key: its identity, hashed.
 fn idempotency_key(event: &HookEvent) -> String {
-    let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, event.identity().as_bytes());
-    format!("hook-{}", id.simple())
+    format!("hook-{}", hook_state::hashed(&event.identity()))
 }
 
 /// Creates the ask, or finds the pending one this call already made;

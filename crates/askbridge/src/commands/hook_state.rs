@@ -24,8 +24,9 @@ fn dir() -> PathBuf {
     std::env::temp_dir().join(format!("askbridge-hooks-{user}"))
 }
 
-/// A text as a file name.
-fn hashed(text: &str) -> String {
+/// A text as a short, stable name (a name-based UUID, as hex): a file
+/// name here, the idempotency key's body in `hook`.
+pub(super) fn hashed(text: &str) -> String {
     uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, text.as_bytes())
         .simple()
         .to_string()
