@@ -298,8 +298,11 @@ impl WeakBridge {
 /// Most pending asks [`Bridge::pending_at`] returns.
 const PENDING_PER_PLACE: i64 = 50;
 /// How long [`Bridge::find_message_ref_posted`] waits for deliveries in
-/// flight.
-pub const POSTING_SETTLES_WITHIN: Duration = Duration::from_secs(2);
+/// flight: a post is recorded moments after it is sent, but a busy
+/// machine's moments can run to seconds, and a reply that came too soon
+/// would be lost (a platform that wants its answer sooner is told to
+/// deliver it again while the handling goes on).
+pub const POSTING_SETTLES_WITHIN: Duration = Duration::from_secs(10);
 
 /// The handle every interface uses. Cheap to clone.
 #[derive(Debug, Clone)]
