@@ -13,13 +13,13 @@
 //! timeout, a cancellation, a Skip on a tool call — gives `None`, and the
 //! host asks in its terminal.
 //!
-//! A tool call is shown whole, up to the question's 2,000 characters
-//! (beyond that, a visible line says how much is not shown), with values
-//! that look like credentials masked: the chat is not the terminal.
+//! A tool call or a plan is the ask's context block, whole; a chat shows
+//! it split over messages (past a few, with a line saying how much is not
+//! shown) and with values that look like credentials masked.
 
+pub use crate::render::mask_credentials;
 use serde_json::{Map, Value, json};
 
-use crate::model::limits::MAX_QUESTION_CHARS;
 use crate::model::{Place, Target};
 
 /// A coding agent whose hooks askbridge answers.
@@ -27,12 +27,13 @@ use crate::model::{Place, Target};
 pub enum Host {
     ClaudeCode,
     Codex,
+    Copilot,
     Cursor,
 }
 
 impl Host {
     /// Every host, in the order the docs list them.
-    pub const ALL: [Host; 3] = [Host::ClaudeCode, Host::Codex, Host::Cursor];
+    pub const ALL: [Host; 4] = [Host::ClaudeCode, Host::Codex, Host::Copilot, Host::Cursor];
 
     /// The host named on the command line (`claude-code`, `codex`).
     pub fn parse(id: &str) -> Option<Host> {
@@ -44,6 +45,7 @@ impl Host {
         match self {
             Host::ClaudeCode => "claude-code",
             Host::Codex => "codex",
+            Host::Copilot => "copilot",
             Host::Cursor => "cursor",
         }
     }
@@ -53,6 +55,7 @@ impl Host {
         match self {
             Host::ClaudeCode => "Claude Code",
             Host::Codex => "Codex",
+            Host::Copilot => "Copilot CLI",
             Host::Cursor => "Cursor",
         }
     }
@@ -206,8 +209,10 @@ impl HookEvent {
         let Value::Object(map) = value else {
             return Err(HookError::NotObject);
         };
-        if host == Host::Cursor {
-            return HookEvent::parse_cursor(&map);
+        match host {
+            Host::Cursor => return HookEvent::parse_cursor(&map),
+            Host::Copilot => return HookEvent::parse_copilot(&map),
+            Host::ClaudeCode | Host::Codex => {}
         }
         let kind = match string(&map, "hook_event_name")?.as_str() {
             "PermissionRequest" => HookKind::PermissionRequest,
@@ -271,6 +276,46 @@ impl HookEvent {
             tool_input: form,
             agent_id: optional_string(map, "agent_id"),
             call: optional_string(map, "prompt_id"),
+            session_permissions: Vec::new(),
+        })
+    }
+
+    /// A Copilot CLI event (its camelCase form): `toolArgs` is the call's
+    /// arguments as JSON text. The payload need not name its event: a
+    /// hook installed for `permissionRequest` gets no `hookEventName`.
+    fn parse_copilot(map: &Map<String, Value>) -> Result<HookEvent, HookError> {
+        let event = optional_string(map, "hookEventName")
+            .or_else(|| optional_string(map, "hook_event_name"))
+            .unwrap_or_else(|| "permissionRequest".to_owned());
+        let kind = match event.as_str() {
+            "permissionRequest" | "PermissionRequest" => HookKind::PermissionRequest,
+            "preToolUse" | "PreToolUse" => HookKind::PreToolUse,
+            other => return Err(HookError::Unsupported(other.to_owned())),
+        };
+        let tool_input = match map.get("toolArgs") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(input)) => input.clone(),
+            Some(Value::String(text)) => match serde_json::from_str(text) {
+                Ok(Value::Object(input)) => input,
+                Ok(other) => Map::from_iter([("input".to_owned(), other)]),
+                Err(_) => Map::from_iter([("input".to_owned(), json!(text))]),
+            },
+            Some(_) => {
+                return Err(HookError::WrongType {
+                    field: "toolArgs",
+                    expected: "JSON text or an object",
+                });
+            }
+        };
+        Ok(HookEvent {
+            host: Host::Copilot,
+            kind,
+            session_id: string(map, "sessionId")?,
+            cwd: optional_string(map, "cwd").unwrap_or_default(),
+            tool_name: string(map, "toolName")?,
+            tool_input,
+            agent_id: None,
+            call: optional_string(map, "toolCallId"),
             session_permissions: Vec::new(),
         })
     }
@@ -414,15 +459,41 @@ impl HookEvent {
                 self.tool_name
             )));
         }
+        if let Some(context) = self.context() {
+            ask["context"] = context;
+        }
         if let Some(to) = to {
             ask["to"] = json!(to);
         }
         ask
     }
 
+    /// What the person must see to decide, shown whole as a preformatted
+    /// block (masked only in chats): the call, or the plan.
+    fn context(&self) -> Option<Value> {
+        let (text, language) = match self.request() {
+            Request::Tool => (self.shown_call(), None),
+            Request::Plan => (
+                self.tool_input
+                    .get("plan")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                Some("markdown"),
+            ),
+            Request::Questions | Request::Form => return None,
+        };
+        if text.trim().is_empty() {
+            return None;
+        }
+        Some(match language {
+            Some(language) => json!({"text": text, "language": language}),
+            None => json!(text),
+        })
+    }
+
     fn tool_question(&self) -> Value {
-        let first = format!("Allow {} in {}?", self.tool_label(), self.project());
-        let shown = mask_credentials(&self.shown_call());
+        let question = format!("Allow {} in {}?", self.tool_label(), self.project());
         let mut options = vec![json!({"label": ALLOW})];
         if self.host.edits_calls() && !self.session_permissions.is_empty() {
             options.push(json!({"label": ALLOW_SESSION}));
@@ -432,7 +503,7 @@ impl HookEvent {
             "id": DECISION_ID,
             "header": header(&self.tool_name),
             "type": "single",
-            "question": fit(&first, &shown),
+            "question": question,
             "options": options,
         })
     }
@@ -452,7 +523,7 @@ impl HookEvent {
         let text = |key: &str| input.get(key).and_then(Value::as_str);
         let mut lines = Vec::new();
         match self.tool_name.as_str() {
-            "Bash" | "Shell" | "exec_command" | "shell" => {
+            "Bash" | "Shell" | "exec_command" | "shell" | "bash" | "powershell" => {
                 let command = match input.get("command").or_else(|| input.get("cmd")) {
                     Some(Value::String(command)) => command.clone(),
                     Some(Value::Array(words)) => words
@@ -624,19 +695,11 @@ impl HookEvent {
     }
 
     fn plan_question(&self) -> Value {
-        let plan = self
-            .tool_input
-            .get("plan")
-            .and_then(Value::as_str)
-            .unwrap_or("");
         json!({
             "id": DECISION_ID,
             "header": "Plan",
             "type": "single",
-            "question": fit(
-                &format!("Approve this plan for {}?", self.project()),
-                &mask_credentials(plan),
-            ),
+            "question": format!("Approve this plan for {}?", self.project()),
             "options": [{"label": APPROVE}, {"label": KEEP_PLANNING}],
         })
     }
@@ -779,6 +842,17 @@ impl HookEvent {
         if self.kind == HookKind::BeforeExecution {
             return output;
         }
+        if self.host == Host::Copilot {
+            // Copilot CLI: the decision itself, not wrapped.
+            let mut output = match output.get("decision") {
+                Some(decision) => decision.clone(),
+                None => output,
+            };
+            if let Some(output) = output.as_object_mut() {
+                output.remove("hookEventName");
+            }
+            return output;
+        }
         json!({"hookSpecificOutput": output})
     }
 
@@ -877,118 +951,12 @@ fn diff(lines: &mut Vec<String>, old: Option<&str>, new: Option<&str>) {
     );
 }
 
-/// `first`, a blank line and `body`, within a question's length; a body
-/// that does not fit is cut at a line where it can be, with a line saying
-/// how much is not shown.
-fn fit(first: &str, body: &str) -> String {
-    let whole = format!("{first}\n\n{body}");
-    let length = whole.chars().count();
-    if length <= MAX_QUESTION_CHARS {
-        return whole;
-    }
-    // Room for the marker's line, whatever the count says.
-    let budget = MAX_QUESTION_CHARS - first.chars().count() - 2 - 80;
-    let cut: String = body.chars().take(budget).collect();
-    let kept = match cut.rfind('\n') {
-        Some(at) if at > cut.len() / 2 => &cut[..at],
-        _ => cut.as_str(),
-    };
-    let hidden = body.chars().count() - kept.chars().count();
-    format!("{first}\n\n{kept}\n… {hidden} more characters not shown: see the terminal …")
-}
-
 /// Whether only one person can answer at `target`: it names the user, or
 /// it is a direct chat, or askbridge's own page. An approval decides what
 /// runs on someone's machine: a group target that names nobody lets
 /// anyone the channel admits approve.
 pub fn names_a_person(target: &Target) -> bool {
     target.user.is_some() || target.place.is_direct() || matches!(target.place, Place::Web { .. })
-}
-
-/// Prefixes of tokens masked in what a chat shows.
-const SECRET_PREFIXES: [&str; 10] = [
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghs_",
-    "github_pat_",
-    "xoxb-",
-    "xoxp-",
-    "xoxa-",
-    "xoxs-",
-    "AKIA",
-];
-
-/// Shortest token after a prefix that is taken for a credential.
-const SECRET_MIN_CHARS: usize = 8;
-
-/// `text` with values that look like credentials masked (the prefix kept,
-/// so the person still sees what kind it was): API keys and tokens by
-/// their prefixes, `Bearer` tokens and PEM private keys.
-pub fn mask_credentials(text: &str) -> String {
-    let text = mask_private_keys(text);
-    let mut out = String::with_capacity(text.len());
-    let mut after_bearer = false;
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        let start = rest.find(is_token_char).unwrap_or(rest.len());
-        out.push_str(&rest[..start]);
-        rest = &rest[start..];
-        let end = rest.find(|c: char| !is_token_char(c)).unwrap_or(rest.len());
-        let token = &rest[..end];
-        rest = &rest[end..];
-        if token.is_empty() {
-            continue;
-        }
-        if after_bearer && token.chars().count() >= SECRET_MIN_CHARS {
-            out.push_str("••••••");
-        } else if let Some(prefix) = SECRET_PREFIXES.iter().find(|prefix| {
-            token.starts_with(**prefix) && token.len() >= prefix.len() + SECRET_MIN_CHARS
-        }) {
-            out.push_str(prefix);
-            out.push_str("••••••");
-        } else {
-            out.push_str(token);
-        }
-        after_bearer = token.eq_ignore_ascii_case("bearer");
-    }
-    out
-}
-
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '/')
-}
-
-/// PEM private key blocks replaced by their first line and a note.
-fn mask_private_keys(text: &str) -> String {
-    const BEGIN: &str = "-----BEGIN ";
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(BEGIN) {
-        let block = &rest[at..];
-        let line_end = block.find('\n').unwrap_or(block.len());
-        let first = &block[..line_end];
-        if !first.contains("PRIVATE KEY-----") {
-            out.push_str(&rest[..at + BEGIN.len()]);
-            rest = &rest[at + BEGIN.len()..];
-            continue;
-        }
-        out.push_str(&rest[..at]);
-        out.push_str(first);
-        out.push_str("\n(private key not shown)");
-        rest = match block.find("-----END ") {
-            Some(end) => {
-                let after = &block[end..];
-                let end_line = after.find('\n').unwrap_or(after.len());
-                out.push('\n');
-                out.push_str(&after[..end_line]);
-                &after[end_line..]
-            }
-            None => "",
-        };
-    }
-    out.push_str(rest);
-    out
 }
 
 fn string(map: &Map<String, Value>, key: &'static str) -> Result<String, HookError> {

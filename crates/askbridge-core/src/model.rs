@@ -39,6 +39,10 @@ pub mod limits {
     pub const MIN_REMIND_SECONDS: u32 = 30;
     /// Most reminders of one ask, when `remindEverySeconds` repeats them.
     pub const MAX_REMINDERS: u32 = 3;
+    /// Characters of an ask's context block, hard limit.
+    pub const MAX_CONTEXT_CHARS: usize = 100_000;
+    /// Characters of a context block's language name.
+    pub const MAX_LANGUAGE_CHARS: usize = 32;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -46,6 +50,9 @@ pub mod limits {
 pub struct Ask {
     /// Short title shown above the questions ("Release 2.4").
     pub title: Option<String>,
+    /// A preformatted block shown above the questions: a command, a diff,
+    /// a plan.
+    pub context: Option<Context>,
     /// The questions, in the order they are shown; ids are unique.
     pub questions: Vec<Question>,
     /// Seconds the ask stays open, already clamped to 30–3600.
@@ -65,6 +72,18 @@ pub struct Ask {
     /// What the ask did not say and the configured defaults fill in when
     /// it is created ([`Ask::with_defaults`]).
     pub unset: Unset,
+}
+
+/// A preformatted block shown with an ask (a command to approve, a diff,
+/// a plan), drawn as the platform's code block. It is kept as given:
+/// values that look like credentials are masked only where it is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The text, at most [`limits::MAX_CONTEXT_CHARS`] characters.
+    pub text: String,
+    /// Its language, for highlighting where the platform does (`diff`,
+    /// `bash`, `markdown`).
+    pub language: Option<String>,
 }
 
 /// The settings an ask left to the configured defaults: `remind` unset is

@@ -2,7 +2,7 @@
 //! tables: payloads as Claude Code 2.1.332 and Codex 0.171.0 send them.
 
 use askbridge_core::hooks::{
-    HookError, HookEvent, Host, Request, mask_credentials, names_a_person,
+    HookError, HookEvent, HookKind, Host, Request, mask_credentials, names_a_person,
 };
 use askbridge_core::model::Target;
 use serde_json::{Value, json};
@@ -59,6 +59,20 @@ fn decided(selected: &[&str], other: Option<&str>) -> Value {
     })
 }
 
+/// The first question and the context block under it, as a person reads
+/// them.
+fn shown(ask: &Value) -> String {
+    let question = ask["questions"][0]["question"]
+        .as_str()
+        .expect("a question");
+    let context = match &ask["context"] {
+        Value::Null => return question.to_owned(),
+        Value::String(text) => text.as_str(),
+        block => block["text"].as_str().expect("the block's text"),
+    };
+    format!("{question}\n\n{context}")
+}
+
 fn no_answer(reason: &str) -> Value {
     json!({"status": "no_answer", "reason": reason, "answers": {}, "details": [], "answeredBy": null})
 }
@@ -73,10 +87,8 @@ fn a_bash_permission_request_is_asked_whole_with_allow_for_the_session() {
     assert_eq!(ask["timeoutSeconds"], 1_800);
     assert_eq!(ask["title"], "Claude Code · api-server");
     let question = &ask["questions"][0];
-    assert_eq!(
-        question["question"],
-        "Allow Bash in api-server?\n\n$ echo hi > /tmp/out.txt\n\nwrite hi"
-    );
+    assert_eq!(question["question"], "Allow Bash in api-server?");
+    assert_eq!(ask["context"], "$ echo hi > /tmp/out.txt\n\nwrite hi");
     assert_eq!(
         question["options"],
         json!([{"label": "Allow"}, {"label": "Allow for this session"}, {"label": "Deny"}])
@@ -212,7 +224,11 @@ fn a_plan_is_approved_or_sent_back_with_feedback() {
     let ask = event.ask(None, 600);
     assert_eq!(
         ask["questions"][0]["question"],
-        "Approve this plan for site?\n\n# Plan\n1. Add the page\n2. Test it"
+        "Approve this plan for site?"
+    );
+    assert_eq!(
+        ask["context"],
+        json!({"text": "# Plan\n1. Add the page\n2. Test it", "language": "markdown"})
     );
     assert_eq!(
         ask["questions"][0]["options"],
@@ -278,7 +294,8 @@ fn calls_are_shown_as_people_read_them() {
         ),
         (
             json!({"tool_name": "Bash", "tool_input": {"command": "curl -H 'Authorization: Bearer abcdefghijkl' -d key=sk-proj-1234567890abcdef x"}}),
-            "Allow Bash in p?\n\n$ curl -H 'Authorization: Bearer ••••••' -d key=sk-•••••• x",
+            // Kept as given: masked only where a chat shows it.
+            "Allow Bash in p?\n\n$ curl -H 'Authorization: Bearer abcdefghijkl' -d key=sk-proj-1234567890abcdef x",
         ),
     ];
     for (call, shown) in rows {
@@ -287,27 +304,20 @@ fn calls_are_shown_as_people_read_them() {
         event["tool_name"] = call["tool_name"].clone();
         event["tool_input"] = call["tool_input"].clone();
         let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
-        assert_eq!(ask["questions"][0]["question"], shown);
+        assert_eq!(self::shown(&ask), shown);
     }
 }
 
 #[test]
-fn a_call_too_long_for_a_question_says_how_much_is_not_shown() {
+fn a_long_call_is_kept_whole_for_the_chat_to_split() {
     let mut event = claude_bash();
-    let long: String = (0..400).map(|n| format!("echo {n}\n")).collect();
+    let long: String = (0..4_000).map(|n| format!("echo {n}\n")).collect();
     event["tool_input"] = json!({"command": long});
     let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
-    let question = ask["questions"][0]["question"].as_str().expect("text");
-    assert!(
-        question.chars().count() <= 2_000,
-        "{}",
-        question.chars().count()
-    );
-    assert!(question.starts_with("Allow Bash in api-server?\n\n$ echo 0\necho 1\n"));
-    assert!(
-        question.ends_with("more characters not shown: see the terminal …"),
-        "{question}"
-    );
+    assert_eq!(ask["questions"][0]["question"], "Allow Bash in api-server?");
+    let context = ask["context"].as_str().expect("the call");
+    assert!(context.starts_with("$ echo 0\necho 1\n"));
+    assert!(context.trim_end().ends_with("echo 3999"), "whole");
     askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
 }
 
@@ -546,10 +556,7 @@ fn cursor_shell_and_mcp_calls_are_asked_and_answered_with_a_permission() {
     );
     let ask = shell.ask(None, 120);
     assert_eq!(ask["title"], "Cursor · lib");
-    assert_eq!(
-        ask["questions"][0]["question"],
-        "Allow Shell in lib?\n\n$ npm publish"
-    );
+    assert_eq!(shown(&ask), "Allow Shell in lib?\n\n$ npm publish");
     assert_eq!(
         ask["questions"][0]["options"],
         json!([{"label": "Allow"}, {"label": "Deny"}])
@@ -576,7 +583,7 @@ fn cursor_shell_and_mcp_calls_are_asked_and_answered_with_a_permission() {
         }),
     );
     assert_eq!(
-        mcp.ask(None, 120)["questions"][0]["question"],
+        shown(&mcp.ask(None, 120)),
         "Allow create_issue in app?\n\n{\n  \"title\": \"Bug\"\n}"
     );
     let error = HookEvent::parse(
@@ -585,4 +592,60 @@ fn cursor_shell_and_mcp_calls_are_asked_and_answered_with_a_permission() {
     )
     .expect_err("not asked");
     assert!(matches!(error, HookError::Unsupported(ref name) if name == "afterFileEdit"));
+}
+
+#[test]
+fn copilot_reads_camel_case_with_arguments_as_json_text_and_gets_a_bare_decision() {
+    let event = parse(
+        Host::Copilot,
+        &json!({
+            "sessionId": "c-1", "timestamp": 1_765_000_000_000_u64, "cwd": "/w/shop",
+            "toolName": "bash", "toolArgs": "{\"command\":\"npm publish\",\"description\":\"release\"}"
+        }),
+    );
+    assert_eq!(
+        event.kind,
+        HookKind::PermissionRequest,
+        "no event name: the one installed"
+    );
+    let ask = event.ask(None, 120);
+    assert_eq!(ask["title"], "Copilot CLI · shop");
+    assert_eq!(
+        shown(&ask),
+        "Allow bash in shop?\n\n$ npm publish\n\nrelease"
+    );
+    assert_eq!(
+        ask["questions"][0]["options"],
+        json!([{"label": "Allow"}, {"label": "Deny"}])
+    );
+    assert_eq!(
+        event.decision(&decided(&["Allow"], None)),
+        Some(json!({"behavior": "allow"}))
+    );
+    assert_eq!(
+        event.decision(&decided(&[], Some("not on Fridays"))),
+        Some(json!({"behavior": "deny", "message": "not on Fridays"}))
+    );
+    assert_eq!(event.decision(&no_answer("skipped")), None);
+
+    let pre = parse(
+        Host::Copilot,
+        &json!({"hookEventName": "preToolUse", "sessionId": "c-1", "cwd": "/w/shop",
+                "toolName": "edit", "toolArgs": {"path": "a.txt"}}),
+    );
+    assert_eq!(pre.kind, HookKind::PreToolUse);
+    assert_eq!(
+        pre.decision(&decided(&["Deny"], None))
+            .map(|d| d["permissionDecision"].clone()),
+        Some(json!("deny"))
+    );
+    let error = HookEvent::parse(
+        Host::Copilot,
+        r#"{"sessionId": "c", "toolName": "bash", "toolArgs": 7}"#,
+    )
+    .expect_err("arguments that are neither");
+    assert_eq!(
+        error.to_string(),
+        "the hook event's `toolArgs` is not JSON text or an object"
+    );
 }

@@ -42,6 +42,12 @@ fn dump_ask(ask: &Ask) -> Vec<String> {
         head += &format!(" to={target}");
     }
     let mut lines = vec![head];
+    if let Some(context) = &ask.context {
+        lines.push(format!(
+            "context language={:?} text={:?}",
+            context.language, context.text
+        ));
+    }
     for q in &ask.questions {
         let mut line = format!(
             "{}: {} header={:?} text={:?}",
@@ -1908,5 +1914,60 @@ fn assert_refused(
     assert!(
         problems[0].message.contains(message),
         "{input}: {problems:?}"
+    );
+}
+
+#[test]
+fn a_context_block_is_kept_as_given_with_its_language() {
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "context": "\n\n  $ git push --force\n    origin main\n\n"}"#,
+        r#"
+        ask timeout=900
+        context language=None text="  $ git push --force\n    origin main"
+        allow: text header="Allow" text="Allow?"
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Apply?"}], "context": {"text": "- a\r\n+ b", "language": "Diff", "style": "x"}}"#,
+        r#"
+        ask timeout=900
+        context language=Some("diff") text="- a\n+ b"
+        apply: text header="Apply" text="Apply?"
+        warning context.style: unknown field ignored
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Apply?"}], "context": {"text": "x", "language": "not a word"}}"#,
+        r#"
+        ask timeout=900
+        context language=None text="x"
+        apply: text header="Apply" text="Apply?"
+        warning context.language: not a language name (one word, at most 32 characters): ignored
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Apply?"}], "context": "  \n "}"#,
+        r#"
+        ask timeout=900
+        apply: text header="Apply" text="Apply?"
+        warning context: empty: left out
+        "#,
+    );
+}
+
+#[test]
+fn a_context_that_is_no_text_or_too_long_is_refused_where_it_is() {
+    check(
+        r#"{"questions": [{"question": "Apply?"}], "context": 42}"#,
+        r#"error context: expected a string or {"text": …, "language": …}, got a number"#,
+    );
+    check(
+        r#"{"questions": [{"question": "Apply?"}], "context": {"language": "diff"}}"#,
+        "error context.text: missing; expected the block's text",
+    );
+    let long = "x".repeat(100_001);
+    check(
+        &format!(r#"{{"questions": [{{"question": "Apply?"}}], "context": "{long}"}}"#),
+        "error context: a context is at most 100000 characters, got 100001",
     );
 }

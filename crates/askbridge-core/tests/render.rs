@@ -1,7 +1,8 @@
 //! Rendering: the decision table, the text prompt in every locale, the
 //! neutral view, callback payloads, status lines and message splitting.
 
-use askbridge_core::model::{Ask, Choice, Place, Question, QuestionKind, Unset};
+use askbridge_core::model::{Ask, Choice, Context, Place, Question, QuestionKind, Unset};
+use askbridge_core::render::{Block, MAX_CONTEXT_MESSAGES, context_blocks};
 use askbridge_core::render::{
     Button, ButtonStyle, ButtonsView, CallbackRef, Capabilities, EndState, Locale, Mode, OptionRef,
     RichView, Step, StepInput, TextView, View, callback_key, decide, parse_callback_key, rich_step,
@@ -97,6 +98,7 @@ fn lettered(q: Question) -> Question {
 fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
     Ask {
         title: title.map(str::to_owned),
+        context: None,
         questions,
         timeout_seconds: 900,
         target: None,
@@ -1485,4 +1487,73 @@ fn render_a_reminder_says_how_long_is_left_in_the_asks_locale() {
     for (left, locale, text) in cases {
         assert_eq!(reminder_text(deadline, before(left), locale), text);
     }
+}
+
+// ---------------------------------------------------------------------------
+// Context blocks
+
+fn with_context(text: &str, language: Option<&str>) -> Ask {
+    Ask {
+        context: Some(Context {
+            text: text.to_owned(),
+            language: language.map(str::to_owned),
+        }),
+        ..single_deploy()
+    }
+}
+
+#[test]
+fn a_context_that_fits_is_one_block_masked() {
+    let ask = with_context(
+        "$ curl -H 'Authorization: Bearer abcdefghijkl' https://x\n  indented",
+        Some("bash"),
+    );
+    assert_eq!(
+        context_blocks(&ask, 4_000, Locale::En),
+        vec![Block {
+            text: "$ curl -H 'Authorization: Bearer ••••••' https://x\n  indented".to_owned(),
+            language: Some("bash".to_owned()),
+        }]
+    );
+    assert!(context_blocks(&single_deploy(), 4_000, Locale::En).is_empty());
+}
+
+#[test]
+fn a_long_context_is_split_by_lines_and_cut_with_a_marker() {
+    let lines: Vec<String> = (0..1_000).map(|n| format!("line {n:04}")).collect();
+    let ask = with_context(&lines.join("\n"), None);
+    // Fits in two messages of 4,000: split at lines, nothing lost.
+    let short = with_context(&lines[..500].join("\n"), None);
+    let blocks = context_blocks(&short, 4_000, Locale::En);
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(
+        blocks
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        lines[..500].join("\n")
+    );
+    for block in &blocks {
+        assert!(block.text.chars().count() <= 4_000 - 64);
+    }
+    // Too long for three: the last ends with how many lines are not shown.
+    let blocks = context_blocks(&ask, 2_000, Locale::En);
+    assert_eq!(blocks.len(), MAX_CONTEXT_MESSAGES);
+    let last = &blocks[MAX_CONTEXT_MESSAGES - 1].text;
+    let shown = blocks.iter().map(|b| b.text.lines().count()).sum::<usize>() - 1;
+    assert!(
+        last.ends_with(&format!("… {} more lines not shown …", 1_000 - shown)),
+        "{last}"
+    );
+    assert!(
+        last.chars().count() <= 2_000 - 64,
+        "{}",
+        last.chars().count()
+    );
+    // A line longer than a message is split, not lost.
+    let wide = with_context(&"x".repeat(5_000), None);
+    let blocks = context_blocks(&wide, 4_000, Locale::En);
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks.iter().map(|b| b.text.len()).sum::<usize>(), 5_000);
 }

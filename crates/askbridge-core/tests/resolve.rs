@@ -945,6 +945,7 @@ fn text_questions_take_the_words() {
 fn release_ask() -> Ask {
     Ask {
         title: Some("Release 2.4".to_owned()),
+        context: None,
         questions: vec![
             question(
                 "deploy_target",

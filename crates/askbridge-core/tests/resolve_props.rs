@@ -108,6 +108,7 @@ proptest! {
         };
         let ask = Ask {
             title: None,
+            context: None,
             questions: vec![
                 question("deploy", QuestionKind::Single, &["Staging", "Production"]),
                 question("notify", QuestionKind::Multi, &["Team", "On-call", "Nobody"]),

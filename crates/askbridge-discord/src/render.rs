@@ -27,7 +27,9 @@ use std::collections::HashSet;
 use std::num::NonZeroU64;
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut};
+use askbridge_core::render::{
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut,
+};
 use serenity::builder::{
     CreateActionRow, CreateAllowedMentions, CreateButton, CreateCommand, CreateInputText,
     CreateInteractionResponse, CreateInteractionResponseMessage, CreateMessage, CreateModal,
@@ -177,6 +179,15 @@ pub fn ask_messages(view: &View) -> Vec<Message> {
         View::Text(text) => text.parts.iter().map(|part| Message::text(part)).collect(),
         View::Rich(rich) => rich.steps.first().map(step_message).into_iter().collect(),
     }
+}
+
+/// One block of an ask's context as a fenced code block (with its
+/// language); a fence inside the text is broken with a zero-width space
+/// so it cannot end the block early.
+pub fn context_message(block: &Block) -> Message {
+    let text = block.text.replace("```", "`\u{200b}``");
+    let language = block.language.as_deref().unwrap_or_default();
+    Message::text(&format!("```{language}\n{text}\n```"))
 }
 
 /// One step of a rich view as a message with its controls.

@@ -662,3 +662,22 @@ fn parse_what_render_draws_round_trips() {
     assert_eq!(press.button.unwrap().option, OptionRef::Done);
     assert_eq!(press.values, Some(vec![1, 2]));
 }
+
+#[test]
+fn render_a_context_block_is_a_fenced_code_block_that_a_fence_cannot_end() {
+    let ask = ask(json!({
+        "questions": [{"question": "Apply?"}],
+        "context": {"text": "```\n@everyone rm -rf /\n```", "language": "bash"}
+    }));
+    let blocks = askbridge_core::render::context_blocks(
+        &ask,
+        Capabilities::DISCORD.max_text_chars,
+        Locale::En,
+    );
+    let sent = created(&render::context_message(&blocks[0]));
+    let content = sent["content"].as_str().unwrap();
+    assert!(content.starts_with("```bash\n"), "{content}");
+    assert!(content.ends_with("\n```"), "{content}");
+    assert_eq!(content.matches("```").count(), 2, "{content}");
+    assert_eq!(sent["allowed_mentions"]["parse"], json!([]), "{sent}");
+}

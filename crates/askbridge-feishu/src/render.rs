@@ -22,7 +22,9 @@
 //! its menu [`CHOICE_MENU`], whose option values are option indices.
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut};
+use askbridge_core::render::{
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut,
+};
 use serde_json::{Value, json};
 
 /// The name of the text input of an own-words form.
@@ -116,6 +118,22 @@ impl Message {
         let text = non_blank(text);
         Message {
             card: card(vec![plain(&text)]),
+            text,
+        }
+    }
+
+    /// One block of an ask's context: a card with a markdown code block
+    /// (with its language); a fence inside the text is broken with a
+    /// zero-width space so it cannot end the block.
+    pub fn context(block: &Block) -> Message {
+        let text = non_blank(&block.text);
+        let code = text.replace("```", "`\u{200b}``");
+        let language = block.language.as_deref().unwrap_or_default();
+        Message {
+            card: card(vec![json!({
+                "tag": "markdown",
+                "content": format!("```{language}\n{code}\n```"),
+            })]),
             text,
         }
     }
@@ -504,5 +522,23 @@ mod tests {
                 Some(1)
             );
         }
+    }
+
+    #[test]
+    fn a_context_block_is_a_markdown_code_block_a_fence_cannot_end() {
+        let ask = ask(
+            r#"{"questions": [{"question": "Apply?"}], "context": {"text": "```\nx", "language": "diff"}}"#,
+        );
+        let blocks = askbridge_core::render::context_blocks(
+            &ask,
+            Capabilities::FEISHU.max_text_chars,
+            Locale::En,
+        );
+        let message = Message::context(&blocks[0]);
+        assert_eq!(message.text, "```\nx");
+        assert_eq!(
+            elements(&message),
+            vec![json!({"tag": "markdown", "content": "```diff\n`\u{200b}``\nx\n```"})]
+        );
     }
 }

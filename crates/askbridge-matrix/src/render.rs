@@ -21,7 +21,7 @@
 //! rest escaped).
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Button, OptionRef, View};
+use askbridge_core::render::{Block, Button, OptionRef, View};
 use serde_json::{Value, json};
 
 /// The event type of a poll, as Element sends it.
@@ -126,6 +126,36 @@ pub fn ask_messages(view: &View) -> Vec<Message> {
     }
 }
 
+/// One block of an ask's context: the text as the body, and as
+/// `<pre><code>` (with its language as `language-…`) in the formatted
+/// body.
+pub fn context_message(block: &Block) -> Message {
+    let text = non_blank(&block.text);
+    let class = block
+        .language
+        .as_deref()
+        .map(|language| format!(" class=\"language-{}\"", escape_html(language)))
+        .unwrap_or_default();
+    Message {
+        content: json!({
+            "msgtype": "m.text",
+            "body": text,
+            "format": "org.matrix.custom.html",
+            "formatted_body": format!("<pre><code{class}>{}</code></pre>", escape_html(&text)),
+        }),
+        event_type: MESSAGE,
+        text,
+    }
+}
+
+/// `text` safe in HTML text and attribute values.
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// A poll asking `question`, one answer per button, at most one chosen.
 fn poll(question: &str, answers: &[&Button]) -> Message {
     let question = non_blank(question);
@@ -213,10 +243,7 @@ pub fn reminder(to: &str, text: &str, user: Option<&str>) -> Value {
         return reply(to, text);
     };
     let text = non_blank(text);
-    let escaped = text
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
+    let escaped = escape_html(&text);
     json!({
         "msgtype": "m.text",
         "body": format!("{user} {text}"),
@@ -373,5 +400,23 @@ mod tests {
             assert_eq!(plain["body"], text);
             assert!(plain.get("formatted_body").is_none(), "{plain}");
         }
+    }
+
+    #[test]
+    fn a_context_block_is_pre_code_with_its_language_escaped() {
+        let ask = ask(
+            r#"{"questions": [{"question": "Apply?"}], "context": {"text": "<b>&</b>", "language": "html"}}"#,
+        );
+        let blocks = askbridge_core::render::context_blocks(
+            &ask,
+            Capabilities::MATRIX.max_text_chars,
+            Locale::En,
+        );
+        let message = context_message(&blocks[0]);
+        assert_eq!(message.content["body"], "<b>&</b>");
+        assert_eq!(
+            message.content["formatted_body"],
+            "<pre><code class=\"language-html\">&lt;b&gt;&amp;&lt;/b&gt;</code></pre>"
+        );
     }
 }

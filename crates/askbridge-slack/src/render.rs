@@ -42,8 +42,8 @@ use std::collections::HashSet;
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Button, ButtonStyle, Locale, OptionRef, Step, StepInput, StepOption, View, cut, split_message,
-    text_len,
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, StepOption, View, cut,
+    split_message, text_len,
 };
 use serde::Serialize;
 use slack_morphism::prelude::{
@@ -170,6 +170,19 @@ impl Message {
         let text = non_blank(text);
         Message {
             blocks: assemble(sections(&text), Vec::new()),
+            text,
+            thread_ts: None,
+            mention: None,
+        }
+    }
+
+    /// One block of an ask's context as code blocks (```), in sections
+    /// that each open and close their own fence; Slack has no language
+    /// highlighting.
+    pub fn context(block: &Block) -> Message {
+        let text = non_blank(&block.text);
+        Message {
+            blocks: assemble(code_sections(&text), Vec::new()),
             text,
             thread_ts: None,
             mention: None,
@@ -581,11 +594,30 @@ fn button(b: &Button) -> SlackBlockButtonElement {
 
 /// `text` as mrkdwn sections, each at most 3,000 characters once escaped.
 fn sections(text: &str) -> Vec<SlackBlock> {
+    wrapped_sections(text, 0, |escaped| escaped)
+}
+
+/// `text` as preformatted mrkdwn sections: each part fenced (```), a
+/// fence inside broken with a zero-width space so it cannot end the block.
+fn code_sections(text: &str) -> Vec<SlackBlock> {
+    const FENCES: usize = 8;
+    wrapped_sections(text, FENCES, |escaped| {
+        format!("```\n{}\n```", escaped.replace("```", "`\u{200b}``"))
+    })
+}
+
+/// `text` as mrkdwn sections of `wrap`ped, escaped parts, each at most
+/// 3,000 characters; `overhead` is what `wrap` adds.
+fn wrapped_sections(
+    text: &str,
+    overhead: usize,
+    wrap: impl Fn(String) -> String,
+) -> Vec<SlackBlock> {
     let mut out = Vec::new();
-    let mut pending: Vec<String> = split_message(text, MAX_SECTION_CHARS);
+    let mut pending: Vec<String> = split_message(text, MAX_SECTION_CHARS - overhead);
     pending.reverse();
     while let Some(part) = pending.pop() {
-        let escaped = escape(&part);
+        let escaped = wrap(escape(&part));
         let len = text_len(&part);
         if text_len(&escaped) <= MAX_SECTION_CHARS || len <= 1 {
             out.push(section(escaped));

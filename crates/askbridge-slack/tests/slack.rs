@@ -950,3 +950,32 @@ fn parse_the_askbridge_slash_command_and_leave_others_alone() {
     }
     assert!(parse::command_body(b"command=%2Faskbridge").is_err());
 }
+
+#[test]
+fn render_a_context_block_is_fenced_sections_escaped_within_limits() {
+    let long: String = (0..400).map(|n| format!("<tag> & line {n}\n")).collect();
+    let ask = ask(json!({"questions": [{"question": "Apply?"}], "context": long}));
+    let blocks = askbridge_core::render::context_blocks(
+        &ask,
+        Capabilities::SLACK.max_text_chars,
+        Locale::En,
+    );
+    for block in &blocks {
+        let sent = posted(&Message::context(block));
+        check_limits(&sent);
+        for section in sent["blocks"].as_array().unwrap() {
+            let text = section["text"]["text"].as_str().unwrap();
+            assert!(
+                text.starts_with("```\n") && text.ends_with("\n```"),
+                "{text}"
+            );
+            assert!(text.contains("&lt;tag&gt; &amp; line"), "{text}");
+        }
+    }
+    let shown: Vec<String> = blocks.iter().map(|b| b.text.clone()).collect();
+    assert!(
+        shown
+            .join("\n")
+            .starts_with("<tag> & line 0\n<tag> & line 1")
+    );
+}

@@ -8,7 +8,7 @@
 //! break the markup.
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Button, Locale, Step, StepInput, View, cut, fill};
+use askbridge_core::render::{Block, Button, Locale, Step, StepInput, View, cut, fill};
 use teloxide::payloads::SendMessage;
 use teloxide::types::{
     ChatId, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity, MessageId,
@@ -88,6 +88,15 @@ pub fn ask_messages(view: &View, chat: ChatRef) -> Vec<SendMessage> {
             .map(|step| vec![step_message(step, chat)])
             .unwrap_or_default(),
     }
+}
+
+/// One block of an ask's context: the text as a `pre` entity (a code
+/// block, with its language), still no parse mode.
+pub fn context_message(block: &Block, chat: ChatRef) -> SendMessage {
+    let mut payload = chat.message(&block.text);
+    let length = block.text.encode_utf16().count();
+    payload.entities = Some(vec![MessageEntity::pre(block.language.clone(), 0, length)]);
+    payload
 }
 
 /// One step of a rich view as a message with its keyboard.

@@ -221,6 +221,10 @@ impl ChatPlatform for DiscordPlatform {
         draw::ask_messages(view)
     }
 
+    fn context_message(&self, block: &render::Block, _chat: &ChannelId) -> Message {
+        draw::context_message(block)
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.content
     }

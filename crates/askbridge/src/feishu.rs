@@ -344,6 +344,10 @@ impl ChatPlatform for FeishuPlatform {
         draw::ask_messages(view, self.locale)
     }
 
+    fn context_message(&self, block: &render::Block, _chat: &Destination) -> Message {
+        Message::context(block)
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }

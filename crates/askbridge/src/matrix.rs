@@ -183,6 +183,10 @@ impl ChatPlatform for MatrixPlatform {
         draw::ask_messages(view)
     }
 
+    fn context_message(&self, block: &render::Block, _room: &String) -> Message {
+        draw::context_message(block)
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }

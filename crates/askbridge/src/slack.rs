@@ -301,6 +301,13 @@ impl ChatPlatform for SlackPlatform {
             .collect()
     }
 
+    fn context_message(&self, block: &render::Block, chat: &SlackChat) -> Message {
+        Message {
+            thread_ts: chat.thread_ts.clone(),
+            ..Message::context(block)
+        }
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }

@@ -215,6 +215,10 @@ impl ChatPlatform for TelegramPlatform {
         draw::ask_messages(view, *chat)
     }
 
+    fn context_message(&self, block: &render::Block, chat: &ChatRef) -> SendMessage {
+        draw::context_message(block, *chat)
+    }
+
     fn text_of(message: &SendMessage) -> &str {
         &message.text
     }

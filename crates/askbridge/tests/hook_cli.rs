@@ -122,10 +122,15 @@ async fn a_bash_call_is_shown_whole_and_allowed_from_the_chat() {
     let api = Api::of(&daemon);
     let (child, id) = hook_waiting(&daemon, &bash_event("git push --force origin main")).await;
     let ask = api.ask(&id).await;
-    let question = ask["ask"]["questions"][0]["question"]
-        .as_str()
-        .expect("a question");
-    assert!(question.contains("$ git push --force origin main"), "{ask}");
+    assert_eq!(
+        ask["ask"]["questions"][0]["question"],
+        "Allow Bash in api-server?"
+    );
+    let context = ask["ask"]["context"]["text"].as_str().expect("the call");
+    assert!(
+        context.starts_with("$ git push --force origin main"),
+        "{ask}"
+    );
     let labels: Vec<&str> = ask["ask"]["questions"][0]["options"]
         .as_array()
         .expect("options")

@@ -363,11 +363,9 @@ async fn claude_code_runs_a_command_allowed_from_the_chat() {
     let claude = project.run(&model, "write hi to out.txt");
     let ask = created(&mut events).await;
     figure("Claude Code start to the ask posted", started.elapsed());
-    let question = ask["ask"]["questions"][0]["question"]
-        .as_str()
-        .expect("a question");
-    assert!(question.contains("$ echo hi > out.txt"), "{ask}");
-    assert!(question.contains("write hi"), "{ask}");
+    let call = ask["ask"]["context"]["text"].as_str().expect("the call");
+    assert!(call.contains("$ echo hi > out.txt"), "{ask}");
+    assert!(call.contains("write hi"), "{ask}");
     assert!(
         !project.file("out.txt").exists(),
         "nothing runs before the answer"
@@ -582,11 +580,9 @@ async fn codex_runs_a_command_approved_from_the_chat() {
     let codex = project.run("make the flag");
     let ask = created(&mut events).await;
     figure("Codex start to the ask posted", started.elapsed());
-    let question = ask["ask"]["questions"][0]["question"]
-        .as_str()
-        .expect("a question");
-    assert!(question.contains("$ touch flag"), "{ask}");
-    assert!(question.contains("make the flag"), "{ask}");
+    let call = ask["ask"]["context"]["text"].as_str().expect("the call");
+    assert!(call.contains("$ touch flag"), "{ask}");
+    assert!(call.contains("make the flag"), "{ask}");
     let id = ask["id"].as_str().expect("an id");
     Api::of(&daemon).reply(id, json!({"text": "Allow"})).await;
     model.tool_result().await;

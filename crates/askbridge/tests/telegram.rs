@@ -981,3 +981,48 @@ async fn telegram_askbridge_command_tells_the_targets_for_this_chat() {
     );
     assert_eq!(status(&daemon, &id).await["status"], "pending");
 }
+
+#[tokio::test]
+async fn telegram_a_context_block_comes_first_as_pre_masked_and_the_agent_keeps_it_whole() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let command = "$ curl -H 'Authorization: Bearer abcdefghijkl' https://api.example\n  --data ok";
+    let mut ask = deploy_ask();
+    ask["context"] = json!({"text": command, "language": "bash"});
+    let id = create(&daemon, &ask).await;
+
+    let block = sent(&fake, 1).await;
+    let question = sent(&fake, 2).await;
+    let shown = "$ curl -H 'Authorization: Bearer ••••••' https://api.example\n  --data ok";
+    assert_eq!(block.text, shown);
+    assert!(!block.has_inline_keyboard());
+    let call = &fake.calls_to("sendMessage")[0];
+    assert_eq!(
+        call.params["entities"],
+        json!([{"type": "pre", "offset": 0, "length": shown.encode_utf16().count(), "language": "bash"}]),
+        "{}",
+        call.params
+    );
+    assert!(
+        question.has_inline_keyboard(),
+        "the question, under the block"
+    );
+
+    // The agent's record of the ask is as it was sent.
+    let record = status(&daemon, &id).await;
+    assert_eq!(record["ask"]["context"]["text"], command, "{record}");
+    fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    assert_eq!(
+        outcome(&daemon, &id).await["answers"]["env"],
+        json!(["Production"])
+    );
+    // Only the question is closed; the block stays as it was.
+    closed(&fake, &question).await;
+    assert!(
+        !fake
+            .message(CHAT, block.message_id)
+            .expect("the block")
+            .edited
+    );
+}

@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
-    DEFAULT_TIMEOUT_SECONDS, MAX_HEADER_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS,
-    MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS,
-    MIN_TIMEOUT_SECONDS,
+    DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS, MAX_LANGUAGE_CHARS, MAX_OPTIONS,
+    MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS,
+    MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
 };
 use crate::model::{
-    Ask, Choice, Escalation, Place, Question, QuestionKind, Reminders, Target, Unset,
+    Ask, Choice, Context, Escalation, Place, Question, QuestionKind, Reminders, Target, Unset,
 };
 
 /// Longest title, description, placeholder or default text, in characters.
@@ -153,6 +153,7 @@ fn is_ask_tool(name: &str) -> bool {
 /// Keys of the ask object.
 const ASK_KEYS: &[&str] = &[
     "title",
+    "context",
     "description",
     "questions",
     "fields",
@@ -186,6 +187,7 @@ fn read_ask(
         }
     }
     let title = text_field(map, base, "title", MAX_TEXT_CHARS, report);
+    let context = read_context(map, base, report);
     // In the single-question form, `description` is the question's.
     let description = if single {
         None
@@ -258,7 +260,106 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, reach, report)
+    finish(title, questions, timeout, reach, report).map(|ask| Ask { context, ..ask })
+}
+
+/// Reads `context`: the text alone, or `{"text": …, "language": …}`. Its
+/// lines are kept as given (indentation too); blank lines around it go.
+fn read_context(map: &Map<String, Value>, base: &str, report: &mut Report) -> Option<Context> {
+    let path = field(base, "context");
+    let (text, language) = match map.get("context")? {
+        Value::Null => return None,
+        Value::String(text) => (text.as_str(), None),
+        Value::Object(block) => {
+            for key in block.keys() {
+                if !matches!(key.as_str(), "text" | "language") {
+                    report.warn(field(&path, key), "unknown field ignored");
+                }
+            }
+            let text = match block.get("text") {
+                Some(Value::String(text)) => text.as_str(),
+                Some(other) => {
+                    report.error(
+                        field(&path, "text"),
+                        format!("expected a string, got {}", kind_of(other)),
+                    );
+                    return None;
+                }
+                None => {
+                    report.error(field(&path, "text"), "missing; expected the block's text");
+                    return None;
+                }
+            };
+            (text, read_language(block, &path, report))
+        }
+        other => {
+            report.error(
+                path,
+                format!(
+                    "expected a string or {{\"text\": …, \"language\": …}}, got {}",
+                    kind_of(other)
+                ),
+            );
+            return None;
+        }
+    };
+    // Blank lines around it go; the first line's indentation stays.
+    let text = text.trim_end();
+    let start = text
+        .find(|c: char| !c.is_whitespace())
+        .map_or(text.len(), |at| {
+            text[..at].rfind('\n').map_or(0, |nl| nl + 1)
+        });
+    let text = &text[start..];
+    if text.is_empty() {
+        report.warn(path, "empty: left out");
+        return None;
+    }
+    let length = chars(text);
+    if length > MAX_CONTEXT_CHARS {
+        report.error(
+            path,
+            format!("a context is at most {MAX_CONTEXT_CHARS} characters, got {length}"),
+        );
+        return None;
+    }
+    Some(Context {
+        text: text.replace("\r\n", "\n"),
+        language,
+    })
+}
+
+/// A context block's `language`: one word such as `diff` or `c++`; any
+/// other value is dropped with a warning.
+fn read_language(block: &Map<String, Value>, base: &str, report: &mut Report) -> Option<String> {
+    let path = field(base, "language");
+    match block.get("language")? {
+        Value::Null => None,
+        Value::String(language) => {
+            let language = language.trim();
+            let word = !language.is_empty()
+                && chars(language) <= MAX_LANGUAGE_CHARS
+                && language
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '#' | '.'));
+            if word {
+                Some(language.to_ascii_lowercase())
+            } else {
+                report.warn(
+                    path,
+                    format!("not a language name (one word, at most {MAX_LANGUAGE_CHARS} characters): ignored"),
+                );
+                None
+            }
+        }
+        other => {
+            report.warn(
+                path,
+                format!("expected a string, got {}: ignored", kind_of(other)),
+            );
+            None
+        }
+    }
 }
 
 /// Where and how an ask reaches the person, as read.
@@ -303,6 +404,7 @@ fn finish(
     let mut places = places.into_iter();
     (report.error_count() == 0).then(|| Ask {
         title,
+        context: None,
         questions,
         timeout_seconds,
         target: places.next(),

@@ -230,6 +230,8 @@ pub struct Strings {
     pub web_page: &'static str,
     /// Above an ask passed on to an escalation place. `{place}`, `{after}`.
     pub passed_on: &'static str,
+    /// Ends a context block cut to fit the chat. `{n}`: lines not shown.
+    pub context_cut: &'static str,
     /// A duration in whole minutes. `{m}`.
     pub duration_min: &'static str,
     /// A duration in seconds. `{s}`.
@@ -470,6 +472,7 @@ static EN: Strings = Strings {
     answered_in: "answered in {place}",
     web_page: "the web page",
     passed_on: "Passed on from {place} after {after} without an answer",
+    context_cut: "… {n} more lines not shown …",
     duration_min: "{m} min",
     duration_s: "{s} s",
     still_waiting: "Still waiting for your answer",
@@ -610,6 +613,7 @@ static ZH_CN: Strings = Strings {
     answered_in: "已在 {place} 回答",
     web_page: "网页",
     passed_on: "{place} 上 {after} 无人回答，已转到这里",
+    context_cut: "… 另有 {n} 行未显示 …",
     duration_min: "{m} 分钟",
     duration_s: "{s} 秒",
     still_waiting: "还在等你的回答",
@@ -750,6 +754,7 @@ static TH: Strings = Strings {
     answered_in: "ตอบแล้วใน {place}",
     web_page: "หน้าเว็บ",
     passed_on: "ส่งต่อจาก {place} หลังจากไม่มีคำตอบ {after}",
+    context_cut: "… อีก {n} บรรทัดไม่ได้แสดง …",
     duration_min: "{m} นาที",
     duration_s: "{s} วินาที",
     still_waiting: "ยังรอคำตอบของคุณอยู่",

@@ -5,7 +5,8 @@
 //! [`Capabilities`]; [`view`] builds the [`View`] an adapter only draws;
 //! [`text_prompt`] is the numbered plain-text prompt; [`split_message`]
 //! and [`cut`] keep texts within platform limits; [`status_line`] is the
-//! line added when an ask ends; [`callback_key`] is the opaque button
+//! line added when an ask ends; [`context_blocks`] is an ask's context
+//! block, masked ([`mask_credentials`]) and split over messages; [`callback_key`] is the opaque button
 //! payload. Chat follow-ups: [`reask_prompt`] (the questions still open),
 //! [`clarify_prompt`] (the candidates of an ambiguous reply),
 //! [`unknown_items_prompt`] (the items of a list reply that named no
@@ -15,15 +16,19 @@
 //! Pure: no I/O, no clock; the output depends only on the arguments.
 
 mod callback;
+mod context;
 mod decide;
 mod locale;
+mod mask;
 mod split;
 mod text;
 mod view;
 
 pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, parse_callback_key};
+pub use context::{Block, MAX_CONTEXT_MESSAGES, context_blocks};
 pub use decide::{Capabilities, Mode, decide};
 pub use locale::{Locale, Strings, fill};
+pub use mask::mask_credentials;
 pub use split::{cut, split_message, text_len};
 pub use text::{
     EndState, clarify_prompt, closing_line, closing_line_at, not_understood, passed_on_line,

@@ -100,6 +100,11 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// carries the controls.
     fn ask_messages(&self, view: &View, chat: &Self::Chat) -> Vec<Self::Message>;
 
+    /// One message holding `block` of an ask's context as the platform's
+    /// preformatted text (a code block), posted before the ask's own
+    /// messages in `chat`.
+    fn context_message(&self, block: &render::Block, chat: &Self::Chat) -> Self::Message;
+
     /// The text a drawn message shows.
     fn text_of(message: &Self::Message) -> &str;
 
@@ -284,6 +289,11 @@ impl Drawing {
         render::view(&view.ask, &view.id, &self.caps, self.locale)
     }
 
+    /// The ask's context, as the blocks its messages show.
+    pub fn context(&self, view: &AskView) -> Vec<render::Block> {
+        render::context_blocks(&view.ask, self.caps.max_text_chars, self.locale)
+    }
+
     /// One rich step, with `selected` options checked.
     pub fn step(
         &self,
@@ -389,7 +399,15 @@ impl<P: ChatPlatform> ChatDriver<P> {
             let line = render::passed_on_line(&view.target.place, after, self.draw.locale);
             drawn = drawn.with_note(&line);
         }
-        let messages = self.platform.ask_messages(&drawn, &chat);
+        // The context first, then the question: the message with the
+        // controls stays the last, nearest the reply box.
+        let mut messages: Vec<P::Message> = self
+            .draw
+            .context(view)
+            .iter()
+            .map(|block| self.platform.context_message(block, &chat))
+            .collect();
+        messages.extend(self.platform.ask_messages(&drawn, &chat));
         let last = messages.len().saturating_sub(1);
         for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
             let text = P::text_of(&message).to_owned();

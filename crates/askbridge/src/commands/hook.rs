@@ -48,7 +48,7 @@ const MAX_REPEATS: u32 = 64;
 /// Arguments of `askbridge hook`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct HookArgs {
-    /// The host running the hook: claude-code, codex or cursor.
+    /// The host running the hook: claude-code, codex, copilot or cursor.
     #[arg(value_parser = parse_host)]
     pub host: HostArg,
     #[command(flatten)]

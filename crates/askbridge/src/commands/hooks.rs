@@ -41,6 +41,9 @@ fn events(host: Host) -> &'static [&'static str] {
             "UserPromptSubmit",
             "Stop",
         ],
+        // Copilot CLI runs no hook after a call that askbridge could
+        // close a stale ask with.
+        Host::Copilot => &["permissionRequest"],
         Host::Cursor => &["beforeShellExecution", "beforeMCPExecution"],
     }
 }
@@ -63,7 +66,7 @@ pub enum HooksCommand {
 /// Which settings file.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WhereArgs {
-    /// The host: claude-code, codex or cursor.
+    /// The host: claude-code, codex, copilot or cursor.
     #[arg(value_parser = parse_host)]
     pub host: HostArg,
     /// `project` (the project's own settings) or `user` (every project);
@@ -103,7 +106,7 @@ impl WhereArgs {
     /// The scope asked for, or the host's usual one.
     fn scope(&self) -> Scope {
         self.scope.unwrap_or(match self.host.0 {
-            Host::ClaudeCode | Host::Cursor => Scope::Project,
+            Host::ClaudeCode | Host::Copilot | Host::Cursor => Scope::Project,
             Host::Codex => Scope::User,
         })
     }
@@ -207,7 +210,7 @@ fn uninstall(at: &WhereArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
 async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let mut servers = std::collections::BTreeSet::new();
     for host in Host::ALL {
-        for scope in [Scope::Project, Scope::User] {
+        for &scope in scopes(host) {
             let path = settings_path(host, scope, args.dir.as_deref())?;
             let found = match read_settings(&path) {
                 Ok(Some(settings)) => installed(&settings),
@@ -255,6 +258,14 @@ async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Resu
     Ok(())
 }
 
+/// The scopes `host` reads hooks at.
+fn scopes(host: Host) -> &'static [Scope] {
+    match host {
+        Host::Copilot => &[Scope::Project],
+        Host::ClaudeCode | Host::Codex | Host::Cursor => &[Scope::Project, Scope::User],
+    }
+}
+
 /// The settings file of `host` at `scope`.
 fn settings_path(host: Host, scope: Scope, dir: Option<&Path>) -> anyhow::Result<PathBuf> {
     let home = || {
@@ -273,6 +284,13 @@ fn settings_path(host: Host, scope: Scope, dir: Option<&Path>) -> anyhow::Result
         (Host::ClaudeCode, Scope::Project) => project()?.join(".claude").join("settings.json"),
         (Host::ClaudeCode, Scope::User) => home()?.join(".claude").join("settings.json"),
         (Host::Codex, Scope::Project) => project()?.join(".codex").join("hooks.json"),
+        (Host::Copilot, Scope::Project) => project()?
+            .join(".github")
+            .join("hooks")
+            .join("askbridge.json"),
+        (Host::Copilot, Scope::User) => anyhow::bail!(
+            "Copilot CLI reads hooks from a repository's .github/hooks only: install with --scope project (in the repository, or --dir PATH)"
+        ),
         (Host::Cursor, Scope::Project) => project()?.join(".cursor").join("hooks.json"),
         (Host::Cursor, Scope::User) => home()?.join(".cursor").join("hooks.json"),
         (Host::Codex, Scope::User) => {
@@ -336,10 +354,14 @@ fn with_hook(
     let root = settings
         .as_object_mut()
         .ok_or("the settings are not a JSON object")?;
-    // Cursor lists the commands themselves, in a file with a version.
+    // Cursor and Copilot CLI list the commands themselves, in a file with
+    // a version.
     let entry = if host == Host::Cursor {
         root.entry("version").or_insert(json!(1));
         json!({"command": command, "timeout": timeout})
+    } else if host == Host::Copilot {
+        root.entry("version").or_insert(json!(1));
+        json!({"type": "command", "bash": command, "timeoutSec": timeout})
     } else {
         let mut group = Map::new();
         if host == Host::ClaudeCode {
@@ -384,8 +406,8 @@ fn without_hooks(settings: &Value) -> Result<(Value, Vec<String>), String> {
             continue;
         };
         groups.retain_mut(|group| {
-            // Cursor's entries are commands themselves.
-            if let Some(command) = group["command"].as_str().filter(|c| is_ours(c)) {
+            // Cursor's and Copilot's entries are commands themselves.
+            if let Some(command) = handler_command(group).filter(|c| is_ours(c)) {
                 removed.push(command.to_owned());
                 return false;
             }
@@ -393,7 +415,7 @@ fn without_hooks(settings: &Value) -> Result<(Value, Vec<String>), String> {
                 return true;
             };
             let before = handlers.len();
-            handlers.retain(|handler| match handler["command"].as_str() {
+            handlers.retain(|handler| match handler_command(handler) {
                 Some(command) if is_ours(command) => {
                     removed.push(command.to_owned());
                     false
@@ -415,18 +437,25 @@ fn installed(settings: &Value) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for (event, groups) in settings["hooks"].as_object().into_iter().flatten() {
         for group in groups.as_array().into_iter().flatten() {
-            // A group of handlers, or (Cursor) a handler itself.
+            // A group of handlers, or (Cursor, Copilot) a handler itself.
             let handlers = group["hooks"]
                 .as_array()
                 .map_or(std::slice::from_ref(group), Vec::as_slice);
             for handler in handlers {
-                if let Some(command) = handler["command"].as_str().filter(|c| is_ours(c)) {
+                if let Some(command) = handler_command(handler).filter(|c| is_ours(c)) {
                     found.push((event.clone(), command.to_owned()));
                 }
             }
         }
     }
     found
+}
+
+/// A handler's command line: `command`, or Copilot CLI's `bash`.
+fn handler_command(handler: &Value) -> Option<&str> {
+    handler["command"]
+        .as_str()
+        .or_else(|| handler["bash"].as_str())
 }
 
 /// The `--server` a hook command names, if any.
@@ -536,6 +565,34 @@ mod tests {
         );
         let (empty, _) = without_hooks(&new).expect("uninstalled");
         assert_eq!(empty, json!({}));
+    }
+
+    #[test]
+    fn copilot_gets_a_versioned_file_of_bash_commands_in_the_repository() {
+        let once =
+            with_hook(Host::Copilot, &None, "askbridge hook copilot", 150).expect("installed");
+        let ours = json!({"type": "command", "bash": "askbridge hook copilot", "timeoutSec": 150});
+        assert_eq!(
+            once,
+            json!({"version": 1, "hooks": {"permissionRequest": [ours]}})
+        );
+        assert_eq!(
+            installed(&once),
+            [(
+                "permissionRequest".to_owned(),
+                "askbridge hook copilot".to_owned()
+            )]
+        );
+        let (left, removed) = without_hooks(&once).expect("uninstalled");
+        assert_eq!(left, json!({"version": 1}));
+        assert_eq!(removed, ["askbridge hook copilot"]);
+        let dir = Path::new("/w/shop");
+        assert_eq!(
+            settings_path(Host::Copilot, Scope::Project, Some(dir)).expect("a path"),
+            dir.join(".github/hooks/askbridge.json")
+        );
+        let user = settings_path(Host::Copilot, Scope::User, Some(dir)).expect_err("no user hooks");
+        assert!(user.to_string().contains("--scope project"), "{user}");
     }
 
     #[test]

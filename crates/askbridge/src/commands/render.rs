@@ -184,8 +184,20 @@ pub fn run(
     mode: Mode,
 ) -> Result<String, serde_json::Value> {
     let ask = &read(input)?;
+    // The ask's context blocks first, as every channel posts them.
+    let context = |caps: &Capabilities| render::context_blocks(ask, caps.max_text_chars, locale);
+    let pretty = |payloads: Vec<serde_json::Value>| {
+        Ok(serde_json::to_string_pretty(&payloads).unwrap_or_default())
+    };
     match channel {
-        RenderChannel::Text => Ok(render::text_prompt(ask, locale)),
+        RenderChannel::Text => {
+            let mut out = String::new();
+            for block in context(&Capabilities::TELEGRAM) {
+                out.push_str(&format!("```\n{}\n```\n\n", block.text));
+            }
+            out.push_str(&render::text_prompt(ask, locale));
+            Ok(out)
+        }
         RenderChannel::Telegram => {
             let chat = ask
                 .target
@@ -194,37 +206,52 @@ pub fn run(
                 .unwrap_or(SAMPLE_CHAT);
             let caps = Capabilities::TELEGRAM.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
-            let messages = askbridge_telegram::render::ask_messages(&view, chat);
-            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+            let blocks = context(&caps);
+            let messages = blocks
+                .iter()
+                .map(|block| askbridge_telegram::render::context_message(block, chat))
+                .chain(askbridge_telegram::render::ask_messages(&view, chat));
+            pretty(messages.map(|message| to_json(&message)).collect())
         }
         RenderChannel::Discord => {
             let caps = Capabilities::DISCORD.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
             let channel = discord_channel(ask);
-            let messages: Vec<_> = askbridge_discord::render::ask_messages(&view)
+            let blocks = context(&caps);
+            let messages = blocks
                 .iter()
-                .map(|message| message.to_create(channel))
-                .collect();
-            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+                .map(askbridge_discord::render::context_message)
+                .chain(askbridge_discord::render::ask_messages(&view));
+            pretty(
+                messages
+                    .map(|message| to_json(&message.to_create(channel)))
+                    .collect(),
+            )
         }
         RenderChannel::Slack => {
-            let channel = slack_channel(ask);
+            let channel = SlackChannelId(slack_channel(ask));
             let caps = Capabilities::SLACK.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
-            let messages: Vec<_> = askbridge_slack::render::ask_messages(&view)
+            let blocks = context(&caps);
+            let messages = blocks
                 .iter()
-                .map(|message| message.to_post(&SlackChannelId(channel.clone())))
-                .collect();
-            Ok(serde_json::to_string_pretty(&messages).unwrap_or_default())
+                .map(askbridge_slack::render::Message::context)
+                .chain(askbridge_slack::render::ask_messages(&view));
+            pretty(
+                messages
+                    .map(|message| to_json(&message.to_post(&channel)))
+                    .collect(),
+            )
         }
         RenderChannel::Feishu => {
             let caps = Capabilities::FEISHU.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
-            let cards: Vec<_> = askbridge_feishu::render::ask_messages(&view, locale)
-                .into_iter()
-                .map(|message| message.card)
-                .collect();
-            Ok(serde_json::to_string_pretty(&cards).unwrap_or_default())
+            let blocks = context(&caps);
+            let messages = blocks
+                .iter()
+                .map(askbridge_feishu::render::Message::context)
+                .chain(askbridge_feishu::render::ask_messages(&view, locale));
+            pretty(messages.map(|message| message.card).collect())
         }
         RenderChannel::Matrix => {
             let mode = match mode {
@@ -233,11 +260,16 @@ pub fn run(
             };
             let caps = Capabilities::MATRIX.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
-            let events: Vec<_> = askbridge_matrix::render::ask_messages(&view)
-                .into_iter()
-                .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))
-                .collect();
-            Ok(serde_json::to_string_pretty(&events).unwrap_or_default())
+            let blocks = context(&caps);
+            let messages = blocks
+                .iter()
+                .map(askbridge_matrix::render::context_message)
+                .chain(askbridge_matrix::render::ask_messages(&view));
+            pretty(
+                messages
+                    .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))
+                    .collect(),
+            )
         }
     }
 }

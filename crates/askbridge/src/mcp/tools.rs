@@ -127,6 +127,20 @@ fn ask_user_input() -> Value {
         "type": "object",
         "properties": {
             "title": {"type": "string", "description": "Short title shown above the questions, e.g. \"Release 2.4\"."},
+            "context": {
+                "description": "What the user should see to decide, shown whole above the questions as a code block: a command, a diff, a plan, a log excerpt. The text alone, or {\"text\", \"language\"} (e.g. \"diff\"). Up to 100,000 characters; long blocks are split (chats show the first few messages).",
+                "anyOf": [
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "text": {"type": "string"},
+                            "language": {"type": "string", "description": "e.g. diff, bash, markdown"}
+                        },
+                        "required": ["text"]
+                    }
+                ]
+            },
             "questions": {
                 "type": "array",
                 "items": question,
@@ -253,6 +267,7 @@ mod tests {
             .unwrap_or_default();
         for field in [
             "title",
+            "context",
             "questions",
             "timeoutSeconds",
             "to",

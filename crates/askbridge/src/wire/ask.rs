@@ -6,7 +6,7 @@
 //! every other dialect) and validates it. Normalising the canonical JSON of
 //! a normalised ask gives the same ask and no warnings.
 
-use askbridge_core::model::{Ask, Choice, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Context, Question, QuestionKind};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -18,6 +18,10 @@ pub struct CanonicalAsk {
     /// Short title shown above the questions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// A preformatted block shown above the questions (a command, a diff,
+    /// a plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<CanonicalContext>,
     /// 1–12 questions, ids unique.
     pub questions: Vec<CanonicalQuestion>,
     /// Seconds the ask stays open (30–3600).
@@ -39,6 +43,30 @@ pub struct CanonicalAsk {
     /// Seconds between reminders after the first (at most 3 in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remind_every_seconds: Option<u32>,
+}
+
+/// An ask's context block: shown as the chat's code block (split over
+/// messages, past three cut with a line saying how much is not shown;
+/// whole on the web page), values that look like credentials masked
+/// where it is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CanonicalContext {
+    /// The text, at most 100,000 characters; lines and indentation kept.
+    #[schema(max_length = 100000)]
+    pub text: String,
+    /// Its language, for highlighting (`diff`, `bash`, `markdown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+}
+
+impl From<&Context> for CanonicalContext {
+    fn from(context: &Context) -> CanonicalContext {
+        CanonicalContext {
+            text: context.text.clone(),
+            language: context.language.clone(),
+        }
+    }
 }
 
 /// One escalation step of a normalised ask.
@@ -148,6 +176,7 @@ impl From<&Ask> for CanonicalAsk {
     fn from(ask: &Ask) -> CanonicalAsk {
         CanonicalAsk {
             title: ask.title.clone(),
+            context: ask.context.as_ref().map(CanonicalContext::from),
             questions: ask.questions.iter().map(CanonicalQuestion::from).collect(),
             timeout_seconds: ask.timeout_seconds,
             to: match ask

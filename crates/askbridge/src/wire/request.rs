@@ -14,7 +14,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 
-use crate::wire::ask::{CanonicalKind, CanonicalOption};
+use crate::wire::ask::{CanonicalContext, CanonicalKind, CanonicalOption};
 use crate::wire::names::Channel;
 
 /// The body of `POST /v1/asks`: an ask in any dialect askbridge reads, or
@@ -45,6 +45,9 @@ pub struct AskInput {
     pub to: Option<TargetInput>,
     /// A short title shown above the questions.
     pub title: Option<String>,
+    /// A preformatted block shown above the questions — a command, a
+    /// diff, a plan: its text, or the text with its language.
+    pub context: Option<ContextInput>,
     /// 1–12 questions, shown in this order (4 is what agents are asked to
     /// keep to).
     #[schema(min_items = 1, max_items = 12)]
@@ -100,6 +103,16 @@ pub enum OptionInput {
     Label(String),
     /// Label, description, value, recommended, prompt.
     Choice(CanonicalOption),
+}
+
+/// A context block: its text alone, or with its language.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum ContextInput {
+    /// The text (at most 100,000 characters).
+    Text(String),
+    /// The text and its language.
+    Block(CanonicalContext),
 }
 
 /// An id: a string or a number.

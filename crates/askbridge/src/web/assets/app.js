@@ -738,6 +738,9 @@
       }, t('page_waiting_for_you'));
     const bubble = h('div', { class: 'bubble' },
       ask.title ? h('div', { class: 'bubble-title', text: ask.title }) : null,
+      ask.context && ask.context.text
+        ? h('pre', { class: 'bubble-context', dataset: { language: ask.context.language || '' } }, h('code', { text: ask.context.text }))
+        : null,
       h('ol', { class: 'qlist' }, qs.map((q) => {
         const done = !rec.ended && answered.has(q.id);
         return h('li', { class: done ? 'done' : null },
