@@ -180,6 +180,124 @@ impl MovedOn {
     }
 }
 
+/// The agent finished its turn (`Stop`), for a hook that asks the person
+/// what to do next (`--continue`): their reply becomes the agent's next
+/// instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub host: Host,
+    /// The agent session.
+    pub session_id: String,
+    /// The project directory, when the event names it.
+    pub cwd: String,
+    /// The agent's last message, when the event carries it.
+    pub last_message: Option<String>,
+    /// The session's transcript (JSON lines), to read the last message
+    /// from when the event does not carry it.
+    pub transcript_path: Option<String>,
+    /// The agent is already going on because of a `Stop` hook.
+    pub continued: bool,
+}
+
+/// The id of the one question of a finished turn.
+const NEXT_ID: &str = "next";
+
+impl Finished {
+    /// A `Stop` event; `None` for any other.
+    pub fn parse(host: Host, input: &str) -> Option<Finished> {
+        let Value::Object(map) = serde_json::from_str::<Value>(input).ok()? else {
+            return None;
+        };
+        if map.get("hook_event_name")?.as_str()? != "Stop" {
+            return None;
+        }
+        Some(Finished {
+            host,
+            session_id: optional_string(&map, "session_id")?,
+            cwd: optional_string(&map, "cwd").unwrap_or_default(),
+            last_message: optional_string(&map, "last_assistant_message")
+                .filter(|text| !text.trim().is_empty()),
+            transcript_path: optional_string(&map, "transcript_path"),
+            continued: map.get("stop_hook_active") == Some(&Value::Bool(true)),
+        })
+    }
+
+    /// The ask: the agent's last message as the context, one question
+    /// for the next instruction; Skip lets the agent stop.
+    pub fn ask(&self, last_message: Option<&str>, to: Option<&str>, timeout_seconds: u32) -> Value {
+        let project = project_of(&self.cwd);
+        let mut ask = json!({
+            "title": format!("{} · {project}", self.host.name()),
+            "questions": [{
+                "id": NEXT_ID,
+                "header": "Next",
+                "type": "textarea",
+                "question": format!(
+                    "{} finished in {project}. Reply with what it should do next, or Skip to let it stop.",
+                    self.host.name()
+                ),
+                "placeholder": "The next instruction",
+            }],
+            "timeoutSeconds": timeout_seconds,
+        });
+        if let Some(text) = last_message.filter(|text| !text.trim().is_empty()) {
+            ask["context"] = json!({"text": text, "language": "markdown"});
+        }
+        if let Some(to) = to {
+            ask["to"] = json!(to);
+        }
+        ask
+    }
+
+    /// `{"decision": "block", "reason": <the reply>}` once the person
+    /// replied; `None` (the agent stops) otherwise.
+    pub fn decision(&self, outcome: &Value) -> Option<Value> {
+        if outcome["status"] != "answered" {
+            return None;
+        }
+        let reply = outcome["answers"][NEXT_ID]
+            .as_array()
+            .and_then(|values| values.first())
+            .and_then(Value::as_str)
+            .filter(|text| !text.trim().is_empty())?;
+        Some(json!({"decision": "block", "reason": reply}))
+    }
+
+    /// Whether `host` goes on from a `Stop` hook's `block` decision.
+    pub fn continues(host: Host) -> bool {
+        matches!(host, Host::ClaudeCode | Host::Codex)
+    }
+}
+
+/// The last part of a project directory ("api-server").
+fn project_of(cwd: &str) -> &str {
+    cwd.trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .filter(|name| !name.is_empty())
+        .unwrap_or("?")
+}
+
+/// The text of the last assistant message in a Claude Code transcript
+/// (JSON lines: `{"type": "assistant", "message": {"content": [{"type":
+/// "text", "text": …}]}}`); `None` when there is none.
+pub fn last_assistant_text(transcript: &str) -> Option<String> {
+    transcript.lines().rev().find_map(|line| {
+        let entry: Value = serde_json::from_str(line).ok()?;
+        if entry["type"] != "assistant" {
+            return None;
+        }
+        let text: Vec<&str> = entry["message"]["content"]
+            .as_array()?
+            .iter()
+            .filter(|part| part["type"] == "text")
+            .filter_map(|part| part["text"].as_str())
+            .collect();
+        let text = text.join("\n");
+        (!text.trim().is_empty()).then_some(text)
+    })
+}
+
 /// The same text for a call as its permission request and its result
 /// name it: the tool and its input.
 fn call_key(tool_name: &str, tool_input: &Value) -> String {
@@ -404,12 +522,7 @@ impl HookEvent {
 
     /// The last part of the project directory ("api-server").
     pub fn project(&self) -> &str {
-        self.cwd
-            .trim_end_matches(['/', '\\'])
-            .rsplit(['/', '\\'])
-            .next()
-            .filter(|name| !name.is_empty())
-            .unwrap_or("?")
+        project_of(&self.cwd)
     }
 
     /// The same for the same event, and different for another call: the

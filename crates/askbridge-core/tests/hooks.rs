@@ -2,7 +2,8 @@
 //! tables: payloads as Claude Code 2.1.332 and Codex 0.171.0 send them.
 
 use askbridge_core::hooks::{
-    HookError, HookEvent, HookKind, Host, Request, mask_credentials, names_a_person,
+    Finished, HookError, HookEvent, HookKind, Host, Request, last_assistant_text, mask_credentials,
+    names_a_person,
 };
 use askbridge_core::model::Target;
 use serde_json::{Value, json};
@@ -648,4 +649,56 @@ fn copilot_reads_camel_case_with_arguments_as_json_text_and_gets_a_bare_decision
         error.to_string(),
         "the hook event's `toolArgs` is not JSON text or an object"
     );
+}
+
+#[test]
+fn a_finished_turn_asks_for_the_next_instruction_and_a_reply_continues_the_agent() {
+    let stop = json!({
+        "session_id": "s9", "cwd": "/w/api-server", "hook_event_name": "Stop",
+        "stop_hook_active": false, "transcript_path": "/tmp/t.jsonl",
+        "last_assistant_message": "Done: **3 tests** added."
+    });
+    let finished = Finished::parse(Host::ClaudeCode, &stop.to_string()).expect("a Stop event");
+    assert_eq!(
+        finished.last_message.as_deref(),
+        Some("Done: **3 tests** added.")
+    );
+    let ask = finished.ask(finished.last_message.as_deref(), Some("telegram:42"), 1_800);
+    assert_eq!(ask["title"], "Claude Code · api-server");
+    assert_eq!(
+        ask["context"],
+        json!({"text": "Done: **3 tests** added.", "language": "markdown"})
+    );
+    assert_eq!(ask["questions"][0]["type"], "textarea");
+    askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
+
+    let replied = json!({"status": "answered", "answers": {"next": ["now run the linter"]}});
+    assert_eq!(
+        finished.decision(&replied),
+        Some(json!({"decision": "block", "reason": "now run the linter"}))
+    );
+    assert_eq!(
+        finished.decision(&no_answer("skipped")),
+        None,
+        "Skip: it stops"
+    );
+    assert_eq!(finished.decision(&no_answer("timeout")), None);
+    assert!(Finished::parse(Host::ClaudeCode, &claude_bash().to_string()).is_none());
+}
+
+#[test]
+fn the_last_message_is_read_from_the_transcript_when_the_event_lacks_it() {
+    let transcript = [
+        r#"{"type":"user","message":{"content":"hi"}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"First."}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}]}}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"All green."},{"type":"text","text":"Bye."}]}}"#,
+        r#"{"type":"system","subtype":"stop_hook_summary"}"#,
+    ]
+    .join("\n");
+    assert_eq!(
+        last_assistant_text(&transcript).as_deref(),
+        Some("All green.\nBye.")
+    );
+    assert_eq!(last_assistant_text("not json\n"), None);
 }

@@ -64,6 +64,7 @@ async fn serve(bridge: Bridge) -> SocketAddr {
             api_token: None,
             max_body_bytes: 1 << 20,
             cancel_on_disconnect: false,
+            hooks: (&askbridge::config::HooksConfig::default()).into(),
         },
         Mounts::default(),
         shutdown.clone(),

@@ -54,6 +54,9 @@ async fn check_in(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> Checked
         .arg("check")
         .args(args)
         .current_dir(dir)
+        // The user's own hook settings are the test's.
+        .env("HOME", dir.join("home"))
+        .env_remove("CODEX_HOME")
         .envs(envs.iter().map(|(key, value)| (key, value)))
         .stdin(Stdio::null());
     let output = tokio::process::Command::from(command)
@@ -162,7 +165,7 @@ async fn check_names_a_bad_config_key_and_its_file() {
         )
     );
     for name in [
-        "database", "telegram", "discord", "slack", "feishu", "matrix",
+        "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks",
     ] {
         assert_eq!(
             checked.line(name),
@@ -239,7 +242,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         names,
         [
-            "config", "database", "telegram", "discord", "slack", "feishu", "matrix"
+            "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks"
         ]
     );
     let statuses: Vec<&str> = checks
@@ -248,7 +251,9 @@ async fn check_json_has_every_check_with_status_message_and_details() {
         .collect();
     assert_eq!(
         statuses,
-        ["ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped"]
+        [
+            "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped"
+        ]
     );
     for check in checks {
         assert!(check["message"].is_string(), "{check}");
@@ -577,4 +582,50 @@ async fn check_postgres_reachable_and_its_migrations() {
         "{line}"
     );
     assert!(!line.contains("secret"), "{line}");
+}
+
+#[tokio::test]
+async fn check_lists_the_coding_agent_hooks_and_warns_when_they_ask_another_daemon() {
+    let dir = TempDir::new("askbridge-check-hooks");
+    let install = |server: &str| {
+        let output = askbridge_command()
+            .args([
+                "hooks",
+                "install",
+                "claude-code",
+                "--to",
+                "web",
+                "--server",
+                server,
+            ])
+            .current_dir(dir.path())
+            .env("HOME", dir.path().join("home"))
+            .output()
+            .expect("run askbridge hooks install");
+        assert!(output.status.success(), "{output:?}");
+    };
+    let none = check_in(dir.path(), &[], &[]).await;
+    assert_eq!(
+        none.line("hooks"),
+        "- hooks: no coding-agent hooks installed here (askbridge hooks install claude-code|codex|copilot|cursor)"
+    );
+
+    install("http://127.0.0.1:8790");
+    let checked = check_in(dir.path(), &["--json"], &[]).await;
+    let hooks = &checked.json()["checks"][7];
+    assert_eq!(hooks["status"], "ok", "{hooks}");
+    assert_eq!(
+        hooks["message"],
+        "Claude Code (project) PermissionRequest, Elicitation, PostToolUse, UserPromptSubmit, Stop"
+    );
+    assert_eq!(hooks["details"]["installed"][0]["host"], "claude-code");
+    assert_eq!(hooks["details"]["installed"][0]["scope"], "project");
+
+    install("http://127.0.0.1:9999");
+    let checked = check_in(dir.path(), &[], &[]).await;
+    assert_eq!(
+        checked.line("hooks"),
+        "! hooks: Claude Code (project) asks http://127.0.0.1:9999, not this daemon (http://127.0.0.1:8790)"
+    );
+    assert_eq!(checked.code, Some(0), "a warning, not a failure");
 }

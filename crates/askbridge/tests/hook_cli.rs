@@ -519,3 +519,132 @@ async fn a_cursor_shell_command_is_allowed_from_the_chat() {
     api.reply(&id, json!({"text": "Allow"})).await;
     assert_eq!(decision(child).await, json!({"permission": "allow"}));
 }
+
+/// A daemon whose `[hooks]` section is `hooks`.
+fn daemon_with_hooks(hooks: &str) -> (Daemon, daemon::TempDir) {
+    let dir = daemon::TempDir::new("hooks-config");
+    let path = dir.path().join("askbridge.toml");
+    std::fs::write(&path, format!("[hooks]\n{hooks}")).expect("write the config");
+    let daemon = Daemon::builder().arg("--config").arg(&path).start();
+    (daemon, dir)
+}
+
+#[tokio::test]
+async fn the_daemons_hooks_section_sets_the_hold_and_the_tools_never_asked() {
+    let (daemon, _dir) =
+        daemon_with_hooks("hold_seconds = { claude-code = 45 }\nnever_ask = [\"WebFetch\"]\n");
+    let mut fetch = bash_event("unused");
+    fetch["tool_name"] = json!("WebFetch");
+    fetch["tool_input"] = json!({"url": "https://example.com"});
+    let output = output(&["--server", &daemon.base()], &fetch.to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "", "the terminal decides");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("WebFetch is in the daemon's [hooks] never_ask"),
+        "{stderr}"
+    );
+    assert_eq!(
+        Api::of(&daemon).list().await["asks"],
+        json!([]),
+        "nothing asked"
+    );
+
+    let (child, id) = hook_waiting(&daemon, &bash_event("make test")).await;
+    let ask = Api::of(&daemon).ask(&id).await;
+    assert_eq!(ask["ask"]["timeoutSeconds"], 45, "{ask}");
+    Api::of(&daemon).reply(&id, json!({"text": "Allow"})).await;
+    let decided = decision(child).await;
+    assert_eq!(
+        decided["hookSpecificOutput"]["decision"]["behavior"],
+        "allow"
+    );
+}
+
+#[tokio::test]
+async fn a_hold_that_runs_out_decides_nothing_and_ends_the_ask() {
+    let daemon = Daemon::start();
+    let mut child = spawn_hook(
+        &["--server", &daemon.base(), "--hold", "30"],
+        &bash_event("make clean").to_string(),
+    );
+    let mut stderr = String::new();
+    let mut pipe = child.stderr.take().expect("piped stderr");
+    let (code, stdout) = finish(child).await;
+    pipe.read_to_string(&mut stderr).await.expect("read stderr");
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "", "no decision: the terminal asks");
+    let asks = Api::of(&daemon).list().await;
+    let ask = &asks["asks"][0];
+    assert_eq!(ask["status"], "no_answer", "{asks}");
+    assert_eq!(ask["reason"], "timeout", "{asks}");
+    assert!(
+        stderr.contains("ended without a decision (timeout)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_hooks_section_target_naming_nobody_is_refused_like_to() {
+    let (daemon, _dir) = daemon_with_hooks("to = \"telegram:-1001234\"\n");
+    let output = output(&["--server", &daemon.base()], &bash_event("ls").to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "");
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("the daemon's [hooks] to"), "{stderr}");
+    assert_eq!(
+        Api::of(&daemon).list().await["asks"],
+        json!([]),
+        "nothing asked"
+    );
+}
+
+#[tokio::test]
+async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instruction() {
+    let daemon = Daemon::start();
+    let dir = daemon::TempDir::new("hook-stop");
+    let transcript = dir.path().join("transcript.jsonl");
+    std::fs::write(
+        &transcript,
+        "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"Migrated 12 tables.\"}]}}\n",
+    )
+    .expect("write the transcript");
+    let stop = json!({
+        "session_id": "79187ccd-9", "cwd": "/home/alice/api-server", "hook_event_name": "Stop",
+        "stop_hook_active": false, "transcript_path": transcript.to_str().expect("a UTF-8 path")
+    });
+    let server = daemon.base();
+    let mut child = spawn_hook(&["--server", &server, "--continue"], &stop.to_string());
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let id = tokio::time::timeout(STEP, async {
+        while let Some(line) = lines.next_line().await.expect("read stderr") {
+            if let Some(rest) = line.strip_prefix("askbridge hook: ask ")
+                && let Some((id, _)) = rest.split_once(" posted")
+            {
+                return id.to_owned();
+            }
+        }
+        panic!("askbridge hook did not announce its ask");
+    })
+    .await
+    .expect("the ask is posted");
+    let ask = Api::of(&daemon).ask(&id).await;
+    assert_eq!(
+        ask["ask"]["context"]["text"], "Migrated 12 tables.",
+        "{ask}"
+    );
+    Api::of(&daemon)
+        .reply(&id, json!({"text": "now drop the old ones"}))
+        .await;
+    assert_eq!(
+        decision(child).await,
+        json!({"decision": "block", "reason": "now drop the old ones"})
+    );
+
+    // Without --continue, a Stop only closes what went stale.
+    let output = output(&["--server", &server], &stop.to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "");
+    assert_eq!(Api::of(&daemon).pending_ids().await, Vec::<String>::new());
+}

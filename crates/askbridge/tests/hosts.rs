@@ -230,23 +230,27 @@ struct Project {
 
 impl Project {
     fn new(label: &str, server: &str) -> Project {
+        Project::with(label, server, &[])
+    }
+
+    /// A project with askbridge's hooks installed with `extra` options.
+    fn with(label: &str, server: &str, extra: &[&str]) -> Project {
         let project = Project {
             dir: TempDir::new(label),
             home: TempDir::new(&format!("{label}-home")),
         };
         let dir = project.dir.path().to_str().expect("a UTF-8 path");
-        install(
-            &[
-                "claude-code",
-                "--dir",
-                dir,
-                "--server",
-                server,
-                "--hold",
-                "120",
-            ],
-            ("HOME", project.home.path()),
-        );
+        let mut args = vec![
+            "claude-code",
+            "--dir",
+            dir,
+            "--server",
+            server,
+            "--hold",
+            "120",
+        ];
+        args.extend_from_slice(extra);
+        install(&args, ("HOME", project.home.path()));
         project
     }
 
@@ -411,6 +415,46 @@ async fn claude_code_gets_the_persons_words_when_they_deny() {
     );
     assert!(!project.file("gone.txt").exists(), "nothing ran");
     ended(claude).await;
+}
+
+#[tokio::test]
+async fn claude_code_goes_on_with_the_reply_to_its_finished_turn() {
+    let (daemon, mut events) = daemon_and_events().await;
+    let project = Project::with("claude-continue", &daemon.base(), &["--continue"]);
+    let mut model = FakeModel::start(vec![
+        Turn::Text("Migrated the tables."),
+        Turn::Text("Dropped the old ones."),
+    ])
+    .await;
+    let claude = project.run(&model, "migrate the tables");
+    let ask = created(&mut events).await;
+    assert_eq!(
+        ask["ask"]["context"]["text"], "Migrated the tables.",
+        "{ask}"
+    );
+    let id = ask["id"].as_str().expect("an id");
+    Api::of(&daemon)
+        .reply(id, json!({"text": "now drop the old ones"}))
+        .await;
+    loop {
+        let request = model.request().await;
+        if request["messages"]
+            .to_string()
+            .contains("now drop the old ones")
+        {
+            break;
+        }
+    }
+    // It finishes again: asked again, and Skip lets it stop.
+    let again = created(&mut events).await;
+    assert_eq!(
+        again["ask"]["context"]["text"], "Dropped the old ones.",
+        "{again}"
+    );
+    let id = again["id"].as_str().expect("an id");
+    Api::of(&daemon).reply(id, json!({"text": "skip"})).await;
+    let result = ended(claude).await;
+    assert_eq!(result["result"], "Dropped the old ones.", "{result}");
 }
 
 #[tokio::test]

@@ -953,7 +953,7 @@ async fn http_openapi_document_is_valid_and_is_the_route_table() {
     );
     // The web channel (on by default) adds its event stream to the API.
     assert!(paths.contains_key("/v1/events"), "{:?}", paths.keys());
-    assert_eq!(paths.len(), 7, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 8, "{:?}", paths.keys());
 }
 
 /// Fails unless `doc` is a valid OpenAPI 3.1 document (see

@@ -18,6 +18,9 @@
 //!   the Matrix homeserver's versions and the token's device and the
 //!   bot's name (without opening the store a running daemon holds).
 //!   A platform that is not configured is listed as such.
+//! - **hooks** — askbridge's coding-agent hooks in the hosts' settings
+//!   (the current directory's project and the user's), and whether they
+//!   ask the daemon this config runs.
 //!
 //! A config error is a failed check, not a crash; the checks that need the
 //! config are then skipped. The others run at once, each within a time
@@ -49,8 +52,8 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 6] = [
-    "database", "telegram", "discord", "slack", "feishu", "matrix",
+const AFTER_CONFIG: [&str; 7] = [
+    "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks",
 ];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
@@ -200,6 +203,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         slack,
         feishu,
         matrix,
+        hooks(&config),
     ])
 }
 
@@ -370,6 +374,85 @@ where
             },
         )),
     }
+}
+
+// ----------------------------------------------------------------- hooks
+
+/// `hooks`: askbridge's hooks in the coding agents' settings (the current
+/// directory's project and the user's), and whether they ask the daemon
+/// this config runs. None installed is not a failure: hooks are optional.
+fn hooks(config: &Config) -> Check {
+    let surveyed = match super::hooks::survey(None) {
+        Ok(surveyed) => surveyed,
+        Err(error) => {
+            return Check::new(
+                "hooks",
+                Status::Warning,
+                format!("cannot look for coding-agent hooks: {error:#}"),
+            );
+        }
+    };
+    let mut installed = Vec::new();
+    let mut listed = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    for settings in &surveyed {
+        let found = match &settings.hooks {
+            Ok(found) if found.is_empty() => continue,
+            Ok(found) => found,
+            Err(error) => {
+                problems.push(format!("{}: {error}", settings.label()));
+                continue;
+            }
+        };
+        let events: Vec<&str> = found.iter().map(|(event, _)| event.as_str()).collect();
+        listed.push(format!("{} {}", settings.label(), events.join(", ")));
+        for (_, command) in found {
+            let asked = super::hooks::server_asked(command);
+            let problem = format!(
+                "{} asks {asked}, not this daemon (http://{})",
+                settings.label(),
+                config.listen
+            );
+            if !asks(&asked, config.listen) && !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+        installed.push(json!({
+            "host": settings.host.id(),
+            "scope": settings.scope,
+            "path": settings.path.display().to_string(),
+            "events": events,
+        }));
+    }
+    let (status, message) = match (listed.is_empty(), problems.is_empty()) {
+        (true, true) => (
+            Status::Skipped,
+            "no coding-agent hooks installed here (askbridge hooks install claude-code|codex|copilot|cursor)"
+                .to_owned(),
+        ),
+        (_, true) => (Status::Ok, listed.join("; ")),
+        (_, false) => (Status::Warning, problems.join("; ")),
+    };
+    Check::new("hooks", status, message).with("installed", installed)
+}
+
+/// Whether a hook asking `server` reaches a daemon listening on
+/// `listen`: the same port, and the same address (`localhost` for a
+/// loopback one; any, when it listens on all of them).
+fn asks(server: &str, listen: std::net::SocketAddr) -> bool {
+    let authority = server.strip_prefix("http://").unwrap_or(server);
+    let Some((host, port)) = authority.trim_end_matches('/').rsplit_once(':') else {
+        return false;
+    };
+    if port.parse::<u16>().ok() != Some(listen.port()) {
+        return false;
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    listen.ip().is_unspecified()
+        || match host {
+            "localhost" => listen.ip().is_loopback(),
+            host => host.parse::<std::net::IpAddr>().ok() == Some(listen.ip()),
+        }
 }
 
 // ---------------------------------------------------------------- config
@@ -870,7 +953,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "config", "database", "telegram", "discord", "slack", "feishu", "matrix"
+                "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks"
             ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);

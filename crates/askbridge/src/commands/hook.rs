@@ -20,10 +20,12 @@
 //! (the same command twice in one prompt): the next key is taken, so
 //! every call is asked.
 
+use crate::config::default_hold;
+use crate::wire::api::HookSettings;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use askbridge_core::hooks::{HookEvent, Host, MovedOn, names_a_person};
+use askbridge_core::hooks::{self, Finished, HookEvent, Host, MovedOn, names_a_person};
 use askbridge_core::model::Target;
 use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
 use serde_json::Value;
@@ -33,11 +35,6 @@ use super::ask::{explain, server_url, wait_for_end};
 use super::hook_state::{self, Waiting};
 use crate::mcp::daemon::{self, DaemonClient};
 
-/// How long a main Claude Code session's call waits for the person.
-const HOLD_MAIN: u32 = 1_800;
-/// How long a subagent's call, or any Codex call, waits: Codex locks its
-/// terminal while a hook runs, and a subagent's work should not stall.
-const HOLD_SHORT: u32 = 120;
 /// Largest hook event read.
 const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 /// How long past the hold to wait for the daemon to end the ask.
@@ -60,21 +57,26 @@ pub struct HookArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct HookOptions {
     /// Where to ask (`telegram:…@42`, `slack:C1@U1`, `web`, …); default:
-    /// the daemon's default target.
+    /// the daemon's `[hooks] to`, else its default target.
     #[arg(long)]
     pub to: Option<String>,
     /// The daemon (default: `$ASKBRIDGE_SERVER`, else http://127.0.0.1:8790).
     #[arg(long)]
     pub server: Option<String>,
     /// Seconds to wait for the person (30–3600) before the host asks in its
-    /// terminal; default 1800 for a Claude Code session, 120 for its
-    /// subagents and for Codex.
+    /// terminal; default: the daemon's `[hooks] hold_seconds` (1800 for a
+    /// Claude Code session, 120 for its subagents and the other hosts).
     #[arg(long)]
     pub hold: Option<u32>,
     /// Accept a `--to` group that names no person, trusting the channel's
     /// `allowed_users` to say who may approve.
     #[arg(long)]
     pub trust_allowed_users: bool,
+    /// When the agent finishes its turn (`Stop`), post its last message
+    /// and wait for a reply: the agent goes on with it as its next
+    /// instruction (Claude Code, Codex).
+    #[arg(long = "continue")]
+    pub continue_after_stop: bool,
 }
 
 /// A host named on the command line.
@@ -119,17 +121,23 @@ pub async fn run(args: HookArgs) -> anyhow::Result<()> {
 
 /// The decision for one event; `Ok(None)` when the person made none.
 async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
-    let event = match HookEvent::parse(args.host.0, input) {
+    let host = args.host.0;
+    let args = &args.options;
+    let event = match HookEvent::parse(host, input) {
         Ok(event) => event,
         Err(error) => match MovedOn::parse(input) {
             Some(moved) => {
-                close_stale(&args.options, &moved).await;
-                return Ok(None);
+                close_stale(args, &moved).await;
+                return match Finished::parse(host, input) {
+                    Some(finished) if args.continue_after_stop => {
+                        next_instruction(args, &finished).await
+                    }
+                    _ => Ok(None),
+                };
             }
             None => return Err(error.to_string()),
         },
     };
-    let args = &args.options;
     if event.is_own_tool() {
         return Ok(Some(event.allow_own_tool()));
     }
@@ -137,49 +145,142 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
         eprintln!("askbridge hook: askbridge's own form is already asked in the chat");
         return Ok(None);
     }
-    args.check_target()?;
-    let hold = args.hold(event.host, event.agent_id.is_some());
-    let client = super::daemon_client(&server_url(args.server.as_deref()))
-        .map_err(|error| explain(&error))?;
-    let body = event.ask(args.to.as_deref(), hold);
-    let deadline = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
-    let key = idempotency_key(&event);
-    let created = create(&client, &body, &key).await?;
-    let id = daemon::id_of(&created)
-        .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
-        .to_owned();
-    // Without `--to`, the daemon's default target decides where: it must
-    // name a person too.
-    if args.to.is_none()
-        && let Some(to) = created["to"].as_str()
-        && let Err(refused) = args.check_approver("the daemon's default target", to)
-    {
-        cancel(&client, &id).await;
-        return Err(refused);
+    let asking = Asking::start(args).await?;
+    if asking.settings.never_ask.contains(&event.tool_name) {
+        return Err(format!(
+            "{} is in the daemon's [hooks] never_ask",
+            event.tool_name
+        ));
     }
-    // Noted while it waits (and no longer once this returns, before the
-    // decision is printed): a later event of the session closes it.
-    let _waiting = Waiting::note(&event.session_id, &event.call_key(), &id);
-    eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
-    let outcome = tokio::select! {
-        result = wait_for_end(&client, &id, created, deadline) => {
-            result.map_err(|error| explain(&error))?
-        }
-        signal = super::serve::shutdown_signal() => {
-            cancel(&client, &id).await;
-            return Err(format!("stopped by {signal}; ask {id} cancelled"));
-        }
-    };
-    if daemon::status_of(&outcome) == Some("pending") {
-        cancel(&client, &id).await;
-        return Err(format!("no answer within {hold} s; ask {id} cancelled"));
-    }
+    let hold = args.hold(event.host, event.agent_id.is_some(), &asking.settings);
+    let body = event.ask(asking.to.as_deref(), hold);
+    let key = idempotency_key(&event.identity());
+    let outcome = asking
+        .ask(&body, &key, hold, &event.session_id, &event.call_key())
+        .await?;
     let decision = event.decision(&outcome);
     if decision.is_none() {
         let reason = outcome["reason"].as_str().unwrap_or("no choice");
-        eprintln!("askbridge hook: ask {id} ended without a decision ({reason})");
+        eprintln!("askbridge hook: the ask ended without a decision ({reason})");
     }
     Ok(decision)
+}
+
+/// The agent finished its turn: its last message, and the person's reply
+/// as its next instruction (`--continue`).
+async fn next_instruction(
+    args: &HookOptions,
+    finished: &Finished,
+) -> Result<Option<Value>, String> {
+    if !Finished::continues(finished.host) {
+        return Err(format!(
+            "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
+            finished.host.name()
+        ));
+    }
+    let last = finished.last_message.clone().or_else(|| {
+        let path = finished.transcript_path.as_deref()?;
+        let transcript = std::fs::read_to_string(path).ok()?;
+        hooks::last_assistant_text(&transcript)
+    });
+    let asking = Asking::start(args).await?;
+    let hold = args.hold(finished.host, false, &asking.settings);
+    let body = finished.ask(last.as_deref(), asking.to.as_deref(), hold);
+    let identity = serde_json::json!(["Stop", finished.session_id, last]).to_string();
+    let outcome = asking
+        .ask(
+            &body,
+            &idempotency_key(&identity),
+            hold,
+            &finished.session_id,
+            "Stop",
+        )
+        .await?;
+    Ok(finished.decision(&outcome))
+}
+
+/// The daemon, its `[hooks]` settings, and where to ask.
+struct Asking<'a> {
+    args: &'a HookOptions,
+    client: DaemonClient,
+    settings: HookSettings,
+    /// `--to`, else `[hooks] to`; `None`: the daemon's default target.
+    to: Option<String>,
+}
+
+impl<'a> Asking<'a> {
+    /// Checks `--to`, reads the daemon's settings, and checks `[hooks] to`
+    /// as `--to` is checked.
+    async fn start(args: &'a HookOptions) -> Result<Asking<'a>, String> {
+        args.check_target()?;
+        let client = super::daemon_client(&server_url(args.server.as_deref()))
+            .map_err(|error| explain(&error))?;
+        let settings = client
+            .hook_settings()
+            .await
+            .map_err(|error| explain(&error))?;
+        let to = match (&args.to, &settings.to) {
+            (Some(to), _) => Some(to.clone()),
+            (None, Some(to)) => {
+                args.check_approver("the daemon's [hooks] to", to)?;
+                Some(to.clone())
+            }
+            (None, None) => None,
+        };
+        Ok(Asking {
+            args,
+            client,
+            settings,
+            to,
+        })
+    }
+
+    /// Posts `body` (once per `key`) and waits up to `hold` seconds for
+    /// its outcome; noted meanwhile as `session`'s ask for `call`, so a
+    /// later event of the session closes it. A hold that runs out, or a
+    /// stop, cancels the ask.
+    async fn ask(
+        &self,
+        body: &Value,
+        key: &str,
+        hold: u32,
+        session: &str,
+        call: &str,
+    ) -> Result<Value, String> {
+        let client = &self.client;
+        let deadline = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
+        let created = create(client, body, key).await?;
+        let id = daemon::id_of(&created)
+            .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
+            .to_owned();
+        // Without a target of its own, the daemon's default target decides
+        // where: it must name a person too.
+        if self.to.is_none()
+            && let Some(to) = created["to"].as_str()
+            && let Err(refused) = self.args.check_approver("the daemon's default target", to)
+        {
+            cancel(client, &id).await;
+            return Err(refused);
+        }
+        // Noted while it waits (and no longer once this returns, before the
+        // decision is printed): a later event of the session closes it.
+        let _waiting = Waiting::note(session, call, &id);
+        eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
+        let outcome = tokio::select! {
+            result = wait_for_end(client, &id, created, deadline) => {
+                result.map_err(|error| explain(&error))?
+            }
+            signal = super::serve::shutdown_signal() => {
+                cancel(client, &id).await;
+                return Err(format!("stopped by {signal}; ask {id} cancelled"));
+            }
+        };
+        if daemon::status_of(&outcome) == Some("pending") {
+            cancel(client, &id).await;
+            return Err(format!("no answer within {hold} s; ask {id} cancelled"));
+        }
+        Ok(outcome)
+    }
 }
 
 impl HookOptions {
@@ -207,23 +308,25 @@ impl HookOptions {
         ))
     }
 
-    /// Seconds a call waits for the person: `--hold` (kept within an
-    /// ask's timeout limits), else long for a Claude Code session and
-    /// short for its subagents and for Codex.
-    pub fn hold(&self, host: Host, subagent: bool) -> u32 {
-        let default = match host {
-            Host::ClaudeCode if !subagent => HOLD_MAIN,
-            _ => HOLD_SHORT,
+    /// Seconds a call waits for the person: `--hold`, else the daemon's
+    /// `[hooks] hold_seconds` for the host (or Claude Code's subagents);
+    /// kept within an ask's timeout limits.
+    pub fn hold(&self, host: Host, subagent: bool, settings: &HookSettings) -> u32 {
+        let key = match host {
+            Host::ClaudeCode if subagent => "subagent",
+            host => host.id(),
         };
+        let configured = settings.hold_seconds.get(key).copied();
         self.hold
-            .unwrap_or(default)
+            .or(configured)
+            .unwrap_or_else(|| default_hold(key))
             .clamp(MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS)
     }
 }
 
-/// The event's idempotency key: its identity, hashed.
-fn idempotency_key(event: &HookEvent) -> String {
-    format!("hook-{}", hook_state::hashed(&event.identity()))
+/// An event's idempotency key: its identity, hashed.
+fn idempotency_key(identity: &str) -> String {
+    format!("hook-{}", hook_state::hashed(identity))
 }
 
 /// Creates the ask, or finds the pending one this call already made;

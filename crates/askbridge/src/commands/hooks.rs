@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use askbridge_core::hooks::Host;
+use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
 use serde_json::{Map, Value, json};
 
 use super::ask::{explain, server_url};
@@ -96,7 +97,8 @@ pub struct StatusArgs {
 }
 
 /// Whose settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Scope {
     Project,
     User,
@@ -138,7 +140,12 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     let args = &install.hook;
     args.check_target()
         .map_err(|message| anyhow::anyhow!(message))?;
-    let hold = args.hold(host, false);
+    // Without `--hold`, the daemon's `[hooks] hold_seconds` decides, up to
+    // an ask's longest timeout: the host must wait that long.
+    let hold = args
+        .hold
+        .map(|hold| hold.clamp(MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS));
+    let host_timeout = hold.unwrap_or(MAX_TIMEOUT_SECONDS) + TIMEOUT_SLACK;
     let program = std::env::current_exe()?;
     let mut words = vec![
         quote(&program.to_string_lossy()),
@@ -153,11 +160,22 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     if args.trust_allowed_users {
         words.push("--trust-allowed-users".to_owned());
     }
-    words.extend(["--hold".to_owned(), hold.to_string()]);
+    if args.continue_after_stop {
+        if !askbridge_core::hooks::Finished::continues(host) {
+            anyhow::bail!(
+                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
+                host.name()
+            );
+        }
+        words.push("--continue".to_owned());
+    }
+    if let Some(hold) = hold {
+        words.extend(["--hold".to_owned(), hold.to_string()]);
+    }
     let command = words.join(" ");
     let path = settings_path(host, install.at.scope(), install.at.dir.as_deref())?;
     let before = read_settings(&path)?;
-    let after = with_hook(host, &before, &command, hold + TIMEOUT_SLACK)
+    let after = with_hook(host, &before, &command, host_timeout)
         .map_err(|problem| anyhow::anyhow!("{}: {problem}", path.display()))?;
     if Some(&after) == before.as_ref() {
         writeln!(
@@ -173,7 +191,7 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         "{}: {} run `{command}` (host timeout {} s)",
         path.display(),
         events(host).join(", "),
-        hold + TIMEOUT_SLACK
+        host_timeout
     )?;
     if host == Host::Codex {
         writeln!(
@@ -207,37 +225,65 @@ fn uninstall(at: &WhereArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
     Ok(())
 }
 
-async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    let mut servers = std::collections::BTreeSet::new();
+/// One host's settings file at one scope, and askbridge's hooks in it.
+#[derive(Debug)]
+pub struct Surveyed {
+    pub host: Host,
+    pub scope: Scope,
+    pub path: PathBuf,
+    /// (event, command) of each of askbridge's hooks; the reason when the
+    /// file cannot be read.
+    pub hooks: Result<Vec<(String, String)>, String>,
+}
+
+impl Surveyed {
+    /// `Claude Code (project)`.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.host.name(), self.scope.name())
+    }
+}
+
+/// Every host's settings for the project `dir` (default: the current
+/// directory) and for the user.
+pub fn survey(dir: Option<&Path>) -> anyhow::Result<Vec<Surveyed>> {
+    let mut surveyed = Vec::new();
     for host in Host::ALL {
         for &scope in scopes(host) {
-            let path = settings_path(host, scope, args.dir.as_deref())?;
-            let found = match read_settings(&path) {
-                Ok(Some(settings)) => installed(&settings),
-                Ok(None) => Vec::new(),
-                Err(error) => {
-                    writeln!(out, "{} ({}): {error:#}", host.name(), scope.name())?;
-                    continue;
-                }
+            let path = settings_path(host, scope, dir)?;
+            let hooks = match read_settings(&path) {
+                Ok(Some(settings)) => Ok(installed(&settings)),
+                Ok(None) => Ok(Vec::new()),
+                Err(error) => Err(format!("{error:#}")),
             };
-            if found.is_empty() {
-                writeln!(
-                    out,
-                    "{} ({}): not installed ({})",
-                    host.name(),
-                    scope.name(),
-                    path.display()
-                )?;
-            }
-            for (event, command) in found {
-                servers.insert(server_url(server_of(&command).as_deref()));
-                writeln!(
-                    out,
-                    "{} ({}): {event} runs `{command}` ({})",
-                    host.name(),
-                    scope.name(),
-                    path.display()
-                )?;
+            surveyed.push(Surveyed {
+                host,
+                scope,
+                path,
+                hooks,
+            });
+        }
+    }
+    Ok(surveyed)
+}
+
+/// The daemon a hook command asks.
+pub fn server_asked(command: &str) -> String {
+    server_url(server_of(command).as_deref())
+}
+
+async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    let mut servers = std::collections::BTreeSet::new();
+    for settings in survey(args.dir.as_deref())? {
+        let label = settings.label();
+        let path = settings.path.display();
+        match settings.hooks {
+            Err(error) => writeln!(out, "{label}: {error}")?,
+            Ok(found) if found.is_empty() => writeln!(out, "{label}: not installed ({path})")?,
+            Ok(found) => {
+                for (event, command) in found {
+                    servers.insert(server_asked(&command));
+                    writeln!(out, "{label}: {event} runs `{command}` ({path})")?;
+                }
             }
         }
     }

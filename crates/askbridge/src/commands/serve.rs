@@ -160,6 +160,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             api_token: config.api_token.clone(),
             max_body_bytes: config.http.max_body_bytes,
             cancel_on_disconnect: config.cancel_on_disconnect,
+            hooks: (&config.hooks).into(),
         },
         mounts,
         shutdown.clone(),

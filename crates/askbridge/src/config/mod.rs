@@ -30,6 +30,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
 use askbridge_core::model::{AskDefaults, ChannelKind, Target};
 use askbridge_core::render::{Locale, Mode};
 use serde::{Deserialize, Serialize};
@@ -122,8 +123,46 @@ pub struct Config {
     pub feishu: Option<FeishuConfig>,
     /// The Matrix channel, when it is on.
     pub matrix: Option<MatrixConfig>,
+    /// How coding agents' hooks ask (`[hooks]`).
+    pub hooks: HooksConfig,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+}
+
+/// `[hooks]`: how `askbridge hook` asks for coding agents. The hooks read
+/// it from the daemon (`GET /v1/hooks`); a hook's own flags come first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HooksConfig {
+    /// Where a hook without `--to` asks; `None`: the default target.
+    pub to: Option<Target>,
+    /// Seconds a call waits for the person before the host asks in its
+    /// terminal, by who asks ([`HOLD_KEYS`]).
+    pub hold_seconds: BTreeMap<&'static str, u32>,
+    /// Tools never asked about in a chat: the host decides in its terminal.
+    pub never_ask: Vec<String>,
+}
+
+/// Who a hold is for: each host, and Claude Code's subagents.
+pub const HOLD_KEYS: [&str; 5] = ["claude-code", "subagent", "codex", "copilot", "cursor"];
+
+/// How long a call waits unless `[hooks] hold_seconds` says: long for a
+/// Claude Code session, short for its subagents (their work should not
+/// stall) and for the hosts that lock their terminal while a hook runs.
+pub fn default_hold(key: &str) -> u32 {
+    match key {
+        "claude-code" => 1_800,
+        _ => 120,
+    }
+}
+
+impl Default for HooksConfig {
+    fn default() -> HooksConfig {
+        HooksConfig {
+            to: None,
+            hold_seconds: HOLD_KEYS.map(|key| (key, default_hold(key))).into(),
+            never_ask: Vec::new(),
+        }
+    }
 }
 
 /// `[cluster]`: several instances on one (Postgres) database.
@@ -373,6 +412,9 @@ pub struct RawConfig {
     /// `[cluster]`.
     #[serde(default)]
     pub cluster: RawCluster,
+    /// `[hooks]`.
+    #[serde(default)]
+    pub hooks: RawHooks,
     /// `[telegram]`.
     #[serde(default)]
     pub telegram: RawTelegram,
@@ -480,6 +522,18 @@ pub struct RawMcp {
 pub struct RawHttp {
     /// `max_body_bytes = 1048576`.
     pub max_body_bytes: Option<u64>,
+}
+
+/// `[hooks]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    /// `to = "telegram:123456789"`.
+    pub to: Option<String>,
+    /// `hold_seconds = { claude-code = 1800, subagent = 120, codex = 120 }`.
+    pub hold_seconds: Option<BTreeMap<String, u64>>,
+    /// `never_ask = ["WebSearch"]`.
+    pub never_ask: Option<Vec<String>>,
 }
 
 /// `[cluster]` as written.
@@ -880,6 +934,7 @@ impl RawConfig {
         };
 
         let cluster = self.cluster_config(&invalid)?;
+        let hooks = self.hooks_config(&invalid)?;
         let telegram = self.telegram_config(&invalid)?;
         let discord = self.discord_config(&invalid)?;
         let slack = self.slack_config(&invalid)?;
@@ -909,8 +964,57 @@ impl RawConfig {
             slack,
             feishu,
             matrix,
+            hooks,
             file: file.map(Path::to_path_buf),
         })
+    }
+
+    /// `[hooks]`: a target that parses, holds within an ask's timeout
+    /// limits for the hosts known, tool names that are not blank.
+    fn hooks_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<HooksConfig, ConfigError> {
+        let mut hooks = HooksConfig::default();
+        if let Some(to) = self.hooks.to.as_deref() {
+            hooks.to = Some(
+                Target::parse(to.trim())
+                    .map_err(|error| invalid("hooks.to", format!("{error}")))?,
+            );
+        }
+        for (key, seconds) in self.hooks.hold_seconds.iter().flatten() {
+            let Some(&known) = HOLD_KEYS.iter().find(|known| **known == key) else {
+                return Err(invalid(
+                    "hooks.hold_seconds",
+                    format!("unknown key {key:?}; expected {}", HOLD_KEYS.join(", ")),
+                ));
+            };
+            let range = u64::from(MIN_TIMEOUT_SECONDS)..=u64::from(MAX_TIMEOUT_SECONDS);
+            let held = u32::try_from(*seconds)
+                .ok()
+                .filter(|_| range.contains(seconds))
+                .ok_or_else(|| {
+                    invalid(
+                        "hooks.hold_seconds",
+                        format!(
+                            "{key} must be from {MIN_TIMEOUT_SECONDS} to {MAX_TIMEOUT_SECONDS} seconds, got {seconds}"
+                        ),
+                    )
+                })?;
+            hooks.hold_seconds.insert(known, held);
+        }
+        for tool in self.hooks.never_ask.iter().flatten() {
+            if tool.trim().is_empty() || tool.trim() != tool {
+                return Err(invalid(
+                    "hooks.never_ask",
+                    format!(
+                        "{tool:?} is no tool name (a host's name for it, such as \"WebSearch\" or \"mcp__github__create_issue\")"
+                    ),
+                ));
+            }
+            hooks.never_ask.push(tool.clone());
+        }
+        Ok(hooks)
     }
 
     /// `[defaults]`, read by the rules of an ask's own settings, and the
@@ -1347,6 +1451,53 @@ max_body_bytes = 4096
         assert_eq!(config.web.locale, Locale::ZhCn);
         assert!(!config.cancel_on_disconnect);
         assert_eq!(config.http.max_body_bytes, 2048);
+    }
+
+    #[test]
+    fn config_hooks_set_the_target_holds_and_tools_never_asked() {
+        let none = from("", &[]).expect("valid");
+        assert_eq!(none.hooks, HooksConfig::default());
+        assert_eq!(none.hooks.hold_seconds["claude-code"], 1_800);
+        assert_eq!(none.hooks.hold_seconds["codex"], 120);
+        let config = from(
+            "[hooks]\nto = \"telegram:42\"\nhold_seconds = { codex = 300, subagent = 60 }\nnever_ask = [\"WebSearch\"]\n",
+            &[],
+        )
+        .expect("valid");
+        assert_eq!(
+            config.hooks.to.map(|to| to.to_string()).as_deref(),
+            Some("telegram:42")
+        );
+        assert_eq!(config.hooks.hold_seconds["codex"], 300);
+        assert_eq!(config.hooks.hold_seconds["subagent"], 60);
+        assert_eq!(
+            config.hooks.hold_seconds["claude-code"], 1_800,
+            "the rest stay"
+        );
+        assert_eq!(config.hooks.never_ask, ["WebSearch"]);
+
+        check_error(
+            "[hooks]\nhold_seconds = { gemini = 60 }\n",
+            &[],
+            "config/askbridge.toml: hooks.hold_seconds: unknown key \"gemini\"; expected claude-code, subagent, codex, copilot, cursor",
+        );
+        check_error(
+            "[hooks]\nhold_seconds = { codex = 5 }\n",
+            &[],
+            "config/askbridge.toml: hooks.hold_seconds: codex must be from 30 to 3600 seconds, got 5",
+        );
+        check_error(
+            "[hooks]\nnever_ask = [\" \"]\n",
+            &[],
+            "config/askbridge.toml: hooks.never_ask: \" \" is no tool name (a host's name for it, such as \"WebSearch\" or \"mcp__github__create_issue\")",
+        );
+        let error = from("[hooks]\nto = \"fax:1\"\n", &[]).expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .starts_with("config/askbridge.toml: hooks.to: "),
+            "{error}"
+        );
     }
 
     #[test]

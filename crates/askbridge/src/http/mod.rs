@@ -22,6 +22,7 @@ mod asks;
 mod auth;
 pub mod error;
 pub mod extract;
+mod hooks;
 pub mod host;
 pub mod metrics;
 pub mod openapi;
@@ -52,7 +53,7 @@ pub use error::ApiError;
 use error::{ErrorInfo, code_for, json_response};
 use metrics::HttpMetrics;
 
-use crate::wire::api::HealthResponse;
+use crate::wire::api::{HealthResponse, HookSettings};
 
 /// What the HTTP layer needs from the configuration.
 #[derive(Debug, Clone)]
@@ -64,6 +65,8 @@ pub struct HttpOptions {
     /// Cancel an ask when its creator's waiting `POST /v1/asks?wait=`
     /// connection closes before the outcome.
     pub cancel_on_disconnect: bool,
+    /// The `[hooks]` settings `GET /v1/hooks` serves.
+    pub hooks: HookSettings,
 }
 
 /// The routers other modules contribute to the daemon.
@@ -128,6 +131,8 @@ pub struct AppState {
     max_body_bytes: usize,
     api_token: Option<Arc<Secret>>,
     host_keys: host::HostKeys,
+    /// The `[hooks]` settings.
+    hooks: Arc<HookSettings>,
     /// The OpenAPI document, as served.
     openapi: Bytes,
 }
@@ -141,6 +146,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(asks::create, asks::list))
         .routes(routes!(asks::get, asks::cancel))
         .routes(routes!(asks::reply))
+        .routes(routes!(hooks::settings))
         .routes(routes!(openapi_document))
         .routes(routes!(healthz))
         .routes(routes!(metrics_text))
@@ -168,6 +174,7 @@ pub fn app(
         max_body_bytes: options.max_body_bytes,
         api_token: options.api_token.map(Arc::new),
         host_keys: host::HostKeys::default(),
+        hooks: Arc::new(options.hooks),
         openapi: openapi::to_json(&document),
     };
     let mut app = api.with_state(state.clone());

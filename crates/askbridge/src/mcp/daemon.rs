@@ -6,6 +6,7 @@
 //! Responses stay JSON values: the daemon's wire format is the contract, and
 //! this client only checks the parts it acts on (`id`, `status`, `error`).
 
+use crate::wire::api::HookSettings;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -256,6 +257,19 @@ impl DaemonClient {
         let answer = self.send(request).await?;
         self.note_ended(id, &answer);
         Ok(answer)
+    }
+
+    /// `GET /v1/hooks`: how coding agents' hooks ask (`[hooks]`).
+    pub async fn hook_settings(&self) -> Result<HookSettings, DaemonError> {
+        let request = self
+            .http
+            .get(format!("{}/v1/hooks", self.base))
+            .timeout(REQUEST_SLACK);
+        let answer = self.send(request).await?;
+        serde_json::from_value(answer.clone()).map_err(|error| DaemonError::Protocol {
+            url: self.base.clone(),
+            detail: format!("unreadable hook settings ({error}): {answer}"),
+        })
     }
 
     /// `GET /healthz`: whether the daemon answers within `within`; what it

@@ -10,7 +10,7 @@
 //! by one kept with the store: those modules come after this one.
 
 use askbridge_core::normalize::Problem;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::wire::ask::CanonicalAsk;
@@ -195,6 +195,34 @@ pub struct ClarifyJson {
     pub id: String,
     /// The candidate labels, verbatim.
     pub candidates: Vec<String>,
+}
+
+/// What `GET /v1/hooks` says: the `[hooks]` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSettings {
+    /// Where a hook without `--to` asks; `null`: the default target.
+    pub to: Option<String>,
+    /// Seconds a call waits for the person, by who asks: `claude-code`,
+    /// `subagent` (Claude Code's subagents), `codex`, `copilot`, `cursor`.
+    pub hold_seconds: std::collections::BTreeMap<String, u32>,
+    /// Tools never asked about in a chat: the host decides in its
+    /// terminal.
+    pub never_ask: Vec<String>,
+}
+
+impl From<&crate::config::HooksConfig> for HookSettings {
+    fn from(hooks: &crate::config::HooksConfig) -> HookSettings {
+        HookSettings {
+            to: hooks.to.as_ref().map(ToString::to_string),
+            hold_seconds: hooks
+                .hold_seconds
+                .iter()
+                .map(|(key, seconds)| ((*key).to_owned(), *seconds))
+                .collect(),
+            never_ask: hooks.never_ask.clone(),
+        }
+    }
 }
 
 /// What `GET /healthz` says: up, which instance this is, on which

@@ -526,6 +526,11 @@ impl Api<'_> {
         body
     }
 
+    /// `GET /v1/asks`: every ask, newest first.
+    pub async fn list(&self) -> Value {
+        self.send(self.http.get(self.daemon.url("/v1/asks"))).await
+    }
+
     pub async fn pending_ids(&self) -> Vec<String> {
         let body = self
             .send(self.http.get(self.daemon.url("/v1/asks?status=pending")))
