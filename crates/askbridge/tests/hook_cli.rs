@@ -647,4 +647,11 @@ async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instr
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stdout), "");
     assert_eq!(Api::of(&daemon).pending_ids().await, Vec::<String>::new());
+
+    // … unless the daemon's [hooks] section turns it on for every hook.
+    let (daemon, _config) = daemon_with_hooks("continue_after_stop = true\n");
+    let (child, id) = hook_waiting(&daemon, &stop).await;
+    Api::of(&daemon).reply(&id, json!({"text": "skip"})).await;
+    let (code, stdout) = finish(child).await;
+    assert_eq!((code, stdout.as_str()), (Some(0), ""), "Skip lets it stop");
 }

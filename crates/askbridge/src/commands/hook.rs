@@ -129,10 +129,8 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
             Some(moved) => {
                 close_stale(args, &moved).await;
                 return match Finished::parse(host, input) {
-                    Some(finished) if args.continue_after_stop => {
-                        next_instruction(args, &finished).await
-                    }
-                    _ => Ok(None),
+                    Some(finished) => after_stop(args, &finished).await,
+                    None => Ok(None),
                 };
             }
             None => return Err(error.to_string()),
@@ -166,24 +164,28 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
     Ok(decision)
 }
 
-/// The agent finished its turn: its last message, and the person's reply
-/// as its next instruction (`--continue`).
-async fn next_instruction(
-    args: &HookOptions,
-    finished: &Finished,
-) -> Result<Option<Value>, String> {
+/// The agent finished its turn: with `--continue` or `[hooks]
+/// continue_after_stop`, its last message is posted and the person's reply
+/// is its next instruction.
+async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Value>, String> {
     if !Finished::continues(finished.host) {
-        return Err(format!(
-            "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
-            finished.host.name()
-        ));
+        return match args.continue_after_stop {
+            true => Err(format!(
+                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
+                finished.host.name()
+            )),
+            false => Ok(None),
+        };
+    }
+    let asking = Asking::start(args).await?;
+    if !args.continue_after_stop && !asking.settings.continue_after_stop {
+        return Ok(None);
     }
     let last = finished.last_message.clone().or_else(|| {
         let path = finished.transcript_path.as_deref()?;
         let transcript = std::fs::read_to_string(path).ok()?;
         hooks::last_assistant_text(&transcript)
     });
-    let asking = Asking::start(args).await?;
     let hold = args.hold(finished.host, false, &asking.settings);
     let body = finished.ask(last.as_deref(), asking.to.as_deref(), hold);
     let identity = serde_json::json!(["Stop", finished.session_id, last]).to_string();

@@ -140,6 +140,9 @@ pub struct HooksConfig {
     pub hold_seconds: BTreeMap<&'static str, u32>,
     /// Tools never asked about in a chat: the host decides in its terminal.
     pub never_ask: Vec<String>,
+    /// When an agent finishes its turn, post its last message and hand
+    /// the reply back as its next instruction (as `--continue` does).
+    pub continue_after_stop: bool,
 }
 
 /// Who a hold is for: each host, and Claude Code's subagents.
@@ -161,6 +164,7 @@ impl Default for HooksConfig {
             to: None,
             hold_seconds: HOLD_KEYS.map(|key| (key, default_hold(key))).into(),
             never_ask: Vec::new(),
+            continue_after_stop: false,
         }
     }
 }
@@ -534,6 +538,8 @@ pub struct RawHooks {
     pub hold_seconds: Option<BTreeMap<String, u64>>,
     /// `never_ask = ["WebSearch"]`.
     pub never_ask: Option<Vec<String>>,
+    /// `continue_after_stop = true`.
+    pub continue_after_stop: Option<bool>,
 }
 
 /// `[cluster]` as written.
@@ -1014,6 +1020,7 @@ impl RawConfig {
             }
             hooks.never_ask.push(tool.clone());
         }
+        hooks.continue_after_stop = self.hooks.continue_after_stop.unwrap_or(false);
         Ok(hooks)
     }
 
@@ -1460,7 +1467,7 @@ max_body_bytes = 4096
         assert_eq!(none.hooks.hold_seconds["claude-code"], 1_800);
         assert_eq!(none.hooks.hold_seconds["codex"], 120);
         let config = from(
-            "[hooks]\nto = \"telegram:42\"\nhold_seconds = { codex = 300, subagent = 60 }\nnever_ask = [\"WebSearch\"]\n",
+            "[hooks]\nto = \"telegram:42\"\nhold_seconds = { codex = 300, subagent = 60 }\nnever_ask = [\"WebSearch\"]\ncontinue_after_stop = true\n",
             &[],
         )
         .expect("valid");
@@ -1475,6 +1482,7 @@ max_body_bytes = 4096
             "the rest stay"
         );
         assert_eq!(config.hooks.never_ask, ["WebSearch"]);
+        assert!(config.hooks.continue_after_stop);
 
         check_error(
             "[hooks]\nhold_seconds = { gemini = 60 }\n",

@@ -209,6 +209,10 @@ pub struct HookSettings {
     /// Tools never asked about in a chat: the host decides in its
     /// terminal.
     pub never_ask: Vec<String>,
+    /// When an agent finishes its turn, its last message is posted and
+    /// the reply handed back as its next instruction.
+    #[serde(default)]
+    pub continue_after_stop: bool,
 }
 
 impl From<&crate::config::HooksConfig> for HookSettings {
@@ -221,6 +225,7 @@ impl From<&crate::config::HooksConfig> for HookSettings {
                 .map(|(key, seconds)| ((*key).to_owned(), *seconds))
                 .collect(),
             never_ask: hooks.never_ask.clone(),
+            continue_after_stop: hooks.continue_after_stop,
         }
     }
 }
