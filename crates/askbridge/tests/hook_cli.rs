@@ -63,7 +63,18 @@ fn spawn_hook_for(host: &str, args: &[&str], event: &str) -> Child {
 
 /// A running hook against `daemon`, and the ask id it announced.
 async fn hook_waiting(daemon: &Daemon, event: &Value) -> (Child, String) {
-    let mut child = spawn_hook(&["--server", &daemon.base()], &event.to_string());
+    hook_waiting_with(daemon, &[], event).await
+}
+
+/// [`hook_waiting`] with more options.
+async fn hook_waiting_with(daemon: &Daemon, args: &[&str], event: &Value) -> (Child, String) {
+    let server = daemon.base();
+    let args: Vec<&str> = ["--server", server.as_str()]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let mut child = spawn_hook(&args, &event.to_string());
     let stderr = child.stderr.take().expect("piped stderr");
     let mut lines = BufReader::new(stderr).lines();
     let id = tokio::time::timeout(STEP, async {
@@ -614,21 +625,7 @@ async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instr
         "stop_hook_active": false, "transcript_path": transcript.to_str().expect("a UTF-8 path")
     });
     let server = daemon.base();
-    let mut child = spawn_hook(&["--server", &server, "--continue"], &stop.to_string());
-    let stderr = child.stderr.take().expect("piped stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let id = tokio::time::timeout(STEP, async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.strip_prefix("askbridge hook: ask ")
-                && let Some((id, _)) = rest.split_once(" posted")
-            {
-                return id.to_owned();
-            }
-        }
-        panic!("askbridge hook did not announce its ask");
-    })
-    .await
-    .expect("the ask is posted");
+    let (child, id) = hook_waiting_with(&daemon, &["--continue"], &stop).await;
     let ask = Api::of(&daemon).ask(&id).await;
     assert_eq!(
         ask["ask"]["context"]["text"], "Migrated 12 tables.",
