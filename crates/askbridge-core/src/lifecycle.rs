@@ -76,10 +76,13 @@ pub enum State {
     },
     /// The deadline passed; the ask ended at its deadline.
     TimedOut,
-    /// The agent cancelled the ask.
+    /// The agent cancelled the ask, or its host decided without it.
     Cancelled {
         /// When.
         at: Timestamp,
+        /// The person answered in the agent host's own prompt (the
+        /// terminal) instead: a coding agent's hook saw the host go on.
+        in_host: bool,
     },
     /// The ask could not be delivered.
     DeliveryFailed {
@@ -220,6 +223,10 @@ pub enum Input {
     },
     /// The agent cancelled the ask.
     Cancel,
+    /// The person answered in the agent host's own prompt instead (a
+    /// coding agent's hook saw the host go on without it): ends the ask
+    /// as cancelled, closed in the chat as answered in the terminal.
+    AnsweredInHost,
     /// The ask could not be delivered.
     DeliveryFailed {
         /// The platform's reason.
@@ -608,7 +615,7 @@ impl AskLifecycle {
             State::Answered { by, at } => (None, None, Some(by.clone()), *at),
             State::Skipped { by, at } => (Some(Reason::Skipped), None, Some(by.clone()), *at),
             State::TimedOut => (Some(Reason::Timeout), None, None, self.deadline),
-            State::Cancelled { at } => (Some(Reason::Cancelled), None, None, *at),
+            State::Cancelled { at, .. } => (Some(Reason::Cancelled), None, None, *at),
             State::DeliveryFailed { reason, at } => (
                 Some(Reason::DeliveryFailed),
                 Some(reason.clone()),
@@ -656,7 +663,14 @@ impl AskLifecycle {
             return Step::Finished(outcome);
         }
         match input {
-            Input::Cancel => self.end(State::Cancelled { at: now }),
+            Input::Cancel => self.end(State::Cancelled {
+                at: now,
+                in_host: false,
+            }),
+            Input::AnsweredInHost => self.end(State::Cancelled {
+                at: now,
+                in_host: true,
+            }),
             Input::DeliveryFailed { reason } => self.end(State::DeliveryFailed { reason, at: now }),
             Input::Reply {
                 from,

@@ -1655,3 +1655,43 @@ fn a_reminder_goes_to_the_places_the_ask_is_posted_in_by_then() {
         assert_eq!(lifecycle.reminded_places(at(secs)), places, "at {secs} s");
     }
 }
+
+#[test]
+fn an_ask_answered_in_the_hosts_own_prompt_ends_cancelled_and_closes_saying_so() {
+    use askbridge_core::render::ended_line;
+    let mut lifecycle = AskLifecycle::new("ask_1", release(), T0);
+    let step = lifecycle.handle(Input::AnsweredInHost, at(5));
+    let Step::Finished(outcome) = step else {
+        panic!("ended: {step:?}");
+    };
+    assert_eq!(
+        outcome.reason,
+        Some(Reason::Cancelled),
+        "for the agent, as cancelled"
+    );
+    assert_eq!(
+        *lifecycle.state(),
+        State::Cancelled {
+            at: at(5),
+            in_host: true
+        }
+    );
+    assert_eq!(
+        ended_line(lifecycle.state(), &outcome, None, Locale::En),
+        "✅ Answered in the terminal"
+    );
+    // The agent's own cancel closes as cancelled.
+    let mut cancelled = AskLifecycle::new("ask_2", release(), T0);
+    let Step::Finished(outcome) = cancelled.handle(Input::Cancel, at(5)) else {
+        panic!("ended");
+    };
+    assert_eq!(
+        ended_line(cancelled.state(), &outcome, None, Locale::En),
+        "✖ Cancelled"
+    );
+    // Once ended, it stays as it ended.
+    assert!(matches!(
+        lifecycle.handle(Input::Cancel, at(6)),
+        Step::Rejected(_)
+    ));
+}

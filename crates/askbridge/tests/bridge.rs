@@ -393,7 +393,13 @@ async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is(db: Scratch) {
     let created = create(&bridge, deploy_ask(900)).await;
 
     let cancelled = bridge.cancel(&created.id).await.expect("cancel");
-    assert_eq!(cancelled.state, State::Cancelled { at: START });
+    assert_eq!(
+        cancelled.state,
+        State::Cancelled {
+            at: START,
+            in_host: false
+        }
+    );
     let outcome = cancelled.outcome.expect("outcome");
     assert_eq!(
         (outcome.status, outcome.reason),
@@ -402,7 +408,13 @@ async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is(db: Scratch) {
 
     clock.advance(Duration::from_secs(1));
     let again = bridge.cancel(&created.id).await.expect("cancel again");
-    assert_eq!(again.state, State::Cancelled { at: START });
+    assert_eq!(
+        again.state,
+        State::Cancelled {
+            at: START,
+            in_host: false
+        }
+    );
 }
 
 async fn asks_without_a_target_go_to_the_default_and_named_users_are_enforced(db: Scratch) {

@@ -652,3 +652,41 @@ async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instr
     let (code, stdout) = finish(child).await;
     assert_eq!((code, stdout.as_str()), (Some(0), ""), "Skip lets it stop");
 }
+
+#[tokio::test]
+async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
+    use askbridge_testkit::telegram::{Chat, FakeTelegram};
+    const CHAT: i64 = -100_200_300;
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&Chat::supergroup(CHAT, "Agents"));
+    let daemon = Daemon::builder()
+        .env("TELEGRAM_BOT_TOKEN", fake.token())
+        .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
+        .start();
+    let mut event = bash_event("cargo publish");
+    event["session_id"] = json!("terminal-session");
+    let to = format!("telegram:{CHAT}@42");
+    let (hook, id) = hook_waiting_with(&daemon, &["--to", &to], &event).await;
+    // The call's block, then the question with its buttons.
+    let question = fake.wait_for_sends(2).await.swap_remove(1);
+    assert!(question.has_inline_keyboard(), "{}", question.text);
+
+    let mut ran = event.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    later(&daemon, ran).await;
+    assert_eq!(finish(hook).await, (Some(0), String::new()));
+    assert_eq!(daemon::outcome(&daemon, &id).await["reason"], "cancelled");
+    let closed = fake
+        .wait_for("the question to close", |state| {
+            state
+                .message(CHAT, question.message_id)
+                .filter(|message| message.edited && !message.has_inline_keyboard())
+                .cloned()
+        })
+        .await;
+    assert!(
+        closed.text.ends_with("\n\n✅ Answered in the terminal"),
+        "{}",
+        closed.text
+    );
+}

@@ -437,6 +437,13 @@ async fn http_post_wait_returns_the_outcome_and_retries_are_idempotent() {
 async fn http_cancel() {
     let daemon = Daemon::start();
     let id = create(&daemon, &one_question()).await;
+    let (status, refused) = delete(&daemon, &format!("/v1/asks/{id}?because=bored")).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "invalid_query", "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "unknown value \"bored\"; expected agent or answered_in_host"
+    );
     let (status, ask) = delete(&daemon, &format!("/v1/asks/{id}")).await;
     assert_eq!(status, 200, "{ask}");
     assert_eq!(ask["status"], "no_answer", "{ask}");

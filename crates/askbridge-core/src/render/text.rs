@@ -119,6 +119,23 @@ pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
     closing_line_at(outcome, None, locale)
 }
 
+/// [`closing_line_at`] for an ask in `state`: one the person answered in
+/// the agent host's own prompt (a hook saw the host go on without it)
+/// says so.
+pub fn ended_line(
+    state: &State,
+    outcome: &Outcome,
+    here: Option<&Place>,
+    locale: Locale,
+) -> String {
+    match state {
+        State::Cancelled { in_host: true, .. } => {
+            status_line(&EndState::AnsweredInHost { summary: "" }, locale)
+        }
+        _ => closing_line_at(outcome, here, locale),
+    }
+}
+
 /// [`closing_line`] for the message in one of the ask's places (`here`):
 /// an answer given in another place says where (`— answered by Alice in
 /// Slack`).

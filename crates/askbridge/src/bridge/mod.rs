@@ -742,7 +742,13 @@ impl Bridge {
 
     /// Cancels a pending ask (the agent gave up); an ended ask is returned as is.
     pub async fn cancel(&self, id: &str) -> Result<AskView, BridgeError> {
-        self.handle(id, Input::Cancel).await.map(|(_, view)| view)
+        self.end(id, Input::Cancel).await
+    }
+
+    /// Ends a pending ask with `input` ([`Input::Cancel`],
+    /// [`Input::AnsweredInHost`]); an ended ask is returned as is.
+    pub async fn end(&self, id: &str, input: Input) -> Result<AskView, BridgeError> {
+        self.handle(id, input).await.map(|(_, view)| view)
     }
 
     /// Asks matching the filter, newest first. Rows that no longer read

@@ -38,8 +38,7 @@ use askbridge_core::lifecycle::{Input, Rejection, Step};
 use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{
-    self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, closing_line_at,
-    rich_step,
+    self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, rich_step,
 };
 use futures_util::future::join_all;
 
@@ -475,7 +474,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return Ok(());
         };
         let here = place_target(view, place)?;
-        let status = closing_line_at(outcome, Some(&here.place), self.draw.locale);
+        let status = render::ended_line(&view.state, outcome, Some(&here.place), self.draw.locale);
         let refs = own_refs::<P>(&bridge, &view.id, place).await?;
         // Each copy is tried, whatever became of another (deleted, say).
         let mut first_error = None;

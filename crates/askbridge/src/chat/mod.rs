@@ -465,7 +465,7 @@ mod tests {
                 "คำถามนี้หมดเวลาแล้ว",
             ),
             (
-                State::Cancelled { at },
+                State::Cancelled { at, in_host: false },
                 "This question was cancelled.",
                 "คำถามนี้ถูกยกเลิกแล้ว",
             ),

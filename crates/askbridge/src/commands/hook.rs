@@ -272,9 +272,13 @@ impl<'a> Asking<'a> {
             result = wait_for_end(client, &id, created, deadline) => {
                 result.map_err(|error| explain(&error))?
             }
+            // The host stopped waiting (its timeout, Ctrl-C): it asks in
+            // its terminal now, and the chat message says so.
             signal = super::serve::shutdown_signal() => {
-                cancel(client, &id).await;
-                return Err(format!("stopped by {signal}; ask {id} cancelled"));
+                if let Err(error) = client.close_answered_in_host(&id).await {
+                    eprintln!("askbridge hook: could not close ask {id}: {}", explain(&error));
+                }
+                return Err(format!("stopped by {signal}; ask {id} closed"));
             }
         };
         if daemon::status_of(&outcome) == Some("pending") {
@@ -368,7 +372,7 @@ async fn close_stale(args: &HookOptions, moved: &MovedOn) {
         }
     };
     for (id, note) in stale {
-        match client.cancel(&id).await {
+        match client.close_answered_in_host(&id).await {
             Ok(_) => {}
             Err(error) if error.is_not_found() => {}
             Err(error) => {

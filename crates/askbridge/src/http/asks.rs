@@ -169,7 +169,7 @@ pub async fn get(
     delete,
     path = "/v1/asks/{id}",
     operation_id = "cancelAsk",
-    params(AskId),
+    params(AskId, CancelParams),
     responses(
         (status = OK, body = AskResponse, description = "The ask after cancelling."),
         (status = BAD_REQUEST, body = ErrorResponse,
@@ -183,10 +183,20 @@ pub async fn get(
 pub async fn cancel(
     State(state): State<AppState>,
     AskId(id): AskId,
-    query: QueryParams,
+    mut query: QueryParams,
 ) -> Result<Response, ApiError> {
-    query.finish(&[])?;
-    let view = state.bridge.cancel(&id).await?;
+    let input = match query.take("because").as_deref() {
+        None | Some("agent") => Input::Cancel,
+        Some("answered_in_host") => Input::AnsweredInHost,
+        Some(other) => {
+            return Err(ApiError::invalid_query(
+                "because",
+                format!("unknown value {other:?}; expected agent or answered_in_host"),
+            ));
+        }
+    };
+    query.finish(&["because"])?;
+    let view = state.bridge.end(&id, input).await?;
     tracing::info!(ask_id = %view.id, state = view.state.as_str(), "ask cancelled by the agent");
     Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
 }
@@ -453,6 +463,27 @@ impl IntoParams for HostKey {
              host's own (`via: host`), which may answer any ask. A wrong key is \
              `403 not_host`.",
             ObjectBuilder::new().schema_type(Type::String),
+        )]
+    }
+}
+
+/// The query parameter of `DELETE /v1/asks/{id}` in the OpenAPI
+/// document, as [`cancel`] reads it.
+#[derive(Debug)]
+pub struct CancelParams;
+
+impl IntoParams for CancelParams {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "because",
+            ParameterIn::Query,
+            "`agent` (the default): the agent gave up; `answered_in_host`: the person \
+             answered in the agent host's own prompt instead (a coding agent's hook saw it), \
+             and the chat message closes saying it was answered in the terminal.",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["agent", "answered_in_host"]))
+                .default(Some("agent".into())),
         )]
     }
 }

@@ -326,7 +326,7 @@ mod tests {
         );
         assert_eq!(
             parameters(&operation("/v1/asks/{id}", "delete")),
-            [r#""path":"id""#]
+            [r#""path":"id""#, r#""query":"because""#]
         );
         let reply = operation("/v1/asks/{id}/reply", "post");
         assert_ref(

@@ -285,10 +285,22 @@ impl DaemonClient {
     /// `DELETE /v1/asks/{id}`: cancels a pending ask; returns what the
     /// daemon answers (normally the cancelled outcome).
     pub async fn cancel(&self, id: &str) -> Result<Value, DaemonError> {
+        self.end(id, "agent").await
+    }
+
+    /// `DELETE /v1/asks/{id}?because=answered_in_host`: the person answered
+    /// in the agent host's own prompt instead; the chat message closes
+    /// saying so.
+    pub async fn close_answered_in_host(&self, id: &str) -> Result<Value, DaemonError> {
+        self.end(id, "answered_in_host").await
+    }
+
+    /// `DELETE /v1/asks/{id}?because=BECAUSE`.
+    async fn end(&self, id: &str, because: &str) -> Result<Value, DaemonError> {
         let id = self.checked_id(id)?;
         let request = self
             .http
-            .delete(format!("{}/v1/asks/{id}", self.base))
+            .delete(format!("{}/v1/asks/{id}?because={because}", self.base))
             .timeout(REQUEST_SLACK);
         let answer = self.send(request).await?;
         self.note_ended(id, &answer);

@@ -36,10 +36,13 @@ pub enum StoredState {
     },
     /// The deadline passed.
     TimedOut,
-    /// The agent cancelled the ask.
+    /// The agent cancelled the ask, or its host decided without it.
     Cancelled {
         /// When, in milliseconds since the epoch.
         at: u64,
+        /// Answered in the agent host's own prompt; written only when so.
+        #[serde(default, rename = "inHost", skip_serializing_if = "std::ops::Not::not")]
+        in_host: bool,
     },
     /// The ask could not be delivered.
     DeliveryFailed {
@@ -170,7 +173,10 @@ impl From<&State> for StoredState {
                 at: at.0,
             },
             State::TimedOut => StoredState::TimedOut,
-            State::Cancelled { at } => StoredState::Cancelled { at: at.0 },
+            State::Cancelled { at, in_host } => StoredState::Cancelled {
+                at: at.0,
+                in_host: *in_host,
+            },
             State::DeliveryFailed { reason, at } => StoredState::DeliveryFailed {
                 reason: reason.clone(),
                 at: at.0,
@@ -192,7 +198,10 @@ impl From<StoredState> for State {
                 at: Timestamp(at),
             },
             StoredState::TimedOut => State::TimedOut,
-            StoredState::Cancelled { at } => State::Cancelled { at: Timestamp(at) },
+            StoredState::Cancelled { at, in_host } => State::Cancelled {
+                at: Timestamp(at),
+                in_host,
+            },
             StoredState::DeliveryFailed { reason, at } => State::DeliveryFailed {
                 reason,
                 at: Timestamp(at),
@@ -343,8 +352,18 @@ mod tests {
         );
         check_state(State::TimedOut, json!({"state": "timed_out"}));
         check_state(
-            State::Cancelled { at: Timestamp(7) },
+            State::Cancelled {
+                at: Timestamp(7),
+                in_host: false,
+            },
             json!({"state": "cancelled", "at": 7}),
+        );
+        check_state(
+            State::Cancelled {
+                at: Timestamp(8),
+                in_host: true,
+            },
+            json!({"state": "cancelled", "at": 8, "inHost": true}),
         );
         check_state(
             State::DeliveryFailed {
