@@ -28,9 +28,9 @@ enum Command {
     Mcp(commands::mcp::McpArgs),
     /// Ask from the shell and print the outcome JSON (exit 0 answered, 2 no answer).
     Ask(commands::ask::AskArgs),
-    /// Answer a coding agent's hook (Claude Code, Codex) from a chat: reads the event on stdin, prints the decision (nothing when there is none).
+    /// Answer a coding agent's hook (Claude Code, Codex, Copilot CLI, Cursor) from a chat: reads the event on stdin, prints the decision (nothing when there is none).
     Hook(commands::hook::HookArgs),
-    /// Install, uninstall or show askbridge's hook in Claude Code's or Codex's settings.
+    /// Install, uninstall or show askbridge's hooks in Claude Code's, Codex's, Copilot CLI's or Cursor's settings.
     #[command(subcommand)]
     Hooks(commands::hooks::HooksCommand),
     /// Check an ask in any dialect and print the canonical ask (exit 1 when invalid).

@@ -411,3 +411,24 @@ fn a_closed_output_pipe_ends_quietly_not_in_a_panic() {
         assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn help_names_every_channel_and_every_coding_agent() {
+    let output = askbridge(&["--help"], "");
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for name in [
+        "Telegram",
+        "Discord",
+        "Slack",
+        "Feishu",
+        "Matrix",
+        "web page",
+        "Claude Code",
+        "Codex",
+        "Copilot CLI",
+        "Cursor",
+    ] {
+        assert!(help.contains(name), "{name} not in\n{help}");
+    }
+}

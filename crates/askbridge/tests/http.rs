@@ -958,6 +958,15 @@ async fn http_openapi_document_is_valid_and_is_the_route_table() {
         "{}",
         schemas["SkipReply"]
     );
+    assert_eq!(
+        schemas["QuestionInput"]["properties"]["question"]["pattern"], "\\S",
+        "a question of only spaces is refused"
+    );
+    assert_eq!(
+        schemas["AnswersReply"]["properties"]["answers"]["minProperties"], 1,
+        "{}",
+        schemas["AnswersReply"]
+    );
     // The web channel (on by default) adds its event stream to the API.
     assert!(paths.contains_key("/v1/events"), "{:?}", paths.keys());
     assert_eq!(paths.len(), 8, "{:?}", paths.keys());

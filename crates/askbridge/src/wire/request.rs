@@ -69,8 +69,8 @@ pub struct QuestionInput {
     /// A short chip label: longer than 12 characters is cut; when absent,
     /// made from the first words of the question.
     pub header: Option<String>,
-    /// The question sentence, 1–2,000 characters.
-    #[schema(min_length = 1, max_length = 2000)]
+    /// The question sentence, 1–2,000 characters, not all spaces.
+    #[schema(min_length = 1, max_length = 2000, pattern = r"\S")]
     pub question: String,
     /// `single` when there are options, else `text`.
     #[serde(rename = "type")]
@@ -217,6 +217,17 @@ fn only_true() -> Object {
         .build()
 }
 
+/// `answers` in the document: question ids to answers, at least one (an
+/// empty map is refused).
+fn some_answers() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(<AnswerInput as utoipa::PartialSchema>::schema()))
+        .min_properties(Some(1))
+        .description(Some("Question id → that question's answer; at least one."))
+        .build()
+}
+
 /// The person skips the whole ask.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -249,7 +260,8 @@ pub struct TextReply {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnswersReply {
-    /// Question id → that question's answer.
+    /// Question id → that question's answer; at least one.
+    #[schema(schema_with = some_answers)]
     pub answers: BTreeMap<String, AnswerInput>,
     /// Who is answering.
     pub user: Option<ReplyUser>,
