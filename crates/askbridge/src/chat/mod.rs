@@ -223,7 +223,7 @@ pub fn at_place(person: &Person, place: &Place) -> Person {
 
 /// How an ask stands in each of its places at `now`, for `GET
 /// /v1/asks/{id}`: posted (`escalated` for an escalation step, `reminded`
-/// once a reminder was sent) where a message of it is on record (the web
+/// once a reminder was sent there) where a message of it is on record (the web
 /// page shows it once it is due), closed once it ended; else given up
 /// (`failed`: the numbers of the places whose delivery failed), not
 /// posted yet, or never posted.
@@ -231,7 +231,6 @@ pub fn place_states(
     view: &AskView,
     refs: &[MessageRef],
     failed: &[usize],
-    reminded: bool,
     now: Timestamp,
 ) -> Vec<PlaceJson> {
     let ended = !view.state.is_pending();
@@ -247,13 +246,19 @@ pub fn place_states(
                 .ask
                 .place_due(place, view.created_at)
                 .is_none_or(|due| due <= until);
-            let posted = (kind == ChannelKind::Web && due)
-                || refs
-                    .iter()
-                    .any(|message| message.channel == kind && Posted::of(message).place == place);
+            let mut here = refs
+                .iter()
+                .filter(|message| message.channel == kind)
+                .map(Posted::of)
+                .filter(|posted| posted.place == place)
+                .peekable();
+            let posted = (kind == ChannelKind::Web && due) || here.peek().is_some();
+            // Reminders are on record per place: a place posted after one
+            // went out was never reminded.
+            let reminded = here.any(|posted| posted.reminder.is_some());
             let escalated = view.ask.place_delay(place).is_some();
             let state = match (posted, ended) {
-                (true, false) if reminded && kind != ChannelKind::Web => "reminded",
+                (true, false) if reminded => "reminded",
                 (true, false) if escalated => "escalated",
                 (true, false) => "posted",
                 (true, true) => "closed",
@@ -562,16 +567,10 @@ mod tests {
             ),
         };
         let states = |refs: &[MessageRef], failed: &[usize], after: u64| -> Vec<&'static str> {
-            place_states(
-                &view,
-                refs,
-                failed,
-                false,
-                created.saturating_add_secs(after),
-            )
-            .into_iter()
-            .map(|place| place.state)
-            .collect()
+            place_states(&view, refs, failed, created.saturating_add_secs(after))
+                .into_iter()
+                .map(|place| place.state)
+                .collect()
         };
         // Telegram posted, Slack failed; the web page at once; Discord and
         // the second page only when due.
@@ -597,12 +596,27 @@ mod tests {
         // A message on record for another place does not count here.
         let refs = [posted(ChannelKind::Telegram, 3)];
         assert_eq!(states(&refs, &[], 10)[0], "pending");
-        // Once reminded, the chat places say so (the web page has none).
-        let refs = [posted(ChannelKind::Telegram, 0)];
-        let reminded: Vec<&str> = place_states(&view, &refs, &[], true, created)
-            .into_iter()
-            .map(|place| place.state)
-            .collect();
-        assert_eq!(reminded[..3], ["reminded", "pending", "posted"]);
+        // A place says reminded once a reminder is on record there, and
+        // only there: Discord, posted after it, was never reminded.
+        let reminder = |channel, place| MessageRef {
+            extra: Some(
+                Posted {
+                    place,
+                    reminder: Some(1),
+                    ..Posted::default()
+                }
+                .to_extra(),
+            ),
+            ..posted(channel, place)
+        };
+        let refs = [
+            posted(ChannelKind::Telegram, 0),
+            reminder(ChannelKind::Telegram, 0),
+            posted(ChannelKind::Discord, 3),
+        ];
+        assert_eq!(
+            states(&refs, &[], 900)[..4],
+            ["reminded", "pending", "posted", "escalated"]
+        );
     }
 }

@@ -152,8 +152,7 @@ pub async fn get(
     };
     let refs = state.bridge.message_refs(&id).await?;
     let failed = state.bridge.failed_places(&id);
-    let reminded = view.ask.remind.is_some() && state.bridge.reminders_sent(&id).await? > 0;
-    let places = crate::chat::place_states(&view, &refs, &failed, reminded, state.bridge.now());
+    let places = crate::chat::place_states(&view, &refs, &failed, state.bridge.now());
     Ok(json_response(
         StatusCode::OK,
         &AskResponse::from(&view).with_places(places),
