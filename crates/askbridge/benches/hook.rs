@@ -6,17 +6,16 @@
 //!
 //! `cargo bench -p askbridge --bench hook`.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 #[path = "../tests/daemon/mod.rs"]
 mod daemon;
 
-use daemon::{Api, Daemon};
+use daemon::{Api, Daemon, client};
 
 #[tokio::main]
 async fn main() {
@@ -35,7 +34,8 @@ async fn main() {
             "tool_input": {"command": format!("make release-{n}"), "description": "release"}
         });
         let started = Instant::now();
-        let mut hook = Command::new(env!("CARGO_BIN_EXE_askbridge"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_askbridge"));
+        command
             .args([
                 "hook",
                 "claude-code",
@@ -44,32 +44,9 @@ async fn main() {
                 "--server",
                 &daemon.base(),
             ])
-            .env_remove("ASKBRIDGE_SERVER")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn askbridge hook");
-        let mut stdin = hook.stdin.take().expect("stdin");
-        stdin
-            .write_all(event.to_string().as_bytes())
-            .await
-            .expect("write the event");
-        drop(stdin);
-        let mut lines = BufReader::new(hook.stderr.take().expect("stderr")).lines();
-        let id = loop {
-            let line = lines
-                .next_line()
-                .await
-                .expect("read stderr")
-                .expect("the hook announces its ask");
-            if let Some(rest) = line.strip_prefix("askbridge hook: ask ")
-                && let Some((id, _)) = rest.split_once(" posted")
-            {
-                break id.to_owned();
-            }
-        };
+            .env_remove("ASKBRIDGE_SERVER");
+        let mut hook = client::spawn_with_input(command, &event.to_string());
+        let id = client::announced(&mut hook, "askbridge hook: ask ", " posted").await;
         posted.push(started.elapsed());
         let answered = Instant::now();
         api.reply(&id, json!({"text": "1"})).await;

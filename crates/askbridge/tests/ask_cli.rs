@@ -2,15 +2,15 @@
 //! (answered and cancelled through its HTTP API), and its errors without
 //! one. Tests wait on process output, never on the clock.
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 mod daemon;
-use daemon::{Api, Daemon};
+use daemon::{Api, Daemon, client};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 
@@ -43,19 +43,7 @@ async fn ask_with_token(args: &[&str], stdin: &str, token: Option<&str>) -> Outp
     if let Some(token) = token {
         command.env("ASKBRIDGE_API_TOKEN", token);
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn askbridge ask");
-    let mut input = child.stdin.take().expect("piped stdin");
-    input
-        .write_all(stdin.as_bytes())
-        .await
-        .expect("write the ask");
-    drop(input);
+    let child = client::spawn_with_input(command, stdin);
     tokio::time::timeout(STEP, child.wait_with_output())
         .await
         .expect("askbridge ask exits")
@@ -65,37 +53,12 @@ async fn ask_with_token(args: &[&str], stdin: &str, token: Option<&str>) -> Outp
 /// A running `askbridge ask --wait`, and the ask id it announced.
 async fn ask_and_wait(daemon: &Daemon) -> (Child, String) {
     let server = daemon.base();
-    let mut child = Command::new(BINARY)
+    let mut command = Command::new(BINARY);
+    command
         .args(["ask", "--wait", "--server", &server, "-"])
-        .env_remove("ASKBRIDGE_SERVER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn askbridge ask --wait");
-    let mut input = child.stdin.take().expect("piped stdin");
-    input
-        .write_all(ASK.as_bytes())
-        .await
-        .expect("write the ask");
-    drop(input);
-    let stderr = child.stderr.take().expect("piped stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let id = tokio::time::timeout(STEP, async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.strip_prefix("askbridge: ask ")
-                && let Some((id, _)) = rest.split_once(" created")
-            {
-                return id.to_owned();
-            }
-        }
-        panic!("askbridge ask --wait did not announce its ask");
-    })
-    .await
-    .expect("the ask is created");
-    // Keep reading standard error, so the process never writes to a closed pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .env_remove("ASKBRIDGE_SERVER");
+    let mut child = client::spawn_with_input(command, ASK);
+    let id = client::announced(&mut child, "askbridge: ask ", " created").await;
     (child, id)
 }
 

@@ -3,15 +3,15 @@
 //! and the fallbacks that print nothing. Tests wait on process output,
 //! never on the clock.
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 mod daemon;
-use daemon::{Api, Daemon};
+use daemon::{Api, Daemon, client};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_askbridge");
 
@@ -38,27 +38,14 @@ fn spawn_hook(args: &[&str], event: &str) -> Child {
 
 /// `askbridge hook HOST ARGS` with `event` on standard input.
 fn spawn_hook_for(host: &str, args: &[&str], event: &str) -> Child {
-    let mut child = Command::new(BINARY)
+    let mut command = Command::new(BINARY);
+    command
         .args(["hook", host])
         .args(args)
         .env("ASKBRIDGE_HOOK_STATE", STATE)
         .env_remove("ASKBRIDGE_SERVER")
-        .env_remove("ASKBRIDGE_API_TOKEN")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn askbridge hook");
-    let mut input = child.stdin.take().expect("piped stdin");
-    let event = event.to_owned();
-    tokio::spawn(async move {
-        input
-            .write_all(event.as_bytes())
-            .await
-            .expect("write the event");
-    });
-    child
+        .env_remove("ASKBRIDGE_API_TOKEN");
+    client::spawn_with_input(command, event)
 }
 
 /// A running hook against `daemon`, and the ask id it announced.
@@ -75,21 +62,7 @@ async fn hook_waiting_with(daemon: &Daemon, args: &[&str], event: &Value) -> (Ch
         .copied()
         .collect();
     let mut child = spawn_hook(&args, &event.to_string());
-    let stderr = child.stderr.take().expect("piped stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let id = tokio::time::timeout(STEP, async {
-        while let Some(line) = lines.next_line().await.expect("read stderr") {
-            if let Some(rest) = line.strip_prefix("askbridge hook: ask ")
-                && let Some((id, _)) = rest.split_once(" posted")
-            {
-                return id.to_owned();
-            }
-        }
-        panic!("askbridge hook did not announce its ask");
-    })
-    .await
-    .expect("the ask is posted");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let id = client::announced(&mut child, "askbridge hook: ask ", " posted").await;
     (child, id)
 }
 

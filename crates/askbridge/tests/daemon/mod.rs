@@ -28,6 +28,7 @@
 
 #![allow(dead_code)]
 
+pub mod client;
 pub mod events;
 
 use std::ffi::OsString;
