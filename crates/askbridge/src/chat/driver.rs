@@ -35,13 +35,15 @@ use std::time::Duration;
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::inbound::{self, Handled};
 use askbridge_core::lifecycle::{Input, Rejection, Step};
-use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind, Target};
+use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{
     self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, rich_step,
 };
 use futures_util::future::join_all;
 
+pub use super::reach::Reminder;
+use super::reach::{as_posted, passed_on, place_number, place_target};
 use super::serial::{PerAsk, Ticket, Turns};
 use super::{AllowList, Person, Posted};
 use crate::bridge::channel::{BoxFuture, Channel};
@@ -171,18 +173,6 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         chat: &Self::Chat,
         prompt: OwnWords<'_>,
     ) -> impl Future<Output = Result<Option<Self::MessageId>, PlatformFailure>> + Send;
-}
-
-/// A reminder to post ([`ChatPlatform::remind`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Reminder<'a> {
-    /// What it says.
-    pub text: &'a str,
-    /// Whom it mentions: the place's user, if it names one.
-    pub user: Option<&'a str>,
-    /// Its name for platforms that post a named message once
-    /// ([`once_key`]).
-    pub once: &'a str,
 }
 
 /// The name of one message the driver posts, the same however often it
@@ -316,9 +306,9 @@ impl Drawing {
 /// platform receives.
 #[derive(Debug)]
 pub struct ChatDriver<P> {
-    platform: P,
+    pub(super) platform: P,
     bridge: WeakBridge,
-    draw: Drawing,
+    pub(super) draw: Drawing,
     allow: AllowList,
     /// One change at a time to each ask.
     serial: PerAsk,
@@ -361,13 +351,13 @@ impl<P: ChatPlatform> ChatDriver<P> {
         self.draw
     }
 
-    fn bridge(&self) -> Result<Bridge, PlatformFailure> {
+    pub(super) fn bridge(&self) -> Result<Bridge, PlatformFailure> {
         self.bridge
             .upgrade()
             .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))
     }
 
-    fn record(
+    pub(super) fn record(
         &self,
         ask_id: &str,
         chat: &P::Chat,
@@ -393,11 +383,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(first) => chat_of::<P>(first)?,
             None => self.platform.open(&target.place).await?,
         };
-        let mut drawn = self.draw.view(view);
-        if let Some(after) = view.ask.place_delay(place) {
-            let line = render::passed_on_line(&view.target.place, after, self.draw.locale);
-            drawn = drawn.with_note(&line);
-        }
+        let drawn = passed_on(self.draw.view(view), view, place, self.draw.locale);
         // The context first, then the question: the message with the
         // controls stays the last, nearest the reply box.
         let mut messages: Vec<P::Message> = self
@@ -491,52 +477,6 @@ impl<P: ChatPlatform> ChatDriver<P> {
             }
         }
         first_error.map_or(Ok(()), Err)
-    }
-
-    /// Reminds the person in place number `place` with reminder
-    /// `number`: a reply to the message with the ask's controls there,
-    /// saying how long is left — unless it is on record as posted there
-    /// (offered again after a crash). The reminder is recorded too: a reply
-    /// to it answers the ask.
-    async fn remind_view(
-        &self,
-        view: &AskView,
-        place: usize,
-        number: u32,
-    ) -> Result<(), PlatformFailure> {
-        let bridge = self.bridge()?;
-        let refs = own_refs::<P>(&bridge, &view.id, place).await?;
-        if refs
-            .iter()
-            .any(|message| Posted::of(message).reminder == Some(number))
-        {
-            return Ok(());
-        }
-        let Some((message, _)) = shown_message::<P>(&bridge, &view.id, place).await? else {
-            return Ok(());
-        };
-        let target = place_target(view, place)?;
-        let text = render::reminder_text(view.deadline, bridge.now(), self.draw.locale);
-        let chat = chat_of::<P>(&message)?;
-        let once = once_key(&view.id, place, Part::Reminder(number));
-        let reminder = Reminder {
-            text: &text,
-            user: target.user.as_deref(),
-            once: &once,
-        };
-        let id = self
-            .platform
-            .remind(&chat, message_id_of::<P>(&message)?, reminder)
-            .await?;
-        let extra = Posted {
-            place,
-            reminder: Some(number),
-            ..Posted::default()
-        };
-        let posted = self.record(&view.id, &chat, id, Some(&extra));
-        record_posted(|| bridge.save_message_ref(&posted))
-            .await
-            .map_err(storage)
     }
 
     /// Handles whatever a person did.
@@ -1016,7 +956,7 @@ fn first_step(drawn: &View) -> Option<usize> {
 
 /// The newest message of an ask that carries its controls, with what it
 /// shows.
-async fn shown_message<P: ChatPlatform>(
+pub(super) async fn shown_message<P: ChatPlatform>(
     bridge: &Bridge,
     ask_id: &str,
     place: usize,
@@ -1031,7 +971,7 @@ async fn shown_message<P: ChatPlatform>(
 /// The messages an ask was posted as in its place number `place` on this
 /// platform, oldest first (an ask may be recorded elsewhere too: the
 /// host's dialog, another place).
-async fn own_refs<P: ChatPlatform>(
+pub(super) async fn own_refs<P: ChatPlatform>(
     bridge: &Bridge,
     ask_id: &str,
     place: usize,
@@ -1039,33 +979,6 @@ async fn own_refs<P: ChatPlatform>(
     let mut refs = bridge.message_refs(ask_id).await.map_err(storage)?;
     refs.retain(|message| message.channel == P::KIND && Posted::of(message).place == place);
     Ok(refs)
-}
-
-/// Place number `number` of the ask (`target`) as it was posted: a
-/// conversation is the one its messages went to, as recorded (a Matrix
-/// alias is resolved to its room when posted, and the room kept); a
-/// person's direct chat is the person; not posted yet, the target's.
-fn as_posted<P: ChatPlatform>(target: &Target, refs: &[MessageRef], number: usize) -> Place {
-    if target.place.direct_user().is_some() {
-        return target.place.clone();
-    }
-    refs.iter()
-        .filter(|message| message.channel == P::KIND && Posted::of(message).place == number)
-        .find_map(|message| P::parse_conversation(&message.conversation))
-        .map_or_else(|| target.place.clone(), |chat| P::place_of(&chat))
-}
-
-/// The number of the ask's place `from` answers in.
-fn place_number(view: &AskView, from: &Person) -> usize {
-    let here = super::place_of(view, from);
-    view.places().position(|target| target == here).unwrap_or(0)
-}
-
-/// Place number `place` of the ask.
-fn place_target(view: &AskView, place: usize) -> Result<&Target, PlatformFailure> {
-    view.place(place).ok_or_else(|| {
-        PlatformFailure::Permanent(format!("ask {} has no place number {place}", view.id))
-    })
 }
 
 async fn save_posted(
@@ -1082,7 +995,7 @@ async fn save_posted(
         .map_err(storage)
 }
 
-fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, PlatformFailure> {
+pub(super) fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, PlatformFailure> {
     P::parse_conversation(&message.conversation).ok_or_else(|| {
         PlatformFailure::Permanent(format!(
             "unreadable {} conversation {:?}",
@@ -1092,7 +1005,9 @@ fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, PlatformFai
     })
 }
 
-fn message_id_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::MessageId, PlatformFailure> {
+pub(super) fn message_id_of<P: ChatPlatform>(
+    message: &MessageRef,
+) -> Result<P::MessageId, PlatformFailure> {
     message.message_id.parse().map_err(|_| {
         PlatformFailure::Permanent(format!(
             "unreadable {} message id {:?}",
@@ -1112,7 +1027,7 @@ const RECORD_WITHIN: Duration = Duration::from_secs(120);
 /// a failure that will not pass, or one that lasts [`RECORD_WITHIN`], is
 /// returned, so the place's outbox — and the ask, which may have ended
 /// meanwhile — are not held up for good.
-async fn record_posted<F, Fut>(mut save: F) -> Result<(), BridgeError>
+pub(super) async fn record_posted<F, Fut>(mut save: F) -> Result<(), BridgeError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<(), BridgeError>>,
@@ -1132,7 +1047,7 @@ where
     }
 }
 
-fn storage(error: BridgeError) -> PlatformFailure {
+pub(super) fn storage(error: BridgeError) -> PlatformFailure {
     PlatformFailure::Transient(format!("storage: {error}"))
 }
 

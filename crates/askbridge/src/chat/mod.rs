@@ -22,8 +22,8 @@
 //!   user, else whoever the channel's [`AllowList`] admits.
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::lifecycle::{Input, Rejection, State, Step, UnknownItems};
-use askbridge_core::model::{Ask, ChannelKind, Place, Target, Timestamp};
+use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
+use askbridge_core::model::{Ask, ChannelKind, Place, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{self, Locale};
 use serde::{Deserialize, Serialize};
@@ -31,12 +31,14 @@ use serde::{Deserialize, Serialize};
 pub use askbridge_core::inbound::Person;
 
 use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
-use crate::wire::api::PlaceJson;
 
 pub mod driver;
 pub mod inbox;
 pub mod names;
+pub mod reach;
 pub mod serial;
+
+pub use reach::{at_place, place_of, place_states};
 
 /// Who a channel admits to answer asks that name no user: user ids,
 /// `@usernames` or role ids. Empty admits everyone in the conversation.
@@ -206,75 +208,6 @@ pub async fn address(
 /// ([`Target::may_answer`]) with this channel's allow-list.
 pub fn may_answer(target: &Target, person: &Person, allow: &AllowList) -> bool {
     target.may_answer(&person.responder, allow.admits(person))
-}
-
-/// The ask's place `person` answers in ([`Ask::place_of`]: the one their
-/// [`Responder::place`](askbridge_core::model::Responder::place) names).
-pub fn place_of<'a>(view: &'a AskView, person: &Person) -> &'a Target {
-    view.ask.place_of(&person.responder).unwrap_or(&view.target)
-}
-
-/// `person`, answering in `place` of an ask.
-pub fn at_place(person: &Person, place: &Place) -> Person {
-    let mut person = person.clone();
-    person.responder.place = Some(place.clone());
-    person
-}
-
-/// How an ask stands in each of its places at `now`, for `GET
-/// /v1/asks/{id}`: posted (`escalated` for an escalation step, `reminded`
-/// once a reminder was sent there) where a message of it is on record (the web
-/// page shows it once it is due), closed once it ended; else given up
-/// (`failed`: the numbers of the places whose delivery failed), not
-/// posted yet, or never posted.
-pub fn place_states(
-    view: &AskView,
-    refs: &[MessageRef],
-    failed: &[usize],
-    now: Timestamp,
-) -> Vec<PlaceJson> {
-    let ended = !view.state.is_pending();
-    let until = view
-        .outcome
-        .as_ref()
-        .map_or(now, |outcome| outcome.answered_at);
-    view.places()
-        .enumerate()
-        .map(|(place, target)| {
-            let kind = target.place.channel();
-            let due = view
-                .ask
-                .place_due(place, view.created_at)
-                .is_none_or(|due| due <= until);
-            let mut here = refs
-                .iter()
-                .filter(|message| message.channel == kind)
-                .map(Posted::of)
-                .filter(|posted| posted.place == place)
-                .peekable();
-            let posted = (kind == ChannelKind::Web && due) || here.peek().is_some();
-            // Reminders are on record per place: a place posted after one
-            // went out was never reminded.
-            let reminded = here.any(|posted| posted.reminder.is_some());
-            let escalated = view.ask.place_delay(place).is_some();
-            let state = match (posted, ended) {
-                (true, false) if reminded => "reminded",
-                (true, false) if escalated => "escalated",
-                (true, false) => "posted",
-                (true, true) => "closed",
-                (false, _) if failed.contains(&place) => "delivery_failed",
-                (false, _) if matches!(view.state, State::DeliveryFailed { .. }) => {
-                    "delivery_failed"
-                }
-                (false, false) => "pending",
-                (false, true) => "not_posted",
-            };
-            PlaceJson {
-                target: target.to_string(),
-                state,
-            }
-        })
-        .collect()
 }
 
 /// The input a typed message makes: the person's own words for one
@@ -528,95 +461,5 @@ mod tests {
             ..message
         };
         assert_eq!(Posted::of(&garbage), Posted::default());
-    }
-
-    #[test]
-    fn chat_places_say_where_the_ask_is_posted_escalated_closed_or_failed() {
-        use askbridge_core::normalize::normalize_json;
-        use serde_json::json;
-        let ask = normalize_json(&json!({
-            "to": ["telegram:-100@42", "slack:C1", "web"],
-            "escalate": [{"afterSeconds": 600, "to": "discord:9"}, {"afterSeconds": 900, "to": "web:ops"}],
-            "timeoutSeconds": 1800,
-            "questions": [{"id": "go", "question": "Go?", "type": "confirm"}]
-        }))
-        .expect("an ask")
-        .ask;
-        let created = Timestamp::from_secs(1_800_000_000);
-        let view = AskView {
-            id: "ask_1".to_owned(),
-            target: ask.target.clone().expect("a target"),
-            ask,
-            created_at: created,
-            deadline: created.saturating_add_secs(1_800),
-            state: State::Pending,
-            answers: vec![None],
-            outcome: None,
-        };
-        let posted = |channel: ChannelKind, place: usize| MessageRef {
-            ask_id: "ask_1".to_owned(),
-            channel,
-            conversation: "c".to_owned(),
-            message_id: "1".to_owned(),
-            extra: Some(
-                Posted {
-                    place,
-                    ..Posted::default()
-                }
-                .to_extra(),
-            ),
-        };
-        let states = |refs: &[MessageRef], failed: &[usize], after: u64| -> Vec<&'static str> {
-            place_states(&view, refs, failed, created.saturating_add_secs(after))
-                .into_iter()
-                .map(|place| place.state)
-                .collect()
-        };
-        // Telegram posted, Slack failed; the web page at once; Discord and
-        // the second page only when due.
-        let refs = [posted(ChannelKind::Telegram, 0)];
-        assert_eq!(
-            states(&refs, &[1], 10),
-            ["posted", "delivery_failed", "posted", "pending", "pending"]
-        );
-        let refs = [
-            posted(ChannelKind::Telegram, 0),
-            posted(ChannelKind::Discord, 3),
-        ];
-        assert_eq!(
-            states(&refs, &[1], 900),
-            [
-                "posted",
-                "delivery_failed",
-                "posted",
-                "escalated",
-                "escalated"
-            ]
-        );
-        // A message on record for another place does not count here.
-        let refs = [posted(ChannelKind::Telegram, 3)];
-        assert_eq!(states(&refs, &[], 10)[0], "pending");
-        // A place says reminded once a reminder is on record there, and
-        // only there: Discord, posted after it, was never reminded.
-        let reminder = |channel, place| MessageRef {
-            extra: Some(
-                Posted {
-                    place,
-                    reminder: Some(1),
-                    ..Posted::default()
-                }
-                .to_extra(),
-            ),
-            ..posted(channel, place)
-        };
-        let refs = [
-            posted(ChannelKind::Telegram, 0),
-            reminder(ChannelKind::Telegram, 0),
-            posted(ChannelKind::Discord, 3),
-        ];
-        assert_eq!(
-            states(&refs, &[], 900)[..4],
-            ["reminded", "pending", "posted", "escalated"]
-        );
     }
 }
