@@ -365,6 +365,10 @@ pub(crate) fn option_label(question: &Question, option: usize) -> &str {
 /// full-width parentheses, or the Chinese/Thai word) and the space before it.
 pub fn strip_recommended_marker(label: &str) -> &str {
     let trimmed = label.trim_end();
+    // Every marker closes with a bracket: most labels end otherwise.
+    if !trimmed.ends_with([')', ']', '）']) {
+        return trimmed;
+    }
     for marker in RECOMMENDED_MARKERS {
         if let Some(start) = trimmed.len().checked_sub(marker.len())
             && trimmed.is_char_boundary(start)
@@ -984,6 +988,19 @@ fn matrix_user_id(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_recommended_marker_closes_with_a_bracket() {
+        // strip_recommended_marker skips labels that end otherwise.
+        for marker in RECOMMENDED_MARKERS {
+            assert!(marker.ends_with([')', ']', '）']), "{marker}");
+        }
+        assert_eq!(
+            strip_recommended_marker("Postgres (Recommended) "),
+            "Postgres"
+        );
+        assert_eq!(strip_recommended_marker("Postgres "), "Postgres");
+    }
 
     fn check_target(input: &str, expect: Result<&str, &str>) {
         let got = Target::parse(input)

@@ -216,11 +216,16 @@ fn render(
 fn resolve(args: ResolveArgs, out: &mut impl Write) -> anyhow::Result<ExitCode> {
     if args.jsonl {
         let path = PathBuf::from(args.reply.as_deref().unwrap_or("-"));
-        let input = read(&path)?;
-        let (lines, all_ok) = commands::resolve::jsonl(&input);
-        for line in lines {
-            writeln!(out, "{line}")?;
+        let mut out = std::io::BufWriter::new(out);
+        let all_ok = if path.as_os_str() == "-" {
+            commands::resolve::jsonl(std::io::stdin().lock(), &mut out)
+        } else {
+            let file = std::fs::File::open(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            commands::resolve::jsonl(std::io::BufReader::new(file), &mut out)
         }
+        .with_context(|| format!("cannot resolve the lines of {}", path.display()))?;
+        out.flush()?;
         return Ok(exit(all_ok));
     }
     let Some(reply) = args.reply else {

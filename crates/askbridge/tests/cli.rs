@@ -152,6 +152,36 @@ fn resolve_jsonl_reports_a_bad_line_in_place() {
 }
 
 #[test]
+fn resolve_jsonl_reads_a_file_and_names_one_it_cannot_read() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("resolve-jsonl-file");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let file = dir.join("replies.jsonl");
+    // Blank lines are passed over; the line numbers still count them.
+    std::fs::write(
+        &file,
+        "{\"options\":[\"A\",\"B\"],\"reply\":\"2\"}\n\nnot json",
+    )
+    .expect("write");
+    let path = file.to_str().expect("a UTF-8 path");
+    let output = askbridge(&["resolve", "--jsonl", path], "");
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("\"B\""), "{}", lines[0]);
+    assert!(lines[1].contains("\"line\":3"), "{}", lines[1]);
+
+    let missing = dir.join("missing.jsonl");
+    let output = askbridge(&["resolve", "--jsonl", missing.to_str().expect("path")], "");
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot read") && stderr.contains("missing.jsonl"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn resolve_with_options_on_the_command_line() {
     let output = askbridge(
         &[

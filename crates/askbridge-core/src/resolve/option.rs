@@ -3,8 +3,6 @@
 //! The labels are folded and tokenised once in [`OptionMatcher::new`];
 //! [`OptionMatcher::resolve`] then only works on the reply.
 
-use std::collections::HashSet;
-
 use super::Resolution;
 use super::lexicon::{self, Position};
 use super::text::{self, Cleaned, Kind, Token};
@@ -24,8 +22,6 @@ pub struct OptionMatcher {
     /// The option marked as recommended, which "recommended" or "the
     /// default" names.
     recommended: Option<usize>,
-    /// Every word of every label.
-    label_words: HashSet<String>,
     /// The options that are plainly yes and no, when both exist.
     yes_no: Option<(usize, usize)>,
     /// Some label has a number among its words ("Python 3"), so a number
@@ -66,7 +62,7 @@ struct Prepared {
 impl Prepared {
     fn new(label: &str, description: Option<&str>) -> Prepared {
         let (folded, _) =
-            text::clean_folded(&text::fold(crate::model::strip_recommended_marker(label)));
+            text::clean_folded(text::fold(crate::model::strip_recommended_marker(label)));
         let tokens = text::tokenize(&folded);
         let key = text::key_of(&tokens);
         let alias = match tokens.as_slice() {
@@ -212,12 +208,9 @@ impl OptionMatcher {
         recommended: Option<usize>,
         context_words: Vec<String>,
     ) -> OptionMatcher {
-        let label_words: HashSet<String> = options
+        let numeric_labels = options
             .iter()
-            .flat_map(|o| o.words.iter().cloned())
-            .collect();
-        let numeric_labels = label_words
-            .iter()
+            .flat_map(|o| &o.words)
             .any(|w| w.bytes().any(|b| b.is_ascii_digit()));
         let plain = |test: fn(&str) -> bool| {
             options
@@ -233,7 +226,6 @@ impl OptionMatcher {
             letters,
             options,
             recommended,
-            label_words,
             yes_no,
             numeric_labels,
             context_words,
@@ -244,6 +236,14 @@ impl OptionMatcher {
     pub fn resolve(&self, reply: &str) -> Resolution {
         let cleaned = text::clean(reply);
         self.resolve_cleaned(&cleaned)
+    }
+
+    /// [`OptionMatcher::resolve`], with the reply as it is shown
+    /// ([`super::clean_reply`]), cleaned once for both.
+    pub fn resolve_shown(&self, reply: &str) -> (Resolution, String) {
+        let cleaned = text::clean(reply);
+        let resolution = self.resolve_cleaned(&cleaned);
+        (resolution, cleaned.display)
     }
 
     /// The items of a list reply that name no option, as typed, when
@@ -265,7 +265,7 @@ impl OptionMatcher {
                     .map(|item| {
                         typed
                             .iter()
-                            .find(|t| text::clean_folded(&text::fold(t)).0 == *item)
+                            .find(|t| text::clean_folded(text::fold(t)).0 == *item)
                             .map_or_else(|| (*item).to_owned(), |t| (*t).to_owned())
                     })
                     .collect()
@@ -678,8 +678,12 @@ impl OptionMatcher {
         })
     }
 
+    /// Whether `word` is a word of some label (a handful of options with a
+    /// few words each: a scan, no set to build for every question).
     fn is_label_word(&self, word: &str) -> bool {
-        self.label_words.contains(word)
+        self.options
+            .iter()
+            .any(|o| o.words.iter().any(|w| w == word))
     }
 
     /// The option whose label the (tokenised) reply is, exactly.

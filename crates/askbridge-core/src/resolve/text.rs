@@ -33,7 +33,7 @@ pub(crate) fn clean(reply: &str) -> Cleaned {
     } else {
         fold(&display)
     };
-    let (norm, question_mark) = clean_folded(&folded);
+    let (norm, question_mark) = clean_folded(folded);
     Cleaned {
         display,
         norm,
@@ -44,13 +44,13 @@ pub(crate) fn clean(reply: &str) -> Cleaned {
 /// Strips wrapping quotes and markdown, trailing punctuation, "(Recommended)"
 /// and stars from an already folded string. Returns whether a question mark
 /// was at the end.
-pub(crate) fn clean_folded(folded: &str) -> (String, bool) {
+pub(crate) fn clean_folded(folded: String) -> (String, bool) {
     // Most replies are plain words and numbers: nothing to strip.
     if folded
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b' ')
     {
-        return (folded.to_owned(), false);
+        return (folded, false);
     }
     let mut s = folded.trim();
     let mut question_mark = false;
@@ -72,6 +72,9 @@ pub(crate) fn clean_folded(folded: &str) -> (String, bool) {
     }
     let mut out = if s.contains('⭐') {
         collapse_whitespace(&s.replace('⭐', " "))
+    } else if s.len() == folded.len() {
+        // Nothing stripped (a label in Chinese or Thai, say).
+        folded
     } else {
         s.to_owned()
     };
@@ -128,6 +131,26 @@ fn strip_wrapping(s: &str) -> &str {
     s
 }
 
+/// Whether `s` is its own NFKC for a reason cheap to see: only ASCII, CJK
+/// unified ideographs and Thai letters, vowels, digits and marks — none
+/// of which decomposes or composes — except SARA AM (`ำ`, which NFKC
+/// splits) and two Thai marks in a row (which NFKC may reorder). Anything
+/// else goes through the normaliser.
+fn is_plain_nfkc(s: &str) -> bool {
+    let thai_mark = |c: char| matches!(c, '\u{0E38}'..='\u{0E3A}' | '\u{0E48}'..='\u{0E4B}');
+    let mut previous_mark = false;
+    s.chars().all(|c| {
+        let mark = thai_mark(c);
+        let plain = c.is_ascii()
+            || matches!(c, '\u{4E00}'..='\u{9FFF}')
+            || (matches!(c, '\u{0E01}'..='\u{0E5B}')
+                && c != '\u{0E33}'
+                && !(mark && previous_mark));
+        previous_mark = mark;
+        plain
+    })
+}
+
 /// Unicode NFKC with full case folding (CaseFolding.txt, statuses C and F:
 /// `ß` and `ẞ` are `ss`, `ﬀ` is `ff`, final `ς` is `σ`), invisible and
 /// presentation characters removed, Thai digits as ASCII digits, whitespace
@@ -164,7 +187,14 @@ pub(crate) fn fold(s: &str) -> String {
     }
     let mut previous_is_alphanumeric = false;
     let mut marks = false;
-    for c in s.nfkc() {
+    // Chinese and Thai words as typed are their own NFKC: spare them the
+    // normaliser.
+    let normalized: Box<dyn Iterator<Item = char> + '_> = if is_plain_nfkc(s) {
+        Box::new(s.chars())
+    } else {
+        Box::new(s.nfkc())
+    };
+    for c in normalized {
         let c = match c {
             '\u{FE0E}'
             | '\u{FE0F}'
@@ -424,6 +454,31 @@ pub(crate) fn key_of(tokens: &[Token<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut is taken only for text that is its own NFKC.
+        #[test]
+        fn text_taken_as_its_own_nfkc_is(s in "[a-zA-Z0-9 .'ก-๛\u{0E33}\u{0E38}-\u{0E3A}\u{0E48}-\u{0E4B}部署生产测试é\u{0301}\u{3000}ｆ]{0,12}") {
+            if is_plain_nfkc(&s) {
+                prop_assert_eq!(s.nfkc().collect::<String>(), s);
+            }
+        }
+    }
+
+    #[test]
+    fn chinese_and_thai_as_typed_skip_the_normaliser_and_fold_the_same() {
+        for plain in ["生产环境", "ใช่ครับ", "เซิร์ฟเวอร์หลัก", "Deploy 2 生产"]
+        {
+            assert!(is_plain_nfkc(plain), "{plain}");
+        }
+        // SARA AM splits, marks may reorder, full-width letters fold.
+        for not in ["ทำ", "\u{0E01}\u{0E48}\u{0E38}", "ｆｕｌｌ", "e\u{0301}"] {
+            assert!(!is_plain_nfkc(not), "{not}");
+        }
+        assert_eq!(fold("ทำ"), "ท\u{0E4D}\u{0E32}");
+        assert_eq!(fold("\u{0E01}\u{0E48}\u{0E38}"), "\u{0E01}\u{0E38}\u{0E48}");
+    }
 
     fn check_clean(input: &str, norm: &str) {
         assert_eq!(clean(input).norm, norm, "{input:?}");

@@ -1,8 +1,10 @@
 //! `askbridge resolve`: how a reply resolves, one reply at a time
 //! (`--options`), as JSON lines (`--jsonl`), or against a whole ask (`--ask`).
 
+use std::io::{self, BufRead, Write};
+
 use askbridge_core::model::Ask;
-use askbridge_core::resolve::{self, AskMatcher, OptionMatcher};
+use askbridge_core::resolve::{AskMatcher, OptionMatcher};
 
 use crate::wire::resolution::{
     AskResolutionJson, QuestionResolutionJson, ResolutionJson, ResolveRequest,
@@ -11,34 +13,41 @@ use crate::wire::resolution::{
 /// Resolves one reply against a plain option list.
 pub fn one(labels: &[&str], multi: bool, letters: bool, reply: &str) -> ResolutionJson {
     let matcher = OptionMatcher::new(labels, multi, letters);
-    ResolutionJson::new(&matcher.resolve(reply), labels, resolve::clean_reply(reply))
+    let (resolution, shown) = matcher.resolve_shown(reply);
+    ResolutionJson::new(&resolution, labels, shown)
 }
 
-/// Resolves each JSON line of `input`; returns one output line per
-/// non-empty input line, in order, and whether every line was well-formed.
-/// A malformed line yields `{"error": {"line", "message"}}` in its place.
-pub fn jsonl(input: &str) -> (Vec<String>, bool) {
+/// Resolves each JSON line of `input` as it is read and writes one output
+/// line per non-empty input line, in order; returns whether every line was
+/// well-formed. A malformed line yields `{"error": {"line", "message"}}` in
+/// its place.
+pub fn jsonl(input: impl BufRead, out: &mut impl Write) -> io::Result<bool> {
     let mut all_ok = true;
-    let lines = input
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(
-            |(number, line)| match serde_json::from_str::<ResolveRequest>(line) {
-                Ok(request) => {
-                    let labels: Vec<&str> = request.options.iter().map(|o| o.label()).collect();
-                    let resolution = one(&labels, request.multi, request.letters, &request.reply);
-                    serde_json::to_string(&resolution).unwrap_or_default()
-                }
-                Err(error) => {
-                    all_ok = false;
-                    serde_json::json!({"error": {"line": number + 1, "message": error.to_string()}})
-                        .to_string()
-                }
-            },
-        )
-        .collect();
-    (lines, all_ok)
+    let mut input = input;
+    let mut line = String::new();
+    for number in 0_usize.. {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            break;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<ResolveRequest>(&line) {
+            Ok(request) => {
+                let labels: Vec<&str> = request.options.iter().map(|o| o.label()).collect();
+                let resolution = one(&labels, request.multi, request.letters, &request.reply);
+                serde_json::to_writer(&mut *out, &resolution)?;
+            }
+            Err(error) => {
+                all_ok = false;
+                let error = serde_json::json!({"error": {"line": number + 1, "message": error.to_string()}});
+                serde_json::to_writer(&mut *out, &error)?;
+            }
+        }
+        out.write_all(b"\n")?;
+    }
+    Ok(all_ok)
 }
 
 /// Resolves a reply to a whole ask, every question open.
