@@ -20,8 +20,6 @@
 //! (the same command twice in one prompt): the next key is taken, so
 //! every call is asked.
 
-use crate::config::default_hold;
-use crate::wire::api::HookSettings;
 use std::io::{Read, Write};
 use std::time::Duration;
 
@@ -33,7 +31,9 @@ use tokio::time::Instant;
 
 use super::ask::{explain, server_url, wait_for_end};
 use super::hook_state::{self, Waiting};
+use crate::config::default_hold;
 use crate::mcp::daemon::{self, DaemonClient};
+use crate::wire::api::HookSettings;
 
 /// Largest hook event read.
 const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
@@ -169,13 +169,7 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
 /// is its next instruction.
 async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Value>, String> {
     if !Finished::continues(finished.host) {
-        return match args.continue_after_stop {
-            true => Err(format!(
-                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
-                finished.host.name()
-            )),
-            false => Ok(None),
-        };
+        return args.check_continue(finished.host).map(|()| None);
     }
     let asking = Asking::start(args).await?;
     if !args.continue_after_stop && !asking.settings.continue_after_stop {
@@ -290,6 +284,18 @@ impl<'a> Asking<'a> {
 }
 
 impl HookOptions {
+    /// Refuses `--continue` for a host that does not go on from a `Stop`
+    /// hook's decision.
+    pub fn check_continue(&self, host: Host) -> Result<(), String> {
+        if self.continue_after_stop && !Finished::continues(host) {
+            return Err(format!(
+                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
+                host.name()
+            ));
+        }
+        Ok(())
+    }
+
     /// Refuses a `--to` that lets anyone in a group approve, unless
     /// `--trust-allowed-users` says the channel's allow-list is the
     /// approvers.

@@ -161,12 +161,8 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         words.push("--trust-allowed-users".to_owned());
     }
     if args.continue_after_stop {
-        if !askbridge_core::hooks::Finished::continues(host) {
-            anyhow::bail!(
-                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
-                host.name()
-            );
-        }
+        args.check_continue(host)
+            .map_err(|message| anyhow::anyhow!(message))?;
         words.push("--continue".to_owned());
     }
     if let Some(hold) = hold {

@@ -195,8 +195,12 @@ pub async fn cancel(
         }
     };
     query.finish(&["because"])?;
+    let why = match input {
+        Input::AnsweredInHost => "answered in the agent host's own prompt",
+        _ => "cancelled by the agent",
+    };
     let view = state.bridge.end(&id, input).await?;
-    tracing::info!(ask_id = %view.id, state = view.state.as_str(), "ask cancelled by the agent");
+    tracing::info!(ask_id = %view.id, state = view.state.as_str(), "ask ended: {why}");
     Ok(json_response(StatusCode::OK, &AskResponse::from(&view)))
 }
 

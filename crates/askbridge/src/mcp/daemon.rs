@@ -6,13 +6,13 @@
 //! Responses stay JSON values: the daemon's wire format is the contract, and
 //! this client only checks the parts it acts on (`id`, `status`, `error`).
 
-use crate::wire::api::HookSettings;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::expiring::{ASK_LIFETIME, Expiring};
+use crate::wire::api::HookSettings;
 use crate::wire::request::HOST_KEY_HEADER;
 
 /// The longest single long-poll asked of the daemon, in seconds; longer
