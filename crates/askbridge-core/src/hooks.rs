@@ -239,6 +239,7 @@ impl Finished {
                 "placeholder": "The next instruction",
             }],
             "timeoutSeconds": timeout_seconds,
+            "thread": session_thread(self.host, &self.session_id, &self.cwd),
         });
         if let Some(text) = last_message.filter(|text| !text.trim().is_empty()) {
             ask["context"] = json!({"text": text, "language": "markdown"});
@@ -267,6 +268,17 @@ impl Finished {
     pub fn continues(host: Host) -> bool {
         matches!(host, Host::ClaudeCode | Host::Codex)
     }
+}
+
+/// The thread every ask of one agent session is posted in, where the
+/// platform has threads: its first message names the host, the project
+/// and the session.
+fn session_thread(host: Host, session_id: &str, cwd: &str) -> Value {
+    let short: String = session_id.chars().take(8).collect();
+    json!({
+        "key": format!("{}:{session_id}", host.id()),
+        "title": format!("{} · {} · session {short}", host.name(), project_of(cwd)),
+    })
 }
 
 /// The last part of a project directory ("api-server").
@@ -564,6 +576,7 @@ impl HookEvent {
             "title": title,
             "questions": questions,
             "timeoutSeconds": timeout_seconds,
+            "thread": session_thread(self.host, &self.session_id, &self.cwd),
         });
         if self.request() == Request::Form {
             let message = self.tool_input["message"].as_str().unwrap_or_default();

@@ -43,6 +43,10 @@ pub mod limits {
     pub const MAX_CONTEXT_CHARS: usize = 100_000;
     /// Characters of a context block's language name.
     pub const MAX_LANGUAGE_CHARS: usize = 32;
+    /// Characters of a thread's key.
+    pub const MAX_THREAD_KEY_CHARS: usize = 200;
+    /// Characters of a thread's title.
+    pub const MAX_THREAD_TITLE_CHARS: usize = 300;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -53,6 +57,9 @@ pub struct Ask {
     /// A preformatted block shown above the questions: a command, a diff,
     /// a plan.
     pub context: Option<Context>,
+    /// The thread it is posted in with the other asks of the same key (a
+    /// coding agent's session), where the platform has threads.
+    pub thread: Option<Thread>,
     /// The questions, in the order they are shown; ids are unique.
     pub questions: Vec<Question>,
     /// Seconds the ask stays open, already clamped to 30–3600.
@@ -84,6 +91,21 @@ pub struct Context {
     /// Its language, for highlighting where the platform does (`diff`,
     /// `bash`, `markdown`).
     pub language: Option<String>,
+}
+
+/// A thread shared by the asks of one key in each place they are posted
+/// to: where the platform has threads (Slack, a Telegram reply chain,
+/// Matrix), the first ask of the key posts `title` as the thread's first
+/// message and every ask of the key goes under it; elsewhere the asks are
+/// posted as they would be without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    /// What makes asks share the thread (`claude-code:<session id>`), at
+    /// most [`limits::MAX_THREAD_KEY_CHARS`] characters.
+    pub key: String,
+    /// The thread's first message ("Claude Code · api-server · session
+    /// 1a2b3c4d"), at most [`limits::MAX_THREAD_TITLE_CHARS`] characters.
+    pub title: String,
 }
 
 /// The settings an ask left to the configured defaults: `remind` unset is

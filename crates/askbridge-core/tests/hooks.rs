@@ -87,6 +87,12 @@ fn a_bash_permission_request_is_asked_whole_with_allow_for_the_session() {
     assert_eq!(ask["to"], "telegram:42");
     assert_eq!(ask["timeoutSeconds"], 1_800);
     assert_eq!(ask["title"], "Claude Code · api-server");
+    // Every ask of the session goes in one thread, named by its first
+    // message.
+    assert_eq!(
+        ask["thread"],
+        json!({"key": "claude-code:79187ccd-1", "title": "Claude Code · api-server · session 79187ccd"})
+    );
     let question = &ask["questions"][0];
     assert_eq!(question["question"], "Allow Bash in api-server?");
     assert_eq!(ask["context"], "$ echo hi > /tmp/out.txt\n\nwrite hi");
@@ -261,6 +267,13 @@ fn codex_gets_allow_deny_and_message_only() {
     let event = parse(Host::Codex, &codex_shell());
     let ask = event.ask(None, 120);
     assert_eq!(ask["title"], "Codex · app");
+    assert_eq!(
+        ask["thread"]["key"],
+        format!(
+            "codex:{}",
+            codex_shell()["session_id"].as_str().expect("a session")
+        )
+    );
     // No session grant: Codex reserves `updatedPermissions`.
     assert_eq!(
         ask["questions"][0]["options"],
@@ -665,6 +678,10 @@ fn a_finished_turn_asks_for_the_next_instruction_and_a_reply_continues_the_agent
     );
     let ask = finished.ask(finished.last_message.as_deref(), Some("telegram:42"), 1_800);
     assert_eq!(ask["title"], "Claude Code · api-server");
+    assert_eq!(
+        ask["thread"]["key"], "claude-code:s9",
+        "the session's thread"
+    );
     assert_eq!(
         ask["context"],
         json!({"text": "Done: **3 tests** added.", "language": "markdown"})

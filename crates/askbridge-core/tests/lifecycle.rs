@@ -87,6 +87,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
     Ask {
         title: title.map(str::to_owned),
         context: None,
+        thread: None,
         questions,
         timeout_seconds: 900,
         target: Some(Target::parse(target).expect("test target")),

@@ -48,6 +48,12 @@ fn dump_ask(ask: &Ask) -> Vec<String> {
             context.language, context.text
         ));
     }
+    if let Some(thread) = &ask.thread {
+        lines.push(format!(
+            "thread key={:?} title={:?}",
+            thread.key, thread.title
+        ));
+    }
     for q in &ask.questions {
         let mut line = format!(
             "{}: {} header={:?} text={:?}",
@@ -1952,6 +1958,71 @@ fn a_context_block_is_kept_as_given_with_its_language() {
         apply: text header="Apply" text="Apply?"
         warning context: empty: left out
         "#,
+    );
+}
+
+#[test]
+fn a_thread_is_read_as_its_key_or_with_a_title() {
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": " claude-code:s1 "}"#,
+        r#"
+        ask timeout=900
+        thread key="claude-code:s1" title="claude-code:s1"
+        allow: text header="Allow" text="Allow?"
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": {"key": "s1", "title": "Claude Code · api", "x": 1}}"#,
+        r#"
+        ask timeout=900
+        thread key="s1" title="Claude Code · api"
+        allow: text header="Allow" text="Allow?"
+        warning thread.x: unknown field ignored
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": {"key": "s1", "title": " "}}"#,
+        r#"
+        ask timeout=900
+        thread key="s1" title="s1"
+        allow: text header="Allow" text="Allow?"
+        "#,
+    );
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": ""}"#,
+        r#"
+        ask timeout=900
+        allow: text header="Allow" text="Allow?"
+        warning thread: empty: left out
+        "#,
+    );
+}
+
+#[test]
+fn a_thread_that_is_no_key_or_too_long_is_refused_where_it_is() {
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": ["s1"]}"#,
+        r#"error thread: expected a string or {"key": …, "title": …}, got an array"#,
+    );
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": {"title": "T"}}"#,
+        "error thread.key: missing; expected the thread's key",
+    );
+    check(
+        r#"{"questions": [{"question": "Allow?"}], "thread": {"key": 5.5, "title": true}}"#,
+        "error thread.title: expected a string, got a boolean",
+    );
+    let long = "k".repeat(201);
+    check(
+        &format!(r#"{{"questions": [{{"question": "Allow?"}}], "thread": "{long}"}}"#),
+        "error thread: a thread key is at most 200 characters, got 201",
+    );
+    let long = "t".repeat(301);
+    check(
+        &format!(
+            r#"{{"questions": [{{"question": "Allow?"}}], "thread": {{"key": "k", "title": "{long}"}}}}"#
+        ),
+        "error thread.title: a title is at most 300 characters, got 301",
     );
 }
 

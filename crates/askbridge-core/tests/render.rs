@@ -99,6 +99,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
     Ask {
         title: title.map(str::to_owned),
         context: None,
+        thread: None,
         questions,
         timeout_seconds: 900,
         target: None,

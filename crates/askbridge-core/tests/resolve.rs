@@ -946,6 +946,7 @@ fn release_ask() -> Ask {
     Ask {
         title: Some("Release 2.4".to_owned()),
         context: None,
+        thread: None,
         questions: vec![
             question(
                 "deploy_target",

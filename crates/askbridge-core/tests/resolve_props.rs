@@ -109,6 +109,7 @@ proptest! {
         let ask = Ask {
             title: None,
             context: None,
+            thread: None,
             questions: vec![
                 question("deploy", QuestionKind::Single, &["Staging", "Production"]),
                 question("notify", QuestionKind::Multi, &["Team", "On-call", "Nobody"]),

@@ -143,6 +143,17 @@ pub fn reply_to(chat: ChatRef, message_id: i32, text: impl Into<String>) -> Send
     payload
 }
 
+/// Puts a message in the reply chain under `root` (a thread's first
+/// message), unless it replies to something already; posted even when
+/// `root` is gone.
+pub fn in_reply_chain(payload: &mut SendMessage, root: i32) {
+    payload.reply_parameters.get_or_insert_with(|| {
+        let mut reply = ReplyParameters::new(MessageId(root));
+        reply.allow_sending_without_reply = Some(true);
+        reply
+    });
+}
+
 /// A reminder replying to the question: `text`, its first character (the
 /// ⏰) a text mention of `user` when there is one — a
 /// `tg://user?id=…` link, which notifies them whether or not they have a

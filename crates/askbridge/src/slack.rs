@@ -37,7 +37,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use slack_morphism::prelude::{SlackChannelId, SlackUserId};
+use slack_morphism::prelude::{SlackChannelId, SlackTs, SlackUserId};
 
 use crate::bridge::Bridge;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
@@ -308,6 +308,16 @@ impl ChatPlatform for SlackPlatform {
         }
     }
 
+    /// A thread's first message, in a conversation that is not a thread
+    /// already (Slack's threads do not nest).
+    fn thread_message(&self, text: &str, chat: &SlackChat) -> Option<Message> {
+        chat.thread_ts.is_none().then(|| Message::text(text))
+    }
+
+    fn in_thread(&self, message: &mut Message, root: &Ts) {
+        message.thread_ts.get_or_insert_with(|| root.0.clone());
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }
@@ -382,7 +392,12 @@ impl ChatPlatform for SlackPlatform {
         to: Ts,
         reminder: Reminder<'_>,
     ) -> Result<Ts, PlatformFailure> {
-        let thread = chat.thread_ts.clone().unwrap_or(to.0);
+        // In the question's thread: the one it is in, else its own.
+        let thread = chat
+            .thread_ts
+            .clone()
+            .or_else(|| reminder.thread.map(|root| SlackTs(root.to_owned())))
+            .unwrap_or(to.0);
         let message = draw::reminder(&thread, reminder.user, reminder.text);
         self.api.post(&chat.channel, &message).await.map(Ts)
     }

@@ -219,6 +219,16 @@ impl ChatPlatform for TelegramPlatform {
         draw::context_message(block, *chat)
     }
 
+    /// A reply chain: every ask of the thread replies to its first
+    /// message.
+    fn thread_message(&self, text: &str, chat: &ChatRef) -> Option<SendMessage> {
+        Some(chat.message(text))
+    }
+
+    fn in_thread(&self, message: &mut SendMessage, root: &i32) {
+        draw::in_reply_chain(message, *root);
+    }
+
     fn text_of(message: &SendMessage) -> &str {
         &message.text
     }

@@ -498,7 +498,7 @@ async fn check_a_migrated_sqlite_database_is_current() {
     assert!(
         checked
             .line("database")
-            .ends_with(": reachable, migrations current (8 applied)"),
+            .ends_with(": reachable, migrations current (9 applied)"),
         "{}",
         checked.stdout
     );
@@ -517,8 +517,8 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(
         checked.line("database"),
         format!(
-            "! database: {shown}: askbridge's tables are not there yet: 6 migrations not applied \
-             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done); `askbridge serve` applies them when it starts"
+            "! database: {shown}: askbridge's tables are not there yet: 7 migrations not applied \
+             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done, #7 threads); `askbridge serve` applies them when it starts"
         )
     );
     // check changed nothing.
@@ -535,7 +535,7 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(checked.code, Some(0));
     assert_eq!(
         checked.line("database"),
-        format!("✓ database: {shown}: reachable, migrations current (6 applied)")
+        format!("✓ database: {shown}: reachable, migrations current (7 applied)")
     );
 
     // Migrated by a newer build.

@@ -640,9 +640,14 @@ async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
     event["session_id"] = json!("terminal-session");
     let to = format!("telegram:{CHAT}@42");
     let (hook, id) = hook_waiting_with(&daemon, &["--to", &to], &event).await;
-    // The call's block, then the question with its buttons.
-    let question = fake.wait_for_sends(2).await.swap_remove(1);
+    // The session's first message, then the call's block and the question
+    // with its buttons under it.
+    let mut sent = fake.wait_for_sends(3).await;
+    let question = sent.swap_remove(2);
+    let session = sent.swap_remove(0);
+    assert_eq!(session.text, "Claude Code · api-server · session terminal");
     assert!(question.has_inline_keyboard(), "{}", question.text);
+    assert_eq!(question.reply_to_message_id, Some(session.message_id));
 
     let mut ran = event.clone();
     ran["hook_event_name"] = json!("PostToolUse");

@@ -675,3 +675,58 @@ async fn slack_mention_with_where_tells_the_sender_alone_the_targets_for_this_ch
     );
     assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
 }
+
+/// An ask of an agent session's thread, for Alice.
+fn session_ask(question: &str) -> Value {
+    json!({
+        "to": format!("slack:{CHANNEL}@{ALICE}"),
+        "thread": {"key": "claude-code:s1", "title": "Claude Code · api-server · session s1"},
+        "questions": [{"question": question, "options": ["Staging", "Production", "Canary"]}]
+    })
+}
+
+#[tokio::test]
+async fn slack_asks_of_one_session_share_a_thread_and_a_reply_there_answers_the_newest() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    let first = create(&daemon, &session_ask("Where first?")).await;
+    let root = posted(&fake, 1).await;
+    assert_eq!(root.text, "Claude Code · api-server · session s1");
+    assert_eq!(root.thread_ts, None, "the thread's first message");
+    assert!(root.action_ids().is_empty());
+    let question = posted(&fake, 2).await;
+    assert_eq!(question.thread_ts.as_deref(), Some(root.ts.as_str()));
+    assert!(question.text.contains("Where first?"), "{}", question.text);
+
+    let second = create(&daemon, &session_ask("Where next?")).await;
+    let next = posted(&fake, 3).await;
+    assert!(next.text.contains("Where next?"), "{}", next.text);
+    assert_eq!(
+        next.thread_ts.as_deref(),
+        Some(root.ts.as_str()),
+        "the same thread, no second first message"
+    );
+
+    // Bob's word in the thread is not an answer: the asks are Alice's.
+    fake.inject_message(IncomingMessage::new(CHANNEL, BOB, "Canary").in_thread(&root.ts));
+    // Alice's answers the newest, then the one still open.
+    fake.inject_message(IncomingMessage::new(CHANNEL, ALICE, "Canary").in_thread(&root.ts));
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"], json!({"where_next": ["Canary"]}));
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
+    assert_eq!(status(&daemon, &first).await["status"], "pending");
+    fake.inject_message(IncomingMessage::new(CHANNEL, ALICE, "2").in_thread(&root.ts));
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"], json!({"where_first": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
+    closed(&fake, &question).await;
+    closed(&fake, &next).await;
+    assert_eq!(
+        fake.bot_messages()
+            .iter()
+            .filter(|message| message.thread_ts.is_none())
+            .count(),
+        1,
+        "one message in the channel itself: the thread's"
+    );
+}

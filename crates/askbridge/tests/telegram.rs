@@ -1026,3 +1026,49 @@ async fn telegram_a_context_block_comes_first_as_pre_masked_and_the_agent_keeps_
             .edited
     );
 }
+
+/// An ask of an agent session's thread, for Alice.
+fn session_ask(question: &str) -> Value {
+    json!({
+        "to": format!("telegram:{CHAT}@{ALICE}"),
+        "thread": {"key": "codex:s1", "title": "Codex · app · session s1"},
+        "questions": [{"question": question, "options": ["Staging", "Production", "Canary"]}]
+    })
+}
+
+#[tokio::test]
+async fn telegram_asks_of_one_session_reply_to_its_first_message_and_a_reply_there_answers() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let mut daemon = daemon_for(&fake).start();
+    let first = create(&daemon, &session_ask("Where first?")).await;
+    let root = sent(&fake, 1).await;
+    assert_eq!(root.text, "Codex · app · session s1");
+    assert_eq!(root.reply_to_message_id, None);
+    let question = sent(&fake, 2).await;
+    assert_eq!(question.reply_to_message_id, Some(root.message_id));
+    assert!(question.has_inline_keyboard());
+
+    // After a restart the thread is still the one on record.
+    daemon.terminate();
+    daemon.restart();
+    let second = create(&daemon, &session_ask("Where next?")).await;
+    let next = sent(&fake, 3).await;
+    assert!(next.text.contains("Where next?"), "{}", next.text);
+    assert_eq!(next.reply_to_message_id, Some(root.message_id));
+
+    // A reply to the thread's first message answers its newest ask…
+    fake.inject_message(
+        IncomingMessage::new(&group(), &alice(), "canary").reply_to(root.message_id),
+    );
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"]["where_next"], json!(["Canary"]), "{done}");
+    // …and a reply to a question answers that one.
+    fake.inject_message(
+        IncomingMessage::new(&group(), &alice(), "1").reply_to(question.message_id),
+    );
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"]["where_first"], json!(["Staging"]), "{done}");
+    closed(&fake, &next).await;
+    assert_eq!(fake.calls_to("sendMessage").len(), 3, "one first message");
+}

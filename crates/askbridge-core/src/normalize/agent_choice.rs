@@ -88,6 +88,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
     Some(Ask {
         title: None,
         context: None,
+        thread: None,
         questions: vec![question],
         timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
         target: None,

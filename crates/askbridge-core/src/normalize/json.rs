@@ -11,11 +11,12 @@ use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
     DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS, MAX_LANGUAGE_CHARS, MAX_OPTIONS,
-    MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_TIMEOUT_SECONDS,
-    MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
+    MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_THREAD_KEY_CHARS,
+    MAX_THREAD_TITLE_CHARS, MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
 };
 use crate::model::{
-    Ask, Choice, Context, Escalation, Place, Question, QuestionKind, Reminders, Target, Unset,
+    Ask, Choice, Context, Escalation, Place, Question, QuestionKind, Reminders, Target, Thread,
+    Unset,
 };
 
 /// Longest title, description, placeholder or default text, in characters.
@@ -154,6 +155,7 @@ fn is_ask_tool(name: &str) -> bool {
 const ASK_KEYS: &[&str] = &[
     "title",
     "context",
+    "thread",
     "description",
     "questions",
     "fields",
@@ -188,6 +190,7 @@ fn read_ask(
     }
     let title = text_field(map, base, "title", MAX_TEXT_CHARS, report);
     let context = read_context(map, base, report);
+    let thread = read_thread(map, base, report);
     // In the single-question form, `description` is the question's.
     let description = if single {
         None
@@ -260,7 +263,60 @@ fn read_ask(
             _ => report.warn(path, "dropped: the ask has no description field and it does not fit in the first question"),
         }
     }
-    finish(title, questions, timeout, reach, report).map(|ask| Ask { context, ..ask })
+    finish(title, questions, timeout, reach, report).map(|ask| Ask {
+        context,
+        thread,
+        ..ask
+    })
+}
+
+/// Reads `thread`: its key alone (the title is the key), or `{"key": …,
+/// "title": …}`.
+fn read_thread(map: &Map<String, Value>, base: &str, report: &mut Report) -> Option<Thread> {
+    let path = field(base, "thread");
+    let (key, title) = match map.get("thread")? {
+        Value::Null => return None,
+        Value::String(key) => (key.trim().to_owned(), None),
+        Value::Object(thread) => {
+            for key in thread.keys() {
+                if !matches!(key.as_str(), "key" | "title") {
+                    report.warn(field(&path, key), "unknown field ignored");
+                }
+            }
+            let Some(key) = string_field(thread, &path, "key", report) else {
+                if !thread.contains_key("key") {
+                    report.error(field(&path, "key"), "missing; expected the thread's key");
+                }
+                return None;
+            };
+            let title = text_field(thread, &path, "title", MAX_THREAD_TITLE_CHARS, report);
+            (key, title)
+        }
+        other => {
+            report.error(
+                path,
+                format!(
+                    "expected a string or {{\"key\": …, \"title\": …}}, got {}",
+                    kind_of(other)
+                ),
+            );
+            return None;
+        }
+    };
+    let length = chars(&key);
+    if key.is_empty() {
+        report.warn(path, "empty: left out");
+        return None;
+    }
+    if length > MAX_THREAD_KEY_CHARS {
+        report.error(
+            path,
+            format!("a thread key is at most {MAX_THREAD_KEY_CHARS} characters, got {length}"),
+        );
+        return None;
+    }
+    let title = title.unwrap_or_else(|| key.clone());
+    Some(Thread { key, title })
 }
 
 /// Reads `context`: the text alone, or `{"text": …, "language": …}`. Its
@@ -405,6 +461,7 @@ fn finish(
     (report.error_count() == 0).then(|| Ask {
         title,
         context: None,
+        thread: None,
         questions,
         timeout_seconds,
         target: places.next(),

@@ -957,6 +957,61 @@ impl Bridge {
         }
     }
 
+    /// The first message of thread `key` in a conversation, if posted.
+    pub async fn thread_root(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        key: &str,
+    ) -> Result<Option<String>, BridgeError> {
+        Ok(self
+            .inner
+            .store
+            .thread_root(channel, conversation, key)
+            .await?)
+    }
+
+    /// Records `message_id` as the first message of thread `key` in a
+    /// conversation unless another instance recorded one first; returns
+    /// the one on record.
+    pub async fn save_thread_root(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        key: &str,
+        message_id: &str,
+    ) -> Result<String, BridgeError> {
+        let at = record::millis(self.inner.clock.now());
+        Ok(self
+            .inner
+            .store
+            .save_thread_root(channel, conversation, key, message_id, at)
+            .await?)
+    }
+
+    /// The key of the thread whose first message this is, if it is one.
+    pub async fn thread_of(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        message_id: &str,
+    ) -> Result<Option<String>, BridgeError> {
+        Ok(self
+            .inner
+            .store
+            .thread_of(channel, conversation, message_id)
+            .await?)
+    }
+
+    /// Pending asks of thread `key`, newest first (at most 50).
+    pub async fn pending_in_thread(&self, key: &str) -> Result<Vec<String>, BridgeError> {
+        Ok(self
+            .inner
+            .store
+            .pending_in_thread(key, PENDING_PER_PLACE)
+            .await?)
+    }
+
     /// The ask a platform message belongs to, if askbridge posted it.
     pub async fn find_message_ref(
         &self,

@@ -76,6 +76,11 @@ pub(super) fn new_row(
         delivery_owner: Some(delivery_owner.to_owned()),
         remind_at: lifecycle.next_reminder(0).map(millis),
         reminded: 0,
+        thread_key: lifecycle
+            .ask()
+            .thread
+            .as_ref()
+            .map(|thread| thread.key.clone()),
         further_places: lifecycle
             .ask()
             .places()

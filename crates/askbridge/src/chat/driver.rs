@@ -106,6 +106,21 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// messages in `chat`.
     fn context_message(&self, block: &render::Block, chat: &Self::Chat) -> Self::Message;
 
+    /// A plain message saying `text` in `chat`: the first message of a
+    /// thread asks share ([`Ask::thread`](askbridge_core::model::Ask::thread)),
+    /// where asks can go under it; `None` where the platform (or this
+    /// conversation: a thread already) has no threads for them.
+    fn thread_message(&self, text: &str, chat: &Self::Chat) -> Option<Self::Message> {
+        let _ = (text, chat);
+        None
+    }
+
+    /// Puts `message` under a thread's first message `root` (see
+    /// [`ChatPlatform::thread_message`]).
+    fn in_thread(&self, message: &mut Self::Message, root: &Self::MessageId) {
+        let _ = (message, root);
+    }
+
     /// The text a drawn message shows.
     fn text_of(message: &Self::Message) -> &str;
 
@@ -314,6 +329,8 @@ pub struct ChatDriver<P> {
     serial: PerAsk,
     /// Each person's events in each conversation in order.
     turns: Turns<Line>,
+    /// One thread's first message posted at a time.
+    pub(super) threads: tokio::sync::Mutex<()>,
 }
 
 /// A line of events: a conversation (when the platform says) and a
@@ -336,6 +353,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             allow,
             serial: PerAsk::default(),
             turns: Turns::default(),
+            threads: tokio::sync::Mutex::new(()),
         });
         bridge.add_channel(Arc::clone(&driver) as Arc<dyn Channel>);
         driver
@@ -383,6 +401,10 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(first) => chat_of::<P>(first)?,
             None => self.platform.open(&target.place).await?,
         };
+        let root = match &view.ask.thread {
+            Some(thread) => self.thread_root(&bridge, &chat, thread).await?,
+            None => None,
+        };
         let drawn = passed_on(self.draw.view(view), view, place, self.draw.locale);
         // The context first, then the question: the message with the
         // controls stays the last, nearest the reply box.
@@ -394,20 +416,26 @@ impl<P: ChatPlatform> ChatDriver<P> {
             .collect();
         messages.extend(self.platform.ask_messages(&drawn, &chat));
         let last = messages.len().saturating_sub(1);
-        for (index, message) in messages.into_iter().enumerate().skip(refs.len()) {
+        for (index, mut message) in messages.into_iter().enumerate().skip(refs.len()) {
+            if let Some(root) = &root {
+                self.platform.in_thread(&mut message, root);
+            }
             let text = P::text_of(&message).to_owned();
             let once = once_key(&view.id, place, Part::Question(index));
             let id = self.platform.send(&chat, message, &once).await?;
+            let thread = root.as_ref().map(ToString::to_string);
             let extra = if index == last {
                 Posted {
                     shown: Some(text),
                     step: first_step(&drawn),
                     place,
+                    thread,
                     ..Posted::default()
                 }
             } else {
                 Posted {
                     place,
+                    thread,
                     ..Posted::default()
                 }
             };
@@ -1027,16 +1055,16 @@ const RECORD_WITHIN: Duration = Duration::from_secs(120);
 /// a failure that will not pass, or one that lasts [`RECORD_WITHIN`], is
 /// returned, so the place's outbox — and the ask, which may have ended
 /// meanwhile — are not held up for good.
-pub(super) async fn record_posted<F, Fut>(mut save: F) -> Result<(), BridgeError>
+pub(super) async fn record_posted<T, F, Fut>(mut save: F) -> Result<T, BridgeError>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<(), BridgeError>>,
+    Fut: Future<Output = Result<T, BridgeError>>,
 {
     let until = tokio::time::Instant::now() + RECORD_WITHIN;
     let mut backoff = Duration::from_millis(100);
     loop {
         match save().await {
-            Ok(()) => return Ok(()),
+            Ok(saved) => return Ok(saved),
             Err(error) if error.is_retryable() && tokio::time::Instant::now() + backoff < until => {
                 tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "a posted message is not on record yet; retrying");
                 tokio::time::sleep(backoff).await;
@@ -1087,7 +1115,7 @@ mod tests {
         assert_eq!(tries.load(Ordering::SeqCst), 3);
 
         let tries = AtomicUsize::new(0);
-        let refused = record_posted(|| {
+        let refused: Result<(), _> = record_posted(|| {
             tries.fetch_add(1, Ordering::SeqCst);
             async { Err(BridgeError::NotFound("ask_1".into())) }
         })
@@ -1100,7 +1128,7 @@ mod tests {
     async fn record_posted_gives_up_on_a_failure_that_lasts() {
         let started = tokio::time::Instant::now();
         let tries = AtomicUsize::new(0);
-        let given_up = record_posted(|| {
+        let given_up: Result<(), _> = record_posted(|| {
             tries.fetch_add(1, Ordering::SeqCst);
             async { Err(BridgeError::Contended("ask_1".into())) }
         })

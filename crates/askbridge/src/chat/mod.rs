@@ -5,8 +5,10 @@
 //! core's one vocabulary ([`askbridge_core::inbound`]), and the platform
 //! modules only hand it over and draw the results.
 //!
-//! - A typed message that replies to one of askbridge's messages answers
-//!   that message's ask (a reply to an "Other…" prompt answers that one
+//! - A typed message that replies to the first message of a thread asks
+//!   share ([`thread`]) answers the newest pending ask of that thread there
+//!   that the sender may answer. One that replies to another of
+//!   askbridge's messages answers that message's ask (a reply to an "Other…" prompt answers that one
 //!   question). Otherwise it answers the newest pending ask in the
 //!   conversation that the sender may answer and, unless the message is
 //!   a reply, that was posted before the message was sent (not yet posted:
@@ -37,6 +39,7 @@ pub mod inbox;
 pub mod names;
 pub mod reach;
 pub mod serial;
+pub mod thread;
 
 pub use reach::{at_place, place_of, place_states};
 
@@ -96,6 +99,10 @@ pub struct Posted {
     /// A reminder of the ask: its number (from 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reminder: Option<u32>,
+    /// The first message of the thread the message is in
+    /// ([`thread`]), when the ask has one here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -146,6 +153,13 @@ pub async fn address(
     allow: &AllowList,
     sent_before: impl Fn(&str) -> bool,
 ) -> Result<Option<Addressed>, BridgeError> {
+    if let Some(reply_to) = reply_to
+        && let Some(addressed) =
+            thread::addressed_in_thread(bridge, channel, conversation, reply_to, person, allow)
+                .await?
+    {
+        return Ok(addressed);
+    }
     if let Some(reply_to) = reply_to
         && let Some(message) = bridge
             .find_message_ref_posted(channel, conversation, reply_to)
@@ -447,6 +461,7 @@ mod tests {
             own_words_for: None,
             place: 0,
             reminder: Some(1),
+            thread: Some("10".to_owned()),
         };
         let message = MessageRef {
             ask_id: "ask_1".to_owned(),

@@ -26,6 +26,9 @@ pub struct Reminder<'a> {
     /// Its name for platforms that post a named message once
     /// ([`once_key`]).
     pub once: &'a str,
+    /// The first message of the thread the question is in, if it is in
+    /// one ([`ChatPlatform::thread_message`]).
+    pub thread: Option<&'a str>,
 }
 
 impl<P: ChatPlatform> ChatDriver<P> {
@@ -48,7 +51,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         {
             return Ok(());
         }
-        let Some((message, _)) = shown_message::<P>(&bridge, &view.id, place).await? else {
+        let Some((message, shown)) = shown_message::<P>(&bridge, &view.id, place).await? else {
             return Ok(());
         };
         let target = place_target(view, place)?;
@@ -59,6 +62,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             text: &text,
             user: target.user.as_deref(),
             once: &once,
+            thread: shown.thread.as_deref(),
         };
         let id = self
             .platform

@@ -12,7 +12,7 @@ use crate::wire::ask::CanonicalAsk;
 enum Report {
     Ok {
         ok: bool,
-        ask: CanonicalAsk,
+        ask: Box<CanonicalAsk>,
         warnings: Vec<ProblemJson>,
     },
     Err {
@@ -27,7 +27,7 @@ pub fn run(input: &str) -> (serde_json::Value, bool) {
     let report = match normalize::normalize_input(input) {
         Ok(normalized) => Report::Ok {
             ok: true,
-            ask: CanonicalAsk::from(&normalized.ask),
+            ask: Box::new(CanonicalAsk::from(&normalized.ask)),
             warnings: normalized.warnings.iter().map(ProblemJson::from).collect(),
         },
         Err(errors) => Report::Err {

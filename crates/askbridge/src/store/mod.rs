@@ -121,6 +121,11 @@ pub struct AskRow {
     pub remind_at: Option<i64>,
     /// Reminders sent so far.
     pub reminded: i64,
+    /// The ask's thread key, if it has a thread: written with the row
+    /// (for [`Store::pending_in_thread`]), not read back with it (the ask
+    /// JSON has it).
+    #[sqlx(skip)]
+    pub thread_key: Option<String>,
     /// The places after the first (`target`), for an ask posted to several
     /// at once: written with the row (the `ask_places` table), not read
     /// back with it (the ask JSON has them).
@@ -422,6 +427,37 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         conversation: &str,
         message_id: &str,
     ) -> Result<Option<MessageRef>, StoreError>;
+
+    /// The first message of thread `key` in a conversation, if posted.
+    async fn thread_root(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        key: &str,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Records `message_id` as the first message of thread `key` in a
+    /// conversation unless one is recorded already; returns the one on
+    /// record (of whoever recorded first).
+    async fn save_thread_root(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        key: &str,
+        message_id: &str,
+        at: i64,
+    ) -> Result<String, StoreError>;
+
+    /// The key of the thread whose first message this is, if it is one.
+    async fn thread_of(
+        &self,
+        channel: ChannelKind,
+        conversation: &str,
+        message_id: &str,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Pending asks of thread `key`, newest first, at most `limit`.
+    async fn pending_in_thread(&self, key: &str, limit: i64) -> Result<Vec<String>, StoreError>;
 
     /// Takes or renews the lease `name` for `holder` until `expires_at`,
     /// if it is free, already the holder's, or ran out at or before `now`

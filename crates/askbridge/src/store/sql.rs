@@ -88,7 +88,8 @@ macro_rules! sql_store {
                 let done = sqlx::query(concat!(
                     "INSERT INTO asks (",
                     ask_columns!(),
-                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+                    ", thread_key) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
                      ON CONFLICT (idempotency_key) DO NOTHING"
                 ))
                 .bind(&row.id)
@@ -107,6 +108,7 @@ macro_rules! sql_store {
                 .bind(&row.delivery_owner)
                 .bind(row.remind_at)
                 .bind(row.reminded)
+                .bind(&row.thread_key)
                 .execute(&mut *transaction)
                 .await?;
                 if done.rows_affected() == 1 {
@@ -403,6 +405,100 @@ macro_rules! sql_store {
                          JOIN asks a ON a.id = p.ask_id \
                          WHERE a.state = 'pending' ORDER BY p.ask_id, p.position",
                     )
+                    .fetch_all(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn thread_root(
+                &self,
+                channel: ChannelKind,
+                conversation: &str,
+                key: &str,
+            ) -> Result<Option<String>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT message_id FROM threads \
+                         WHERE channel = $1 AND conversation = $2 AND thread_key = $3",
+                    )
+                    .bind(channel.as_str())
+                    .bind(conversation)
+                    .bind(key)
+                    .fetch_optional(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn save_thread_root(
+                &self,
+                channel: ChannelKind,
+                conversation: &str,
+                key: &str,
+                message_id: &str,
+                at: i64,
+            ) -> Result<String, StoreError> {
+                sqlx::query(
+                    "INSERT INTO threads (channel, conversation, thread_key, message_id, created_at) \
+                     VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (channel, conversation, thread_key) DO NOTHING",
+                )
+                .bind(channel.as_str())
+                .bind(conversation)
+                .bind(key)
+                .bind(message_id)
+                .bind(at)
+                .execute(&self.writer)
+                .await?;
+                // Read on the writer: the row just written (or the one that
+                // was there first) is there.
+                let root: String = sqlx::query_scalar(
+                    "SELECT message_id FROM threads \
+                     WHERE channel = $1 AND conversation = $2 AND thread_key = $3",
+                )
+                .bind(channel.as_str())
+                .bind(conversation)
+                .bind(key)
+                .fetch_one(&self.writer)
+                .await?;
+                Ok(root)
+            }
+
+            async fn thread_of(
+                &self,
+                channel: ChannelKind,
+                conversation: &str,
+                message_id: &str,
+            ) -> Result<Option<String>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT thread_key FROM threads \
+                         WHERE channel = $1 AND conversation = $2 AND message_id = $3 \
+                         LIMIT 1",
+                    )
+                    .bind(channel.as_str())
+                    .bind(conversation)
+                    .bind(message_id)
+                    .fetch_optional(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn pending_in_thread(
+                &self,
+                key: &str,
+                limit: i64,
+            ) -> Result<Vec<String>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT id FROM asks \
+                         WHERE state = 'pending' AND thread_key = $1 \
+                         ORDER BY created_at DESC, id DESC LIMIT $2",
+                    )
+                    .bind(key)
+                    .bind(limit)
                     .fetch_all(&self.reader)
                     .await
                 })

@@ -279,6 +279,7 @@ mod tests {
             delivery_owner: None,
             remind_at: None,
             reminded: 0,
+            thread_key: None,
             further_places: Vec::new(),
         }
     }

@@ -6,7 +6,7 @@
 //! every other dialect) and validates it. Normalising the canonical JSON of
 //! a normalised ask gives the same ask and no warnings.
 
-use askbridge_core::model::{Ask, Choice, Context, Question, QuestionKind};
+use askbridge_core::model::{Ask, Choice, Context, Question, QuestionKind, Thread};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -22,6 +22,10 @@ pub struct CanonicalAsk {
     /// a plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<CanonicalContext>,
+    /// The thread it is posted in with the other asks of the same key,
+    /// where the platform has threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<CanonicalThread>,
     /// 1–12 questions, ids unique.
     pub questions: Vec<CanonicalQuestion>,
     /// Seconds the ask stays open (30–3600).
@@ -65,6 +69,32 @@ impl From<&Context> for CanonicalContext {
         CanonicalContext {
             text: context.text.clone(),
             language: context.language.clone(),
+        }
+    }
+}
+
+/// The thread asks of one key share in each place (a coding agent's
+/// session): where the platform has threads (Slack, a Telegram reply
+/// chain, Matrix), the first ask of the key posts `title` as the thread's
+/// first message and every ask of the key goes under it; a reply there
+/// answers the newest pending ask of the thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CanonicalThread {
+    /// What makes asks share the thread, 1–200 characters.
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub key: String,
+    /// The thread's first message, at most 300 characters; the key when
+    /// absent.
+    #[schema(max_length = 300)]
+    pub title: String,
+}
+
+impl From<&Thread> for CanonicalThread {
+    fn from(thread: &Thread) -> CanonicalThread {
+        CanonicalThread {
+            key: thread.key.clone(),
+            title: thread.title.clone(),
         }
     }
 }
@@ -177,6 +207,7 @@ impl From<&Ask> for CanonicalAsk {
         CanonicalAsk {
             title: ask.title.clone(),
             context: ask.context.as_ref().map(CanonicalContext::from),
+            thread: ask.thread.as_ref().map(CanonicalThread::from),
             questions: ask.questions.iter().map(CanonicalQuestion::from).collect(),
             timeout_seconds: ask.timeout_seconds,
             to: match ask

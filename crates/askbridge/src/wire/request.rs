@@ -48,6 +48,10 @@ pub struct AskInput {
     /// A preformatted block shown above the questions — a command, a
     /// diff, a plan: its text, or the text with its language.
     pub context: Option<ContextInput>,
+    /// The thread it is posted in with the other asks of the same key (a
+    /// coding agent's session), where the platform has threads: the key
+    /// alone, or the key and the thread's first message.
+    pub thread: Option<ThreadInput>,
     /// 1–12 questions, shown in this order (4 is what agents are asked to
     /// keep to).
     #[schema(min_items = 1, max_items = 12)]
@@ -115,6 +119,28 @@ pub enum ContextInput {
     Block(CanonicalContext),
 }
 
+/// A thread: its key alone (the title is the key), or both.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum ThreadInput {
+    /// The key (1–200 characters).
+    Key(String),
+    /// The key and the title.
+    Thread(ThreadBlock),
+}
+
+/// A thread's key and title, as sent.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ThreadBlock {
+    /// What makes asks share the thread, 1–200 characters.
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub key: String,
+    /// The thread's first message, at most 300 characters; the key when
+    /// absent.
+    #[schema(max_length = 300)]
+    pub title: Option<String>,
+}
+
 /// An id: a string or a number.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
@@ -170,7 +196,7 @@ pub struct WrappedAsk {
 #[serde(untagged)]
 pub enum WrappedAskBody {
     /// An ask.
-    Ask(AskInput),
+    Ask(Box<AskInput>),
     /// Assistant text.
     Text(String),
 }

@@ -1,0 +1,130 @@
+//! Threads: the asks of one thread key (an ask's `thread`, a coding
+//! agent's session) go under one first message in each conversation,
+//! where the platform has threads (Slack's threads, a Telegram reply
+//! chain, Matrix threads). The first ask of the key posts the thread's
+//! title as that message; the message is on record (`threads`), so asks
+//! posted later — after a restart, by another instance — find it. A reply
+//! to it (on Slack: any message in the thread; on Matrix: a message in
+//! the thread that replies to nothing else) answers the newest pending
+//! ask of the thread in that conversation that the sender may answer.
+
+use askbridge_core::failure::PlatformFailure;
+use askbridge_core::model::{ChannelKind, Thread};
+use sha2::{Digest, Sha256};
+
+use super::driver::{ChatDriver, ChatPlatform, record_posted, storage};
+use super::{Addressed, AllowList, Person, Posted, may_answer};
+use crate::bridge::{Bridge, BridgeError};
+
+impl<P: ChatPlatform> ChatDriver<P> {
+    /// The first message of `thread` in `chat`, posted now if it is not
+    /// on record; `None` where asks cannot go under it.
+    pub(super) async fn thread_root(
+        &self,
+        bridge: &Bridge,
+        chat: &P::Chat,
+        thread: &Thread,
+    ) -> Result<Option<P::MessageId>, PlatformFailure> {
+        let Some(first) = self.platform.thread_message(&thread.title, chat) else {
+            return Ok(None);
+        };
+        let conversation = P::conversation(chat);
+        // One first message per thread at a time from this process. Two
+        // instances posting the same thread's first message at once each
+        // post one; the first on record is the thread, the other stays a
+        // message of its own.
+        let _posting = self.threads.lock().await;
+        let on_record = bridge
+            .thread_root(P::KIND, &conversation, &thread.key)
+            .await
+            .map_err(storage)?;
+        let root = match on_record {
+            Some(root) => root,
+            None => {
+                let once = once_key(P::KIND, &conversation, &thread.key);
+                let posted = self.platform.send(chat, first, &once).await?.to_string();
+                record_posted(|| {
+                    bridge.save_thread_root(P::KIND, &conversation, &thread.key, &posted)
+                })
+                .await
+                .map_err(storage)?
+            }
+        };
+        root.parse().map(Some).map_err(|_| {
+            PlatformFailure::Permanent(format!(
+                "unreadable {} message id {root:?} of thread {:?}",
+                P::KIND.as_str(),
+                thread.key
+            ))
+        })
+    }
+}
+
+/// The name of a thread's first message in a conversation, the same
+/// however often it is sent ([`ChatPlatform::send`]'s `once`): short
+/// enough for every platform's idempotency key.
+fn once_key(channel: ChannelKind, conversation: &str, key: &str) -> String {
+    let digest = Sha256::digest(format!("{}\n{conversation}\n{key}", channel.as_str()));
+    let hex: String = digest[..16]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("thread-{hex}")
+}
+
+/// The ask a reply to message `reply_to` answers when that message is a
+/// thread's first: the newest pending ask of the thread posted in this
+/// conversation that `person` may answer. `None` when it is no thread's
+/// first message; `Some(None)` when nothing in the thread is for them.
+pub(super) async fn addressed_in_thread(
+    bridge: &Bridge,
+    channel: ChannelKind,
+    conversation: &str,
+    reply_to: &str,
+    person: &Person,
+    allow: &AllowList,
+) -> Result<Option<Option<Addressed>>, BridgeError> {
+    let Some(key) = bridge.thread_of(channel, conversation, reply_to).await? else {
+        return Ok(None);
+    };
+    for ask_id in bridge.pending_in_thread(&key).await? {
+        let view = match bridge.get(&ask_id).await {
+            Ok(view) => view,
+            Err(BridgeError::NotFound(_)) => continue,
+            Err(error) => return Err(error),
+        };
+        let refs = bridge.message_refs(&ask_id).await?;
+        let Some(here) = refs
+            .iter()
+            .find(|message| message.channel == channel && message.conversation == conversation)
+        else {
+            continue;
+        };
+        let Some(target) = view.place(Posted::of(here).place) else {
+            continue;
+        };
+        if may_answer(target, person, allow) {
+            return Ok(Some(Some(Addressed {
+                ask_id,
+                question: None,
+                place: Some(target.place.clone()),
+            })));
+        }
+    }
+    Ok(Some(None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_first_message_is_named_apart_per_conversation_and_key() {
+        let one = once_key(ChannelKind::Slack, "C1", "claude-code:s1");
+        assert_eq!(one, once_key(ChannelKind::Slack, "C1", "claude-code:s1"));
+        assert_eq!(one.len(), "thread-".len() + 32, "fits Feishu's 50");
+        assert_ne!(one, once_key(ChannelKind::Slack, "C2", "claude-code:s1"));
+        assert_ne!(one, once_key(ChannelKind::Slack, "C1", "claude-code:s2"));
+        assert_ne!(one, once_key(ChannelKind::Matrix, "C1", "claude-code:s1"));
+    }
+}
