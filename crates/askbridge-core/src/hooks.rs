@@ -250,6 +250,24 @@ impl Finished {
         ask
     }
 
+    /// The notice when the agent finished and nothing waits for a reply
+    /// (`--notify`): its last message as the block, in the session's
+    /// thread.
+    pub fn notice(&self, last_message: Option<&str>, to: Option<&str>) -> Value {
+        let project = project_of(&self.cwd);
+        let mut notice = json!({
+            "text": format!("{} finished in {project}.", self.host.name()),
+            "thread": session_thread(self.host, &self.session_id, &self.cwd),
+        });
+        if let Some(text) = last_message.filter(|text| !text.trim().is_empty()) {
+            notice["context"] = json!({"text": text, "language": "markdown"});
+        }
+        if let Some(to) = to {
+            notice["to"] = json!(to);
+        }
+        notice
+    }
+
     /// `{"decision": "block", "reason": <the reply>}` once the person
     /// replied; `None` (the agent stops) otherwise.
     pub fn decision(&self, outcome: &Value) -> Option<Value> {

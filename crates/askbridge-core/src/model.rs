@@ -47,6 +47,8 @@ pub mod limits {
     pub const MAX_THREAD_KEY_CHARS: usize = 200;
     /// Characters of a thread's title.
     pub const MAX_THREAD_TITLE_CHARS: usize = 300;
+    /// Characters of a notice's text.
+    pub const MAX_NOTICE_CHARS: usize = 4_000;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -106,6 +108,21 @@ pub struct Thread {
     /// The thread's first message ("Claude Code · api-server · session
     /// 1a2b3c4d"), at most [`limits::MAX_THREAD_TITLE_CHARS`] characters.
     pub title: String,
+}
+
+/// A message for a person that asks nothing ("Claude Code finished in
+/// api-server"): posted where asks go, in a thread where it has one, and
+/// never answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// What it says, at most [`limits::MAX_NOTICE_CHARS`] characters.
+    pub text: String,
+    /// A block shown under the text, as an ask's.
+    pub context: Option<Context>,
+    /// The thread it goes in, as an ask's.
+    pub thread: Option<Thread>,
+    /// Where; `None` means the configured default target.
+    pub target: Option<Target>,
 }
 
 /// The settings an ask left to the configured defaults: `remind` unset is

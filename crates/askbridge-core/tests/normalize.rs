@@ -2042,3 +2042,76 @@ fn a_context_that_is_no_text_or_too_long_is_refused_where_it_is() {
         "error context: a context is at most 100000 characters, got 100001",
     );
 }
+
+fn notice(input: &str) -> String {
+    match askbridge_core::normalize::normalize_notice(&serde_json::from_str(input).expect("JSON")) {
+        Ok((notice, warnings)) => {
+            let mut lines = vec![format!("notice text={:?}", notice.text)];
+            if let Some(target) = &notice.target {
+                lines.push(format!("to={target}"));
+            }
+            if let Some(context) = &notice.context {
+                lines.push(format!(
+                    "context language={:?} text={:?}",
+                    context.language, context.text
+                ));
+            }
+            if let Some(thread) = &notice.thread {
+                lines.push(format!(
+                    "thread key={:?} title={:?}",
+                    thread.key, thread.title
+                ));
+            }
+            lines.extend(warnings.iter().map(|w| format!("warning {w}")));
+            lines.join("\n")
+        }
+        Err(errors) => errors
+            .iter()
+            .map(|e| format!("error {e}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[test]
+fn a_notice_is_its_text_with_a_block_a_thread_and_one_place() {
+    assert_eq!(
+        notice(
+            r#"{"text": " Codex finished in app. ", "to": "telegram:-100@42", "thread": "codex:s1",
+                "context": {"text": "Done.", "language": "markdown"}, "colour": "red"}"#
+        ),
+        "notice text=\"Codex finished in app.\"\nto=telegram:-100@42\n\
+         context language=Some(\"markdown\") text=\"Done.\"\n\
+         thread key=\"codex:s1\" title=\"codex:s1\"\nwarning colour: unknown field ignored"
+    );
+    assert_eq!(notice(r#"{"text": "Hi"}"#), "notice text=\"Hi\"");
+}
+
+#[test]
+fn a_notice_without_text_or_with_several_places_is_refused_where_it_is() {
+    assert_eq!(
+        notice(r#"{"text": " ", "context": "x"}"#),
+        "error text: missing; expected what the notice says"
+    );
+    assert_eq!(
+        notice(r#"{"text": 3.5}"#),
+        "notice text=\"3.5\"",
+        "a number reads as its text, as elsewhere"
+    );
+    assert_eq!(
+        notice(r#"{"text": ["a"]}"#),
+        "error text: expected a string, got an array"
+    );
+    assert_eq!(
+        notice(r#"{"text": "Hi", "to": ["web", "telegram:1"]}"#),
+        "error to: a notice goes to one place"
+    );
+    assert_eq!(
+        notice(&format!(r#"{{"text": "{}"}}"#, "x".repeat(4_001))),
+        "error text: a text is at most 4000 characters, got 4001"
+    );
+    assert_eq!(
+        notice(r#"["Hi"]"#),
+        r#"error $: expected a notice object {"text", "context", "thread", "to"}, got an array"#
+    );
+}

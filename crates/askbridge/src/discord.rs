@@ -225,6 +225,20 @@ impl ChatPlatform for DiscordPlatform {
         draw::context_message(block)
     }
 
+    fn text_message(&self, text: &str, _chat: &ChannelId) -> Message {
+        Message::text(text)
+    }
+
+    /// A reply chain: every ask of the thread replies to its first
+    /// message.
+    fn threads(_chat: &ChannelId) -> bool {
+        true
+    }
+
+    fn in_thread(&self, message: &mut Message, root: &MessageId) {
+        message.reply_to.get_or_insert(*root);
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.content
     }

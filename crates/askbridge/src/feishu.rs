@@ -348,6 +348,10 @@ impl ChatPlatform for FeishuPlatform {
         Message::context(block)
     }
 
+    fn text_message(&self, text: &str, _chat: &Destination) -> Message {
+        Message::text(text)
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }

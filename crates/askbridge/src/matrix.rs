@@ -187,6 +187,10 @@ impl ChatPlatform for MatrixPlatform {
         draw::context_message(block)
     }
 
+    fn text_message(&self, text: &str, _room: &String) -> Message {
+        Message::text(text)
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }

@@ -308,10 +308,17 @@ impl ChatPlatform for SlackPlatform {
         }
     }
 
-    /// A thread's first message, in a conversation that is not a thread
-    /// already (Slack's threads do not nest).
-    fn thread_message(&self, text: &str, chat: &SlackChat) -> Option<Message> {
-        chat.thread_ts.is_none().then(|| Message::text(text))
+    fn text_message(&self, text: &str, chat: &SlackChat) -> Message {
+        Message {
+            thread_ts: chat.thread_ts.clone(),
+            ..Message::text(text)
+        }
+    }
+
+    /// Slack's threads, in a conversation that is not a thread already
+    /// (they do not nest).
+    fn threads(chat: &SlackChat) -> bool {
+        chat.thread_ts.is_none()
     }
 
     fn in_thread(&self, message: &mut Message, root: &Ts) {

@@ -219,10 +219,14 @@ impl ChatPlatform for TelegramPlatform {
         draw::context_message(block, *chat)
     }
 
+    fn text_message(&self, text: &str, chat: &ChatRef) -> SendMessage {
+        chat.message(text)
+    }
+
     /// A reply chain: every ask of the thread replies to its first
     /// message.
-    fn thread_message(&self, text: &str, chat: &ChatRef) -> Option<SendMessage> {
-        Some(chat.message(text))
+    fn threads(_chat: &ChatRef) -> bool {
+        true
     }
 
     fn in_thread(&self, message: &mut SendMessage, root: &i32) {

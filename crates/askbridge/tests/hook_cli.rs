@@ -626,16 +626,22 @@ async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instr
     assert_eq!((code, stdout.as_str()), (Some(0), ""), "Skip lets it stop");
 }
 
-#[tokio::test]
-async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
+/// A fake Telegram with the group `chat`, and a daemon posting there.
+async fn on_telegram(chat: i64) -> (askbridge_testkit::telegram::FakeTelegram, Daemon) {
     use askbridge_testkit::telegram::{Chat, FakeTelegram};
-    const CHAT: i64 = -100_200_300;
     let fake = FakeTelegram::start().await;
-    fake.add_chat(&Chat::supergroup(CHAT, "Agents"));
+    fake.add_chat(&Chat::supergroup(chat, "Agents"));
     let daemon = Daemon::builder()
         .env("TELEGRAM_BOT_TOKEN", fake.token())
         .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
         .start();
+    (fake, daemon)
+}
+
+#[tokio::test]
+async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
+    const CHAT: i64 = -100_200_300;
+    let (fake, daemon) = on_telegram(CHAT).await;
     let mut event = bash_event("cargo publish");
     event["session_id"] = json!("terminal-session");
     let to = format!("telegram:{CHAT}@42");
@@ -667,4 +673,66 @@ async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
         "{}",
         closed.text
     );
+}
+
+#[tokio::test]
+async fn with_notify_a_finished_turn_is_a_notice_in_the_sessions_thread_and_nothing_waits() {
+    const CHAT: i64 = -100_200_301;
+    let (fake, daemon) = on_telegram(CHAT).await;
+    let server = daemon.base();
+    let to = format!("telegram:{CHAT}@42");
+    let stop = json!({
+        "session_id": "79187ccd-1", "cwd": "/home/alice/api-server", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "Migrated **12** tables."
+    });
+    let args = ["--server", server.as_str(), "--to", to.as_str(), "--notify"];
+    let output = output(&args, &stop.to_string()).await;
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(text(&output.stdout), "", "no decision: the agent stops");
+    assert!(
+        text(&output.stderr).contains("last message posted to telegram:"),
+        "{}",
+        text(&output.stderr)
+    );
+    let posted = fake.wait_for_sends(3).await;
+    assert_eq!(
+        posted[0].text,
+        "Claude Code · api-server · session 79187ccd"
+    );
+    assert_eq!(posted[1].text, "Claude Code finished in api-server.");
+    assert_eq!(posted[2].text, "Migrated **12** tables.");
+    for message in &posted[1..] {
+        assert_eq!(message.reply_to_message_id, Some(posted[0].message_id));
+    }
+    assert_eq!(
+        Api::of(&daemon).list().await["asks"],
+        json!([]),
+        "nothing asked"
+    );
+
+    // The session's next approval goes under the same first message.
+    let (hook, id) = hook_waiting_with(&daemon, &["--to", &to], &bash_event("ls")).await;
+    let question = fake.wait_for_sends(5).await.swap_remove(4);
+    assert!(question.has_inline_keyboard(), "{}", question.text);
+    assert_eq!(question.reply_to_message_id, Some(posted[0].message_id));
+    Api::of(&daemon).cancel(&id).await;
+    assert_eq!(finish(hook).await, (Some(0), String::new()));
+}
+
+#[test]
+fn notify_and_continue_are_refused_for_hosts_whose_stop_askbridge_does_not_read() {
+    let project = daemon::TempDir::new("hooks-notify");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    for flag in ["--notify", "--continue"] {
+        let output = hooks(
+            &["install", "copilot", "--dir", dir, "--to", "web", flag],
+            project.path(),
+        );
+        assert!(!output.status.success(), "{flag}");
+        assert!(
+            text(&output.stderr).contains(&format!("{flag} is for Claude Code and Codex")),
+            "{}",
+            text(&output.stderr)
+        );
+    }
 }

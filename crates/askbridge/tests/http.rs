@@ -969,7 +969,12 @@ async fn http_openapi_document_is_valid_and_is_the_route_table() {
     );
     // The web channel (on by default) adds its event stream to the API.
     assert!(paths.contains_key("/v1/events"), "{:?}", paths.keys());
-    assert_eq!(paths.len(), 8, "{:?}", paths.keys());
+    assert_eq!(
+        schemas["NoticeRequest"]["properties"]["text"]["maxLength"], 4000,
+        "{}",
+        schemas["NoticeRequest"]
+    );
+    assert_eq!(paths.len(), 9, "{:?}", paths.keys());
 }
 
 /// Fails unless `doc` is a valid OpenAPI 3.1 document (see

@@ -1072,3 +1072,79 @@ async fn telegram_asks_of_one_session_reply_to_its_first_message_and_a_reply_the
     closed(&fake, &next).await;
     assert_eq!(fake.calls_to("sendMessage").len(), 3, "one first message");
 }
+
+#[tokio::test]
+async fn telegram_a_notice_goes_under_its_thread_with_its_block_and_a_bad_one_is_refused() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let notice = json!({
+        "to": format!("telegram:{CHAT}@{ALICE}"),
+        "text": "Codex finished in app.",
+        "context": {"text": "Done: tests pass. Key sk-abcdefghijklmnopqrstuv", "language": "markdown"},
+        "thread": {"key": "codex:s1", "title": "Codex · app · session s1"}
+    });
+    let (status, body) = post_notice(&daemon, &notice).await;
+    assert_eq!(status, 201);
+    assert_eq!(body["to"], format!("telegram:{CHAT}@{ALICE}"));
+    assert_eq!(body["messages"], 2);
+    let posted = fake.wait_for_sends(3).await;
+    assert_eq!(posted[0].text, "Codex · app · session s1");
+    assert_eq!(posted[1].text, "Codex finished in app.");
+    assert_eq!(posted[1].reply_to_message_id, Some(posted[0].message_id));
+    assert!(
+        posted[2].text.starts_with("Done: tests pass. Key sk-"),
+        "{}",
+        posted[2].text
+    );
+    assert!(
+        !posted[2].text.contains("abcdefghijklmnop"),
+        "masked: {}",
+        posted[2].text
+    );
+    assert_eq!(posted[2].reply_to_message_id, Some(posted[0].message_id));
+
+    // An ask of the same thread goes under the same first message.
+    create(&daemon, &session_ask("Where?")).await;
+    let question = sent(&fake, 4).await;
+    assert_eq!(question.reply_to_message_id, Some(posted[0].message_id));
+
+    for (notice, status, code, path) in [
+        (
+            json!({"text": "Hi", "to": "web"}),
+            422,
+            "notice_refused",
+            "to",
+        ),
+        (
+            json!({"text": " ", "to": format!("telegram:{CHAT}")}),
+            422,
+            "invalid_notice",
+            "text",
+        ),
+        (
+            json!({"text": "Hi", "to": "slack:C1"}),
+            422,
+            "notice_refused",
+            "to",
+        ),
+    ] {
+        let (answered, body) = post_notice(&daemon, &notice).await;
+        assert_eq!(answered, status, "{notice}");
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert_eq!(body["error"]["path"], path, "{body}");
+    }
+    assert_eq!(fake.calls_to("sendMessage").len(), 4, "nothing more posted");
+}
+
+/// `POST /v1/notices`: the status and the body.
+async fn post_notice(daemon: &Daemon, notice: &Value) -> (u16, Value) {
+    let response = daemon::client()
+        .post(daemon.url("/v1/notices"))
+        .json(notice)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}

@@ -10,13 +10,14 @@ use serde_json::{Map, Value};
 use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
-    DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS, MAX_LANGUAGE_CHARS, MAX_OPTIONS,
-    MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_THREAD_KEY_CHARS,
-    MAX_THREAD_TITLE_CHARS, MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
+    DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS, MAX_LANGUAGE_CHARS,
+    MAX_NOTICE_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS,
+    MAX_QUESTIONS_STRICT, MAX_THREAD_KEY_CHARS, MAX_THREAD_TITLE_CHARS, MAX_TIMEOUT_SECONDS,
+    MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
 };
 use crate::model::{
-    Ask, Choice, Context, Escalation, Place, Question, QuestionKind, Reminders, Target, Thread,
-    Unset,
+    Ask, Choice, Context, Escalation, Notice, Place, Question, QuestionKind, Reminders, Target,
+    Thread, Unset,
 };
 
 /// Longest title, description, placeholder or default text, in characters.
@@ -267,6 +268,54 @@ fn read_ask(
         context,
         thread,
         ..ask
+    })
+}
+
+/// Reads a notice ([`super::normalize_notice`]).
+pub(crate) fn read_notice(value: &Value, report: &mut Report) -> Option<Notice> {
+    let base = "";
+    let Value::Object(map) = value else {
+        report.error(
+            super::ROOT,
+            format!(
+                "expected a notice object {{\"text\", \"context\", \"thread\", \"to\"}}, got {}",
+                kind_of(value)
+            ),
+        );
+        return None;
+    };
+    for key in map.keys() {
+        if !matches!(
+            key.as_str(),
+            "text" | "context" | "thread" | "to" | "target"
+        ) {
+            report.warn(field(base, key), "unknown field ignored");
+        }
+    }
+    let text = text_field(map, base, "text", MAX_NOTICE_CHARS, report);
+    let blank = match map.get("text") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(text)) => text.trim().is_empty(),
+        Some(_) => false,
+    };
+    if blank {
+        report.error(
+            field(base, "text"),
+            "missing; expected what the notice says",
+        );
+    }
+    let context = read_context(map, base, report);
+    let thread = read_thread(map, base, report);
+    let mut places = read_places(map, base, report).into_iter();
+    let target = places.next();
+    if places.next().is_some() {
+        report.error(field(base, "to"), "a notice goes to one place");
+    }
+    Some(Notice {
+        text: text?,
+        context,
+        thread,
+        target,
     })
 }
 

@@ -18,7 +18,7 @@ mod options;
 
 use std::fmt;
 
-use crate::model::{Ask, Escalation, Reminders};
+use crate::model::{Ask, Escalation, Notice, Reminders};
 
 pub use agent_choice::visible_text;
 pub use json::kind_of;
@@ -132,6 +132,18 @@ pub fn normalize_places(
         Ok((places, report.warnings))
     } else {
         Err(report.errors)
+    }
+}
+
+/// Reads a notice: `{"text", "context"?, "thread"?, "to"?}`, `context`
+/// and `thread` as an ask's, `to` one place. Returns it with the fixes
+/// made, or every problem found.
+pub fn normalize_notice(value: &serde_json::Value) -> Result<(Notice, Vec<Problem>), Vec<Problem>> {
+    let mut report = Report::default();
+    let notice = json::read_notice(value, &mut report);
+    match notice {
+        Some(notice) if report.errors.is_empty() => Ok((notice, report.warnings)),
+        _ => Err(report.errors),
     }
 }
 

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use super::locale::{Locale, fill};
 use super::mask::mask_credentials;
-use crate::model::Ask;
+use crate::model::{Ask, Context};
 
 /// Most messages an ask's context takes in a chat.
 pub const MAX_CONTEXT_MESSAGES: usize = 3;
@@ -37,9 +37,15 @@ type Piece<'a> = (usize, Cow<'a, str>, bool);
 /// The ask's context for a channel whose messages hold `max_text_chars`
 /// characters: no block when it has none.
 pub fn context_blocks(ask: &Ask, max_text_chars: usize, locale: Locale) -> Vec<Block> {
-    let Some(context) = &ask.context else {
-        return Vec::new();
-    };
+    ask.context
+        .as_ref()
+        .map(|context| blocks_of(context, max_text_chars, locale))
+        .unwrap_or_default()
+}
+
+/// A context block (an ask's, a notice's) for a channel whose messages
+/// hold `max_text_chars` characters.
+pub fn blocks_of(context: &Context, max_text_chars: usize, locale: Locale) -> Vec<Block> {
     let text = mask_credentials(&context.text);
     let budget = max_text_chars
         .saturating_sub(MARKUP_RESERVE)

@@ -25,7 +25,7 @@ mod text;
 mod view;
 
 pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, parse_callback_key};
-pub use context::{Block, MAX_CONTEXT_MESSAGES, context_blocks};
+pub use context::{Block, MAX_CONTEXT_MESSAGES, blocks_of, context_blocks};
 pub use decide::{Capabilities, Mode, decide};
 pub use locale::{Locale, Strings, fill};
 pub use mask::mask_credentials;

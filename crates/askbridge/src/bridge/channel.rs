@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::model::ChannelKind;
+use askbridge_core::model::{ChannelKind, Notice, Target};
 
 use super::AskView;
 
@@ -56,6 +56,25 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
     ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         let _ = (ask, place, number);
         Box::pin(async { Ok(()) })
+    }
+
+    /// Posts `notice` at `target` (one of this channel's), once per
+    /// `once` where the platform takes an idempotency key; returns how
+    /// many messages it took. By default the channel shows no notices.
+    fn notify<'a>(
+        &'a self,
+        notice: &'a Notice,
+        target: &'a Target,
+        once: &'a str,
+    ) -> BoxFuture<'a, Result<usize, PlatformFailure>> {
+        let _ = (notice, target, once);
+        let kind = self.kind();
+        Box::pin(async move {
+            Err(PlatformFailure::Permanent(format!(
+                "the {} channel shows asks, not notices; send notices to a chat",
+                kind.as_str()
+            )))
+        })
     }
 
     /// Closes the question in place number `place`: controls removed,

@@ -51,9 +51,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::Duration;
 
+use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step};
 use askbridge_core::model::Timestamp;
-use askbridge_core::model::{Ask, AskDefaults, ChannelKind, Place, Target};
+use askbridge_core::model::{Ask, AskDefaults, ChannelKind, Notice, Place, Target};
 use askbridge_core::outcome::Outcome;
 use tokio::sync::{Notify, broadcast, watch};
 
@@ -225,6 +226,17 @@ pub enum BridgeError {
     /// The bridge was opened outside a tokio runtime.
     #[error("the bridge needs a tokio runtime")]
     NoRuntime(#[source] tokio::runtime::TryCurrentError),
+}
+
+/// Why a notice was not posted.
+#[derive(Debug, thiserror::Error)]
+pub enum NoticeError {
+    /// The daemon serves no such channel.
+    #[error("the daemon has no {0} channel configured")]
+    NoChannel(&'static str),
+    /// The channel or its platform did not post it.
+    #[error(transparent)]
+    Platform(#[from] PlatformFailure),
 }
 
 impl BridgeError {
@@ -814,6 +826,28 @@ impl Bridge {
     /// Where asks without a `to` go.
     pub fn default_target(&self) -> &Target {
         &self.inner.defaults.target
+    }
+
+    /// Posts `notice` where it says, else at the default target, now
+    /// (nothing is queued: the caller hears whether it was posted);
+    /// returns the place and how many messages it took.
+    pub async fn notify(
+        &self,
+        notice: &Notice,
+        once: &str,
+    ) -> Result<(Target, usize), NoticeError> {
+        let target = notice
+            .target
+            .clone()
+            .unwrap_or_else(|| self.inner.defaults.target.clone());
+        let kind = target.place.channel();
+        let channel = self
+            .inner
+            .channel(kind)
+            .ok_or(NoticeError::NoChannel(kind.as_str()))?;
+        let posted = channel.notify(notice, &target, once).await?;
+        tracing::info!(target = %target, messages = posted, "notice posted");
+        Ok((target, posted))
     }
 
     /// Records a platform message an ask was posted as (a channel calls

@@ -35,7 +35,7 @@ use std::time::Duration;
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::inbound::{self, Handled};
 use askbridge_core::lifecycle::{Input, Rejection, Step};
-use askbridge_core::model::{ChannelKind, Place, Question, QuestionKind};
+use askbridge_core::model::{ChannelKind, Notice, Place, Question, QuestionKind, Target};
 use askbridge_core::outcome::Via;
 use askbridge_core::render::{
     self, CallbackRef, Capabilities, Locale, OptionRef, View, callback_key, rich_step,
@@ -106,17 +106,21 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// messages in `chat`.
     fn context_message(&self, block: &render::Block, chat: &Self::Chat) -> Self::Message;
 
-    /// A plain message saying `text` in `chat`: the first message of a
-    /// thread asks share ([`Ask::thread`](askbridge_core::model::Ask::thread)),
-    /// where asks can go under it; `None` where the platform (or this
-    /// conversation: a thread already) has no threads for them.
-    fn thread_message(&self, text: &str, chat: &Self::Chat) -> Option<Self::Message> {
-        let _ = (text, chat);
-        None
+    /// A plain message saying `text` in `chat`: a notice, the first
+    /// message of a thread asks share.
+    fn text_message(&self, text: &str, chat: &Self::Chat) -> Self::Message;
+
+    /// Whether messages in `chat` can go under another one
+    /// ([`ChatPlatform::in_thread`]): a thread asks share
+    /// ([`Ask::thread`](askbridge_core::model::Ask::thread)) is posted that
+    /// way where they can, else one message after another.
+    fn threads(chat: &Self::Chat) -> bool {
+        let _ = chat;
+        false
     }
 
-    /// Puts `message` under a thread's first message `root` (see
-    /// [`ChatPlatform::thread_message`]).
+    /// Puts `message` under a thread's first message `root` (where
+    /// [`ChatPlatform::threads`]).
     fn in_thread(&self, message: &mut Self::Message, root: &Self::MessageId) {
         let _ = (message, root);
     }
@@ -962,6 +966,15 @@ impl<P: ChatPlatform> Channel for ChatDriver<P> {
         place: usize,
     ) -> BoxFuture<'a, Result<(), PlatformFailure>> {
         Box::pin(self.end_view(ask, place))
+    }
+
+    fn notify<'a>(
+        &'a self,
+        notice: &'a Notice,
+        target: &'a Target,
+        once: &'a str,
+    ) -> BoxFuture<'a, Result<usize, PlatformFailure>> {
+        Box::pin(self.notify_at(notice, target, once))
     }
 
     fn remind<'a>(

@@ -27,7 +27,7 @@ pub struct Reminder<'a> {
     /// ([`once_key`]).
     pub once: &'a str,
     /// The first message of the thread the question is in, if it is in
-    /// one ([`ChatPlatform::thread_message`]).
+    /// one ([`ChatPlatform::in_thread`]).
     pub thread: Option<&'a str>,
 }
 

@@ -9,7 +9,8 @@
 //! ask of the thread in that conversation that the sender may answer.
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::model::{ChannelKind, Thread};
+use askbridge_core::model::{ChannelKind, Notice, Target, Thread};
+use askbridge_core::render;
 use sha2::{Digest, Sha256};
 
 use super::driver::{ChatDriver, ChatPlatform, record_posted, storage};
@@ -25,9 +26,9 @@ impl<P: ChatPlatform> ChatDriver<P> {
         chat: &P::Chat,
         thread: &Thread,
     ) -> Result<Option<P::MessageId>, PlatformFailure> {
-        let Some(first) = self.platform.thread_message(&thread.title, chat) else {
+        if !P::threads(chat) {
             return Ok(None);
-        };
+        }
         let conversation = P::conversation(chat);
         // One first message per thread at a time from this process. Two
         // instances posting the same thread's first message at once each
@@ -42,6 +43,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(root) => root,
             None => {
                 let once = once_key(P::KIND, &conversation, &thread.key);
+                let first = self.platform.text_message(&thread.title, chat);
                 let posted = self.platform.send(chat, first, &once).await?.to_string();
                 record_posted(|| {
                     bridge.save_thread_root(P::KIND, &conversation, &thread.key, &posted)
@@ -57,6 +59,45 @@ impl<P: ChatPlatform> ChatDriver<P> {
                 thread.key
             ))
         })
+    }
+}
+
+impl<P: ChatPlatform> ChatDriver<P> {
+    /// Posts a notice: its text, then its block, in its thread where it
+    /// has one; each message named after `once` and its part. Nothing is
+    /// recorded: a notice is never answered or edited.
+    pub(super) async fn notify_at(
+        &self,
+        notice: &Notice,
+        target: &Target,
+        once: &str,
+    ) -> Result<usize, PlatformFailure> {
+        let bridge = self.bridge()?;
+        let chat = self.platform.open(&target.place).await?;
+        let root = match &notice.thread {
+            Some(thread) => self.thread_root(&bridge, &chat, thread).await?,
+            None => None,
+        };
+        let mut messages = vec![self.platform.text_message(&notice.text, &chat)];
+        if let Some(context) = &notice.context {
+            let blocks =
+                render::blocks_of(context, self.draw.caps.max_text_chars, self.draw.locale);
+            messages.extend(
+                blocks
+                    .iter()
+                    .map(|block| self.platform.context_message(block, &chat)),
+            );
+        }
+        let count = messages.len();
+        for (part, mut message) in messages.into_iter().enumerate() {
+            if let Some(root) = &root {
+                self.platform.in_thread(&mut message, root);
+            }
+            self.platform
+                .send(&chat, message, &format!("{once}/{part}"))
+                .await?;
+        }
+        Ok(count)
     }
 }
 

@@ -77,6 +77,11 @@ pub struct HookOptions {
     /// instruction (Claude Code, Codex).
     #[arg(long = "continue")]
     pub continue_after_stop: bool,
+    /// When the agent finishes its turn (`Stop`), post its last message
+    /// as a notice in the session's thread, waiting for nothing (Claude
+    /// Code, Codex).
+    #[arg(long = "notify")]
+    pub notify_on_stop: bool,
 }
 
 /// A host named on the command line.
@@ -166,13 +171,16 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
 
 /// The agent finished its turn: with `--continue` or `[hooks]
 /// continue_after_stop`, its last message is posted and the person's reply
-/// is its next instruction.
+/// is its next instruction; with `--notify` or `[hooks] notify_on_stop`
+/// alone, it is posted as a notice and nothing waits.
 async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Value>, String> {
     if !Finished::continues(finished.host) {
         return args.check_continue(finished.host).map(|()| None);
     }
     let asking = Asking::start(args).await?;
-    if !args.continue_after_stop && !asking.settings.continue_after_stop {
+    let continues = args.continue_after_stop || asking.settings.continue_after_stop;
+    let notifies = args.notify_on_stop || asking.settings.notify_on_stop;
+    if !continues && !notifies {
         return Ok(None);
     }
     let last = finished.last_message.clone().or_else(|| {
@@ -180,6 +188,20 @@ async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Va
         let transcript = std::fs::read_to_string(path).ok()?;
         hooks::last_assistant_text(&transcript)
     });
+    if !continues {
+        let notice = finished.notice(last.as_deref(), asking.to.as_deref());
+        let identity = serde_json::json!(["Stop notice", finished.session_id, last]).to_string();
+        let posted = asking
+            .client
+            .notify(&notice, &idempotency_key(&identity))
+            .await
+            .map_err(|error| explain(&error))?;
+        eprintln!(
+            "askbridge hook: the agent's last message posted to {}",
+            posted["to"].as_str().unwrap_or("the default target")
+        );
+        return Ok(None);
+    }
     let hold = args.hold(finished.host, false, &asking.settings);
     let body = finished.ask(last.as_deref(), asking.to.as_deref(), hold);
     let identity = serde_json::json!(["Stop", finished.session_id, last]).to_string();
@@ -284,16 +306,21 @@ impl<'a> Asking<'a> {
 }
 
 impl HookOptions {
-    /// Refuses `--continue` for a host that does not go on from a `Stop`
-    /// hook's decision.
+    /// Refuses `--continue` and `--notify` for a host whose `Stop` hook
+    /// askbridge does not read.
     pub fn check_continue(&self, host: Host) -> Result<(), String> {
-        if self.continue_after_stop && !Finished::continues(host) {
-            return Err(format!(
-                "{} does not go on from a Stop hook; --continue is for Claude Code and Codex",
-                host.name()
-            ));
+        if Finished::continues(host) {
+            return Ok(());
         }
-        Ok(())
+        let flag = match (self.continue_after_stop, self.notify_on_stop) {
+            (true, _) => "--continue",
+            (false, true) => "--notify",
+            (false, false) => return Ok(()),
+        };
+        Err(format!(
+            "{} does not go on from a Stop hook; {flag} is for Claude Code and Codex",
+            host.name()
+        ))
     }
 
     /// Refuses a `--to` that lets anyone in a group approve, unless

@@ -160,10 +160,13 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     if args.trust_allowed_users {
         words.push("--trust-allowed-users".to_owned());
     }
+    args.check_continue(host)
+        .map_err(|message| anyhow::anyhow!(message))?;
     if args.continue_after_stop {
-        args.check_continue(host)
-            .map_err(|message| anyhow::anyhow!(message))?;
         words.push("--continue".to_owned());
+    }
+    if args.notify_on_stop {
+        words.push("--notify".to_owned());
     }
     if let Some(hold) = hold {
         words.extend(["--hold".to_owned(), hold.to_string()]);

@@ -143,6 +143,9 @@ pub struct HooksConfig {
     /// When an agent finishes its turn, post its last message and hand
     /// the reply back as its next instruction (as `--continue` does).
     pub continue_after_stop: bool,
+    /// When an agent finishes its turn, post its last message as a notice
+    /// that waits for nothing (as `--notify` does).
+    pub notify_on_stop: bool,
 }
 
 /// Who a hold is for: each host, and Claude Code's subagents.
@@ -165,6 +168,7 @@ impl Default for HooksConfig {
             hold_seconds: HOLD_KEYS.map(|key| (key, default_hold(key))).into(),
             never_ask: Vec::new(),
             continue_after_stop: false,
+            notify_on_stop: false,
         }
     }
 }
@@ -540,6 +544,8 @@ pub struct RawHooks {
     pub never_ask: Option<Vec<String>>,
     /// `continue_after_stop = true`.
     pub continue_after_stop: Option<bool>,
+    /// `notify_on_stop = true`.
+    pub notify_on_stop: Option<bool>,
 }
 
 /// `[cluster]` as written.
@@ -1021,6 +1027,7 @@ impl RawConfig {
             hooks.never_ask.push(tool.clone());
         }
         hooks.continue_after_stop = self.hooks.continue_after_stop.unwrap_or(false);
+        hooks.notify_on_stop = self.hooks.notify_on_stop.unwrap_or(false);
         Ok(hooks)
     }
 
@@ -1467,7 +1474,7 @@ max_body_bytes = 4096
         assert_eq!(none.hooks.hold_seconds["claude-code"], 1_800);
         assert_eq!(none.hooks.hold_seconds["codex"], 120);
         let config = from(
-            "[hooks]\nto = \"telegram:42\"\nhold_seconds = { codex = 300, subagent = 60 }\nnever_ask = [\"WebSearch\"]\ncontinue_after_stop = true\n",
+            "[hooks]\nto = \"telegram:42\"\nhold_seconds = { codex = 300, subagent = 60 }\nnever_ask = [\"WebSearch\"]\ncontinue_after_stop = true\nnotify_on_stop = true\n",
             &[],
         )
         .expect("valid");
@@ -1483,6 +1490,8 @@ max_body_bytes = 4096
         );
         assert_eq!(config.hooks.never_ask, ["WebSearch"]);
         assert!(config.hooks.continue_after_stop);
+        assert!(config.hooks.notify_on_stop);
+        assert!(!none.hooks.notify_on_stop);
 
         check_error(
             "[hooks]\nhold_seconds = { gemini = 60 }\n",

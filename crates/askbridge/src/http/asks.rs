@@ -40,7 +40,7 @@ use crate::wire::request::{AskRequest, ReplyRequest};
 const DEFAULT_LIST_LIMIT: usize = 100;
 const MAX_LIST_LIMIT: usize = 1_000;
 /// Longest `Idempotency-Key` accepted, in bytes.
-const MAX_IDEMPOTENCY_KEY: usize = 255;
+pub(super) const MAX_IDEMPOTENCY_KEY: usize = 255;
 
 /// Create an ask; with `wait`, wait for its outcome.
 ///
@@ -528,7 +528,7 @@ impl IntoParams for ListParams {
 }
 
 /// The `Idempotency-Key` header: visible ASCII, 1–255 bytes.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(super) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };

@@ -25,6 +25,7 @@ pub mod extract;
 mod hooks;
 pub mod host;
 pub mod metrics;
+mod notices;
 pub mod openapi;
 
 pub(crate) use auth::same as same_secret;
@@ -146,6 +147,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(asks::create, asks::list))
         .routes(routes!(asks::get, asks::cancel))
         .routes(routes!(asks::reply))
+        .routes(routes!(notices::create))
         .routes(routes!(hooks::settings))
         .routes(routes!(openapi_document))
         .routes(routes!(healthz))

@@ -272,6 +272,18 @@ impl DaemonClient {
         })
     }
 
+    /// `POST /v1/notices` (named by `key`): posts a message that asks
+    /// nothing; what the daemon answers.
+    pub async fn notify(&self, body: &Value, key: &str) -> Result<Value, DaemonError> {
+        let request = self
+            .http
+            .post(format!("{}/v1/notices", self.base))
+            .header("idempotency-key", key)
+            .json(body)
+            .timeout(REQUEST_SLACK);
+        self.send(request).await
+    }
+
     /// `GET /healthz`: whether the daemon answers within `within`; what it
     /// says of itself.
     pub async fn health(&self, within: Duration) -> Result<Value, DaemonError> {

@@ -213,6 +213,10 @@ pub struct HookSettings {
     /// the reply handed back as its next instruction.
     #[serde(default)]
     pub continue_after_stop: bool,
+    /// When an agent finishes its turn, its last message is posted as a
+    /// notice that waits for nothing.
+    #[serde(default)]
+    pub notify_on_stop: bool,
 }
 
 impl From<&crate::config::HooksConfig> for HookSettings {
@@ -226,6 +230,7 @@ impl From<&crate::config::HooksConfig> for HookSettings {
                 .collect(),
             never_ask: hooks.never_ask.clone(),
             continue_after_stop: hooks.continue_after_stop,
+            notify_on_stop: hooks.notify_on_stop,
         }
     }
 }
@@ -256,6 +261,18 @@ pub enum Database {
     Sqlite,
     /// PostgreSQL: several instances may share it.
     Postgres,
+}
+
+/// A notice posted.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NoticeResponse {
+    /// Where it was posted.
+    pub to: String,
+    /// How many messages it took (its text, then its block's).
+    pub messages: usize,
+    /// What was fixed or ignored in the request.
+    pub warnings: Vec<ProblemJson>,
 }
 
 /// One problem with an ask: where and what.

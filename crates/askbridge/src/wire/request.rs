@@ -119,6 +119,21 @@ pub enum ContextInput {
     Block(CanonicalContext),
 }
 
+/// A notice: a message for the person that asks nothing.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NoticeRequest {
+    /// Where to post it (one place); absent or null: the configured
+    /// `default_target`. Notices go to chats: the web page shows asks only.
+    pub to: Option<TargetInput>,
+    /// What it says, 1–4,000 characters.
+    #[schema(min_length = 1, max_length = 4000, pattern = r"\S")]
+    pub text: String,
+    /// A block shown under the text, as an ask's `context`.
+    pub context: Option<ContextInput>,
+    /// The thread it goes in, as an ask's `thread`.
+    pub thread: Option<ThreadInput>,
+}
+
 /// A thread: its key alone (the title is the key), or both.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
