@@ -96,8 +96,8 @@ pub struct Context {
 }
 
 /// A thread shared by the asks of one key in each place they are posted
-/// to: where the platform has threads (Slack, a Telegram reply chain,
-/// Matrix), the first ask of the key posts `title` as the thread's first
+/// to: where the platform has threads (Slack, Feishu, a reply chain on
+/// Telegram and Discord), the first ask of the key posts `title` as the thread's first
 /// message and every ask of the key goes under it; elsewhere the asks are
 /// posted as they would be without it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -236,19 +236,23 @@ impl FeishuApi {
         sent(&answer)
     }
 
-    /// Sends `message` as a reply to `message_id`; `uuid`, as for
-    /// [`FeishuApi::send`], makes it one reply however often it is sent
-    /// within the hour.
+    /// Sends `message` as a reply to `message_id` (in its thread, made
+    /// if need be, with `in_thread`); `uuid`, as for [`FeishuApi::send`],
+    /// makes it one reply however often it is sent within the hour.
     pub async fn reply(
         &self,
         message_id: &str,
         message: &Message,
         uuid: Option<&str>,
+        in_thread: bool,
     ) -> Result<Sent, PlatformFailure> {
         let mut body = json!({
             "msg_type": "interactive",
             "content": message.content(),
         });
+        if in_thread {
+            body["reply_in_thread"] = json!(true);
+        }
         if let Some(uuid) = uuid {
             body["uuid"] = json!(uuid);
         }

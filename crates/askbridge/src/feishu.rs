@@ -308,6 +308,24 @@ enum Arrived {
     ),
 }
 
+/// A message to post: where a thread asks share has its first message, a
+/// reply in that thread (Feishu's threads are replies with
+/// `reply_in_thread`).
+#[derive(Debug)]
+pub struct Post {
+    message: Message,
+    under: Option<String>,
+}
+
+impl From<Message> for Post {
+    fn from(message: Message) -> Post {
+        Post {
+            message,
+            under: None,
+        }
+    }
+}
+
 /// Feishu as a [`ChatPlatform`]: the Open API.
 #[derive(Debug)]
 pub struct FeishuPlatform {
@@ -318,7 +336,7 @@ pub struct FeishuPlatform {
 impl ChatPlatform for FeishuPlatform {
     type Chat = Destination;
     type MessageId = String;
-    type Message = Message;
+    type Message = Post;
     type Reply = oneshot::Sender<Value>;
 
     const KIND: ChannelKind = ChannelKind::Feishu;
@@ -340,20 +358,32 @@ impl ChatPlatform for FeishuPlatform {
             .ok_or_else(|| PlatformFailure::Permanent("not a Feishu target".to_owned()))
     }
 
-    fn ask_messages(&self, view: &View, _chat: &Destination) -> Vec<Message> {
+    fn ask_messages(&self, view: &View, _chat: &Destination) -> Vec<Post> {
         draw::ask_messages(view, self.locale)
+            .into_iter()
+            .map(Post::from)
+            .collect()
     }
 
-    fn context_message(&self, block: &render::Block, _chat: &Destination) -> Message {
-        Message::context(block)
+    fn context_message(&self, block: &render::Block, _chat: &Destination) -> Post {
+        Message::context(block).into()
     }
 
-    fn text_message(&self, text: &str, _chat: &Destination) -> Message {
-        Message::text(text)
+    fn text_message(&self, text: &str, _chat: &Destination) -> Post {
+        Message::text(text).into()
     }
 
-    fn text_of(message: &Message) -> &str {
-        &message.text
+    /// Feishu's threads: replies in the thread of the first message.
+    fn threads(_chat: &Destination) -> bool {
+        true
+    }
+
+    fn in_thread(&self, post: &mut Post, root: &String) {
+        post.under.get_or_insert_with(|| root.clone());
+    }
+
+    fn text_of(post: &Post) -> &str {
+        &post.message.text
     }
 
     /// `once` is Feishu's `uuid`: a part sent again within the hour (after
@@ -362,10 +392,18 @@ impl ChatPlatform for FeishuPlatform {
     async fn send(
         &self,
         chat: &Destination,
-        message: Message,
+        post: Post,
         once: &str,
     ) -> Result<String, PlatformFailure> {
-        Ok(self.api.send(chat, &message, once).await?.message_id)
+        let sent = match &post.under {
+            Some(root) => {
+                self.api
+                    .reply(root, &post.message, Some(once), true)
+                    .await?
+            }
+            None => self.api.send(chat, &post.message, once).await?,
+        };
+        Ok(sent.message_id)
     }
 
     async fn show_step(
@@ -394,7 +432,7 @@ impl ChatPlatform for FeishuPlatform {
     fn reply(&self, _chat: &Destination, to: String, text: String) {
         let api = self.api.clone();
         tokio::spawn(async move {
-            if let Err(error) = api.reply(&to, &Message::text(&text), None).await {
+            if let Err(error) = api.reply(&to, &Message::text(&text), None, false).await {
                 tracing::warn!(error = %error, "cannot reply on Feishu");
             }
         });
@@ -413,7 +451,7 @@ impl ChatPlatform for FeishuPlatform {
                 return;
             };
             tracing::debug!(error = %error, "no card for one person here; replying");
-            if let Err(error) = api.reply(&to, &message, None).await {
+            if let Err(error) = api.reply(&to, &message, None, false).await {
                 tracing::warn!(error = %error, "cannot reply on Feishu");
             }
         });
@@ -429,7 +467,7 @@ impl ChatPlatform for FeishuPlatform {
         let message = draw::reminder(reminder.text, reminder.user);
         Ok(self
             .api
-            .reply(&to, &message, Some(reminder.once))
+            .reply(&to, &message, Some(reminder.once), false)
             .await?
             .message_id)
     }

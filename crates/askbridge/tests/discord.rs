@@ -731,3 +731,38 @@ async fn discord_askbridge_command_tells_the_targets_for_this_channel() {
         )
     );
 }
+
+/// An ask of an agent session's thread, for Alice.
+fn session_ask(question: &str) -> Value {
+    json!({
+        "to": format!("discord:{CHANNEL}@{ALICE}"),
+        "thread": {"key": "codex:s1", "title": "Codex · app · session s1"},
+        "questions": [{"question": question, "options": ["Staging", "Production", "Canary"]}]
+    })
+}
+
+#[tokio::test]
+async fn discord_asks_of_one_session_reply_to_its_first_message_and_a_reply_there_answers() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    let first = create(&daemon, &session_ask("Where first?")).await;
+    let root = posted(&fake, 1).await;
+    assert_eq!(root.content, "Codex · app · session s1");
+    assert_eq!(root.reference, None);
+    let question = posted(&fake, 2).await;
+    assert_eq!(question.reference, Some(root.id));
+    let second = create(&daemon, &session_ask("Where next?")).await;
+    let next = posted(&fake, 3).await;
+    assert_eq!(
+        next.reference,
+        Some(root.id),
+        "under the same first message"
+    );
+
+    fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), "canary").reply_to(root.id));
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"], json!({"where_next": ["Canary"]}));
+    fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), "1").reply_to(root.id));
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"], json!({"where_first": ["Staging"]}));
+}

@@ -513,3 +513,42 @@ async fn feishu_askbridge_command_tells_the_sender_alone_the_targets_for_this_ch
     );
     assert!(fake.bot_messages().is_empty(), "{:?}", fake.bot_messages());
 }
+
+/// An ask of an agent session's thread, for Alice.
+fn session_ask(question: &str) -> Value {
+    json!({
+        "to": format!("feishu:{CHAT}@{ALICE}"),
+        "thread": {"key": "claude-code:s1", "title": "Claude Code · api-server · session s1"},
+        "questions": [{"question": question, "options": ["Staging", "Production", "Canary"]}]
+    })
+}
+
+#[tokio::test]
+async fn feishu_asks_of_one_session_share_a_thread_and_a_reply_there_answers_the_newest() {
+    let fake = fake().await;
+    let daemon = started(daemon_for(&fake), &fake).await;
+    let first = create(&daemon, &session_ask("Where first?")).await;
+    let root = posted(&fake, 1).await;
+    assert!(
+        root.json().to_string().contains("session s1"),
+        "{}",
+        root.json()
+    );
+    assert_eq!(root.parent_id, None, "the thread's first message");
+    let question = posted(&fake, 2).await;
+    assert_eq!(question.root_id.as_deref(), Some(root.message_id.as_str()));
+    assert!(question.thread_id.is_some(), "in Feishu's thread");
+
+    let second = create(&daemon, &session_ask("Where next?")).await;
+    let next = posted(&fake, 3).await;
+    assert_eq!(next.root_id.as_deref(), Some(root.message_id.as_str()));
+    assert_eq!(next.thread_id, question.thread_id, "the same thread");
+
+    fake.send_text(CHAT, ALICE, "@bot canary", Some(&root.message_id));
+    let done = outcome(&daemon, &second).await;
+    assert_eq!(done["answers"], json!({"where_next": ["Canary"]}));
+    fake.send_text(CHAT, ALICE, "@bot 1", Some(&root.message_id));
+    let done = outcome(&daemon, &first).await;
+    assert_eq!(done["answers"], json!({"where_first": ["Staging"]}));
+    assert_eq!(fake.calls_to("/reply").len(), 2, "both asks in the thread");
+}

@@ -1,12 +1,13 @@
 //! Threads: the asks of one thread key (an ask's `thread`, a coding
 //! agent's session) go under one first message in each conversation,
-//! where the platform has threads (Slack's threads, a Telegram reply
-//! chain, Matrix threads). The first ask of the key posts the thread's
-//! title as that message; the message is on record (`threads`), so asks
-//! posted later — after a restart, by another instance — find it. A reply
-//! to it (on Slack: any message in the thread; on Matrix: a message in
-//! the thread that replies to nothing else) answers the newest pending
-//! ask of the thread in that conversation that the sender may answer.
+//! where the platform has threads (Slack's and Feishu's threads, a reply
+//! chain on Telegram and Discord). The first ask of the key posts the
+//! thread's title as that message; the message is on record (`threads`),
+//! so asks posted later — after a restart, by another instance — find it.
+//! A reply to it (on Slack: any message in the thread) answers the newest
+//! pending ask of the thread in that conversation that the sender may
+//! answer. Matrix has no threads for asks: each poll is answered in a
+//! thread of its own, and Matrix threads do not nest.
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Notice, Target, Thread};

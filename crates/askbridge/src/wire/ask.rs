@@ -74,8 +74,8 @@ impl From<&Context> for CanonicalContext {
 }
 
 /// The thread asks of one key share in each place (a coding agent's
-/// session): where the platform has threads (Slack, a Telegram reply
-/// chain, Matrix), the first ask of the key posts `title` as the thread's
+/// session): where the platform has threads (Slack, Feishu, a reply
+/// chain on Telegram and Discord), the first ask of the key posts `title` as the thread's
 /// first message and every ask of the key goes under it; a reply there
 /// answers the newest pending ask of the thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
