@@ -277,10 +277,13 @@ impl Inner {
             stored.insert(row.id, row.version);
         }
         drop(pending);
-        let in_memory: Vec<Arc<str>> = lock(&self.asks).keys().cloned().collect();
+        let in_memory: Vec<String> = lock(&self.asks)
+            .iter()
+            .map(|entry| entry.id.to_string())
+            .collect();
         for id in in_memory {
             // Gone from the pending rows: it ended elsewhere.
-            let version = stored.remove(&*id).unwrap_or(i64::MAX);
+            let version = stored.remove(&id).unwrap_or(i64::MAX);
             self.notice(&id, version, None).await?;
         }
         for (id, version) in stored {

@@ -4,32 +4,123 @@
 //! from one query at start ([`Inner::reload`]) and kept in step with the
 //! database when another process changes an ask ([`Inner::reload_entry`]).
 
-use std::collections::HashMap;
-use std::collections::hash_map;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use askbridge_core::lifecycle::{AskLifecycle, State};
 use askbridge_core::model::{ChannelKind, Timestamp};
 use futures_util::TryStreamExt;
+use smallvec::SmallVec;
 use tokio::sync::Notify;
 
 use super::outbox::{DELIVERED, FOREIGN, NOT_DELIVERED, Op, Outbox, UNDELIVERED};
 use super::{AskView, BridgeError, BridgeEvent, Inner, lock, record};
 use crate::wire::stored::StoredChannel;
 
-/// One pending ask in memory: small, because there may be 100,000.
+/// A pending ask's id as kept in memory: the 128 bits after `ask_` (every
+/// id askbridge makes is `ask_` and a UUID in 32 lowercase hex digits) —
+/// 16 bytes in place of a shared string of 36 and its allocation, for
+/// each of perhaps a million pending asks.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct AskKey([u64; 2]);
+
+impl AskKey {
+    /// The key of an id askbridge made; `None` for any other text.
+    pub(super) fn parse(id: &str) -> Option<AskKey> {
+        let hex = id.strip_prefix("ask_")?;
+        if hex.len() != 32 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let high = u64::from_str_radix(&hex[..16], 16).ok()?;
+        let low = u64::from_str_radix(&hex[16..], 16).ok()?;
+        Some(AskKey([high, low]))
+    }
+}
+
+impl fmt::Display for AskKey {
+    /// The id it was read from.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ask_{:016x}{:016x}", self.0[0], self.0[1])
+    }
+}
+
+impl fmt::Debug for AskKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The pending asks in memory by id: a table of the entries themselves,
+/// each found by its id's random bits (a UUID v7's last 64 bits are 62
+/// random ones, and ids are askbridge's own, never a caller's) — one
+/// pointer a slot, where a map from id to entry would take three.
+#[derive(Debug, Default)]
+pub(super) struct Asks(hashbrown::HashTable<Arc<Entry>>);
+
+impl Asks {
+    fn hash(key: AskKey) -> u64 {
+        key.0[1]
+    }
+
+    /// The entry of `key`.
+    pub(super) fn get(&self, key: AskKey) -> Option<&Arc<Entry>> {
+        self.0.find(Self::hash(key), |entry| entry.id == key)
+    }
+
+    /// Puts `entry` in, unless one of its id is there: then that one.
+    pub(super) fn insert_new(&mut self, entry: &Arc<Entry>) -> Option<Arc<Entry>> {
+        let key = entry.id;
+        match self.0.entry(
+            Self::hash(key),
+            |there| there.id == key,
+            |there| Self::hash(there.id),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(there) => Some(Arc::clone(there.get())),
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(Arc::clone(entry));
+                None
+            }
+        }
+    }
+
+    /// Takes `entry` out, if it is the one in memory for its id.
+    pub(super) fn remove(&mut self, entry: &Arc<Entry>) {
+        if let Ok(found) = self
+            .0
+            .find_entry(Self::hash(entry.id), |there| Arc::ptr_eq(there, entry))
+        {
+            found.remove();
+        }
+    }
+
+    /// Room for `more` entries.
+    pub(super) fn reserve(&mut self, more: usize) {
+        self.0.reserve(more, |entry| Self::hash(entry.id));
+    }
+
+    /// How many.
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Every entry, in no order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Arc<Entry>> {
+        self.0.iter()
+    }
+}
+
+/// One pending ask in memory: small, because there may be a million.
 #[derive(Debug)]
 pub(super) struct Entry {
-    pub(super) id: Arc<str>,
+    pub(super) id: AskKey,
     pub(super) deadline: Timestamp,
     /// Its lock serialises this process's changes to the ask.
     pub(super) slot: tokio::sync::Mutex<Slot>,
-    /// Woken (all waiters) when the ask ends.
-    pub(super) ended: Notify,
     /// The places it is posted to, in [`AskView::places`] order (one,
-    /// unless `to` listed several).
-    pub(super) spots: Box<[Spot]>,
+    /// unless `to` listed several: kept in the entry).
+    pub(super) spots: SmallVec<[Spot; 1]>,
 }
 
 /// One place of a pending ask: its channel, when it is posted (an
@@ -38,11 +129,20 @@ pub(super) struct Entry {
 #[derive(Debug)]
 pub(super) struct Spot {
     pub(super) kind: ChannelKind,
-    /// Not before this time: the ask is passed on here then.
-    pub(super) due: Option<Timestamp>,
+    /// Not before this time: the ask is passed on here then; the epoch
+    /// for a place posted at once (see [`Spot::due`]).
+    due: Timestamp,
     /// Delivery progress: one of the `outbox` constants.
     pub(super) delivery: AtomicU8,
     pub(super) outbox: Mutex<Outbox>,
+}
+
+impl Spot {
+    /// When the ask is passed on here (an escalation step); `None`: posted
+    /// at once.
+    pub(super) fn due(&self) -> Option<Timestamp> {
+        (self.due != Timestamp(0)).then_some(self.due)
+    }
 }
 
 #[derive(Debug)]
@@ -53,6 +153,20 @@ pub(super) struct Slot {
     pub(super) version: i64,
     /// The ask has ended and left the map; `lifecycle` is final.
     pub(super) ended: bool,
+    /// Woken (all waiters) when the ask ends; made by the first waiter
+    /// ([`Slot::on_end`]), as few asks are waited on.
+    wake: Option<Arc<Notify>>,
+}
+
+impl Slot {
+    /// What wakes a waiter when the ask ends. The waiter takes it and
+    /// makes its `notified()` future under the slot's lock, right after
+    /// seeing the ask pending: the end, made under the same lock, comes
+    /// after, and a `Notified` made before `notify_waiters` is woken by it
+    /// even before it is first polled.
+    pub(super) fn on_end(&mut self) -> Arc<Notify> {
+        Arc::clone(self.wake.get_or_insert_with(Arc::default))
+    }
 }
 
 /// Where [`Inner::find`] found an ask.
@@ -74,7 +188,7 @@ impl Inner {
     ) -> Result<(), BridgeError> {
         let row = self
             .store
-            .load_ask(&entry.id)
+            .load_ask(&entry.id.to_string())
             .await?
             .ok_or_else(|| BridgeError::NotFound(entry.id.to_string()))?;
         let lifecycle = record::rebuild(&row)?;
@@ -121,9 +235,14 @@ impl Inner {
         Ok(())
     }
 
+    /// The pending ask's entry by its key, if it is in memory.
+    pub(super) fn entry(&self, key: AskKey) -> Option<Arc<Entry>> {
+        lock(&self.asks).get(key).cloned()
+    }
+
     /// The pending ask's entry, if it is in memory.
     pub(super) fn lookup(&self, id: &str) -> Option<Arc<Entry>> {
-        lock(&self.asks).get(id).cloned()
+        self.entry(AskKey::parse(id)?)
     }
 
     /// The ask from memory, or else from the database; a pending ask
@@ -139,6 +258,7 @@ impl Inner {
         if row.state != "pending" {
             return Ok(Found::Ended(Box::new(record::rebuild(&row)?)));
         }
+        let key = AskKey::parse(&row.id).ok_or_else(|| record::unreadable_id(&row.id))?;
         let lifecycle = record::rebuild(&row)?;
         let spots: Vec<(ChannelKind, Option<Timestamp>)> = lifecycle
             .ask()
@@ -152,7 +272,7 @@ impl Inner {
             FOREIGN
         };
         Ok(Found::Pending(self.adopt(Entry::new(
-            Arc::from(row.id.as_str()),
+            key,
             spots.into_iter().map(|(kind, due)| (kind, delivery, due)),
             record::timestamp(row.deadline),
             row.version,
@@ -175,21 +295,18 @@ impl Inner {
     pub(super) fn adopt(&self, mut entry: Entry) -> Arc<Entry> {
         let cached = entry.slot.get_mut().lifecycle.is_some();
         let entry = Arc::new(entry);
-        match lock(&self.asks).entry(Arc::clone(&entry.id)) {
-            hash_map::Entry::Occupied(existing) => return Arc::clone(existing.get()),
-            hash_map::Entry::Vacant(slot) => {
-                slot.insert(Arc::clone(&entry));
-            }
+        if let Some(existing) = lock(&self.asks).insert_new(&entry) {
+            return existing;
         }
         if cached {
             self.cached.fetch_add(1, Ordering::Relaxed);
         }
-        self.arm(entry.deadline, Arc::clone(&entry.id));
+        self.arm(entry.deadline, entry.id);
         entry
     }
 
     /// Adds a deadline, waking the timer if it is the earliest.
-    pub(super) fn arm(&self, deadline: Timestamp, id: Arc<str>) {
+    pub(super) fn arm(&self, deadline: Timestamp, id: AskKey) {
         let earliest = {
             let mut deadlines = lock(&self.deadlines);
             let earliest = deadlines.first().is_none_or(|(at, _)| deadline < *at);
@@ -203,16 +320,8 @@ impl Inner {
 
     /// Takes an ended ask out of memory and disarms its deadline.
     pub(super) fn forget(&self, entry: &Arc<Entry>) {
-        {
-            let mut asks = lock(&self.asks);
-            if asks
-                .get(&*entry.id)
-                .is_some_and(|current| Arc::ptr_eq(current, entry))
-            {
-                asks.remove(&*entry.id);
-            }
-        }
-        lock(&self.deadlines).remove(&(entry.deadline, Arc::clone(&entry.id)));
+        lock(&self.asks).remove(entry);
+        lock(&self.deadlines).remove(&(entry.deadline, entry.id));
     }
 
     /// Marks a slot ended: out of memory, waiters woken.
@@ -222,7 +331,9 @@ impl Inner {
             self.cached.fetch_sub(1, Ordering::Relaxed);
         }
         self.forget(entry);
-        entry.ended.notify_waiters();
+        if let Some(wake) = slot.wake.take() {
+            wake.notify_waiters();
+        }
     }
 
     /// Drops a pending slot's lifecycle when too many are in memory.
@@ -247,9 +358,15 @@ impl Inner {
         let mut further = further_kinds(self.store.pending_further_places().await?);
         let mut rows = self.store.pending();
         let mut batch = Vec::with_capacity(1_024);
+        let mut reloaded = Vec::new();
         while let Some(row) = rows.try_next().await? {
             let Some(kind) = StoredChannel::parse(&row.channel).map(ChannelKind::from) else {
                 let error = record::unknown_channel(&row.id, &row.channel);
+                tracing::error!(ask_id = %row.id, error = %error, "unreadable pending ask left out");
+                continue;
+            };
+            let Some(key) = AskKey::parse(&row.id) else {
+                let error = record::unreadable_id(&row.id);
                 tracing::error!(ask_id = %row.id, error = %error, "unreadable pending ask left out");
                 continue;
             };
@@ -263,7 +380,7 @@ impl Inner {
             };
             let more = further.remove(row.id.as_str()).unwrap_or_default();
             batch.push(Arc::new(Entry::new(
-                Arc::from(row.id.as_str()),
+                key,
                 std::iter::once((kind, None))
                     .chain(more)
                     .map(|(kind, due)| (kind, delivery, due)),
@@ -272,10 +389,11 @@ impl Inner {
                 None,
             )));
             if batch.len() == batch.capacity() {
-                loaded += self.install(&mut batch);
+                loaded += self.install(&mut batch, &mut reloaded);
             }
         }
-        loaded += self.install(&mut batch);
+        loaded += self.install(&mut batch, &mut reloaded);
+        self.arm_reloaded(reloaded);
         self.timer_wake.notify_one();
         tracing::info!(
             pending = loaded,
@@ -285,17 +403,35 @@ impl Inner {
         Ok(())
     }
 
-    /// Puts a batch of reloaded entries in memory; returns how many.
-    pub(super) fn install(&self, batch: &mut Vec<Arc<Entry>>) -> usize {
+    /// Puts a batch of reloaded entries in memory, and their deadlines in
+    /// `deadlines`; returns how many.
+    pub(super) fn install(
+        &self,
+        batch: &mut Vec<Arc<Entry>>,
+        deadlines: &mut Vec<(Timestamp, AskKey)>,
+    ) -> usize {
         let count = batch.len();
         let mut asks = lock(&self.asks);
-        let mut deadlines = lock(&self.deadlines);
         asks.reserve(count);
         for entry in batch.drain(..) {
-            deadlines.insert((entry.deadline, Arc::clone(&entry.id)));
-            asks.insert(Arc::clone(&entry.id), entry);
+            deadlines.push((entry.deadline, entry.id));
+            if asks.insert_new(&entry).is_some() {
+                tracing::warn!(ask_id = %entry.id, "a pending ask read twice at start; kept once");
+            }
         }
         count
+    }
+
+    /// Arms the reloaded asks' deadlines: into an empty set, built whole
+    /// from the sorted list (its nodes full, half the room of one filled
+    /// an ask at a time).
+    fn arm_reloaded(&self, reloaded: Vec<(Timestamp, AskKey)>) {
+        let mut deadlines = lock(&self.deadlines);
+        if deadlines.is_empty() {
+            *deadlines = BTreeSet::from_iter(reloaded);
+        } else {
+            deadlines.extend(reloaded);
+        }
     }
 }
 
@@ -303,7 +439,7 @@ impl Entry {
     /// An entry whose places are on these channels, each with its
     /// delivery progress (an `outbox` constant).
     pub(super) fn new(
-        id: Arc<str>,
+        id: AskKey,
         spots: impl IntoIterator<Item = (ChannelKind, u8, Option<Timestamp>)>,
         deadline: Timestamp,
         version: i64,
@@ -316,15 +452,15 @@ impl Entry {
                 lifecycle,
                 version,
                 ended: false,
+                wake: None,
             }),
-            ended: Notify::new(),
             spots: spots
                 .into_iter()
                 .map(|(kind, delivery, due)| Spot {
                     kind,
-                    due,
+                    due: due.unwrap_or(Timestamp(0)),
                     delivery: AtomicU8::new(delivery),
-                    outbox: Mutex::new(Outbox::default()),
+                    outbox: Mutex::new(None),
                 })
                 .collect(),
         }
@@ -387,4 +523,37 @@ pub(super) fn further_kinds(
         }
     }
     kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AskKey;
+
+    #[test]
+    fn an_ask_key_is_the_id_askbridge_made_and_reads_back_as_it() {
+        let id = format!("ask_{}", uuid::Uuid::now_v7().simple());
+        let key = AskKey::parse(&id).expect("an id askbridge makes");
+        assert_eq!(key.to_string(), id);
+        assert_eq!(
+            AskKey::parse("ask_0000000000000001ffffffffffffffff")
+                .expect("a key")
+                .to_string(),
+            "ask_0000000000000001ffffffffffffffff"
+        );
+        let earlier = AskKey::parse("ask_01a24eac508d7630a88f2a59f57d34ff").expect("a key");
+        let later = AskKey::parse("ask_01a24eac50917530a15a0517d38101da").expect("a key");
+        assert!(earlier < later, "keys sort as their ids");
+        for other in [
+            "ask_1",
+            "ask_01A24EAC508D7630A88F2A59F57D34FF",
+            "ask_01a24eac508d7630a88f2a59f57d34f",
+            "ask_01a24eac508d7630a88f2a59f57d34ffa",
+            "ask_01a24eac508d7630a88f2a59f57d34fg",
+            "01a24eac508d7630a88f2a59f57d34ff",
+            "ask_+1a24eac508d7630a88f2a59f57d34f",
+            "",
+        ] {
+            assert_eq!(AskKey::parse(other), None, "{other:?}");
+        }
+    }
 }

@@ -65,7 +65,7 @@ pub use crate::store::MessageRef;
 pub use channel::Channel;
 pub use clock::Clock;
 pub use cluster::Owned;
-use memory::{Entry, Found, Slot, Spot, further_kinds, place_dues};
+use memory::{AskKey, Asks, Entry, Found, Slot, Spot, further_kinds, place_dues};
 pub use outbox::RetryPolicy;
 use outbox::{NOT_DELIVERED, Op, QUEUED, UNDELIVERED};
 
@@ -336,7 +336,7 @@ struct Inner {
     retry: RetryPolicy,
     runtime: tokio::runtime::Handle,
     /// Pending asks, one entry each. Never held across an `.await`.
-    asks: Mutex<HashMap<Arc<str>, Arc<Entry>>>,
+    asks: Mutex<Asks>,
     /// Pending deadlines, for the timer task.
     deadlines: Mutex<timer::Deadlines>,
     /// Wakes the timer task: an earlier deadline, or the bridge dropped.
@@ -353,7 +353,7 @@ struct Inner {
     cache_limit: usize,
     channels: RwLock<HashMap<ChannelKind, Arc<dyn Channel>>>,
     /// Asks delivered but not yet recorded as such.
-    delivered: Mutex<Vec<Arc<str>>>,
+    delivered: Mutex<Vec<AskKey>>,
     /// Wakes the task that records deliveries.
     delivered_wake: Arc<Notify>,
     /// Channel deliveries running in this process (posting, then saving
@@ -431,7 +431,7 @@ impl Bridge {
             clock,
             retry,
             runtime,
-            asks: Mutex::new(HashMap::new()),
+            asks: Mutex::new(Asks::default()),
             deadlines: Mutex::new(timer::Deadlines::new()),
             timer_wake: Arc::new(Notify::new()),
             remind_wake: Arc::new(Notify::new()),
@@ -518,7 +518,7 @@ impl Bridge {
         let here = inner.posts_here(kind);
         let mut waiting: Vec<(Arc<Entry>, usize)> = Vec::new();
         if here {
-            for entry in lock(&inner.asks).values() {
+            for entry in lock(&inner.asks).iter() {
                 for (place, spot) in entry.spots.iter().enumerate() {
                     if spot.kind == kind
                         && spot
@@ -598,7 +598,7 @@ impl Bridge {
             .collect();
         let dues = place_dues(&lifecycle);
         let entry = inner.adopt(Entry::new(
-            Arc::from(lifecycle.id()),
+            AskKey::parse(lifecycle.id()).ok_or_else(|| record::unreadable_id(lifecycle.id()))?,
             places
                 .iter()
                 .zip(dues)
@@ -664,9 +664,8 @@ impl Bridge {
         tokio::pin!(timeout);
         let mut refreshed = false;
         loop {
-            let ended = entry.ended.notified();
-            tokio::pin!(ended);
-            ended.as_mut().enable();
+            let wake;
+            let ended;
             {
                 let mut slot = entry.slot.lock().await;
                 if !refreshed {
@@ -676,7 +675,10 @@ impl Bridge {
                 if slot.ended {
                     return inner.slot_view(&slot);
                 }
+                wake = slot.on_end();
+                ended = wake.notified();
             }
+            tokio::pin!(ended);
             tokio::select! {
                 () = &mut ended => {}
                 () = &mut timeout => {
@@ -1157,7 +1159,7 @@ impl Inner {
         entry: &Arc<Entry>,
         change: Change,
     ) -> Result<(Option<Step>, AskView), BridgeError> {
-        let id = &*entry.id;
+        let id = &entry.id.to_string();
         let mut slot = entry.slot.lock().await;
         if slot.lifecycle.is_none() {
             self.reload_entry(entry, &mut slot).await?;
@@ -1217,7 +1219,7 @@ impl Inner {
         lifecycle: AskLifecycle,
         step: Option<&Step>,
     ) -> AskView {
-        let id = &*entry.id;
+        let id = &entry.id.to_string();
         let view = self.view(&lifecycle);
         let state = lifecycle.state().clone();
         slot.lifecycle = Some(Box::new(lifecycle));
@@ -1280,7 +1282,7 @@ impl Inner {
         if slot.ended {
             return Ok(());
         }
-        match self.store.load_version(&entry.id).await? {
+        match self.store.load_version(&entry.id.to_string()).await? {
             Some(version) if version == slot.version => Ok(()),
             Some(_) => {
                 self.reload_entry(entry, slot).await?;

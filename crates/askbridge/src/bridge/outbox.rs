@@ -122,12 +122,10 @@ pub(super) enum Op {
     Remind(Arc<AskView>, u32, Arc<super::remind::Reminding>),
 }
 
-/// The queued operations of one place of an ask.
-#[derive(Debug, Default)]
-pub(super) struct Outbox {
-    ops: VecDeque<Op>,
-    running: bool,
-}
+/// The queued operations of one place of an ask, while its runner drains
+/// them; `None` when it is idle (most pending asks, most of the time: a
+/// pointer, not an empty queue, in each of them).
+pub(super) type Outbox = Option<Box<VecDeque<Op>>>;
 
 /// Queues `op` for the entry's place `place`, starting its runner if
 /// idle.
@@ -137,12 +135,14 @@ pub(super) fn enqueue(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, op: 
     };
     let mut outbox = lock(&spot.outbox);
     inner.settle.start();
-    outbox.ops.push_back(op);
-    if !outbox.running {
-        outbox.running = true;
-        inner
-            .runtime
-            .spawn(drain(Arc::clone(inner), Arc::clone(entry), place));
+    match outbox.as_mut() {
+        Some(ops) => ops.push_back(op),
+        None => {
+            *outbox = Some(Box::new(VecDeque::from([op])));
+            inner
+                .runtime
+                .spawn(drain(Arc::clone(inner), Arc::clone(entry), place));
+        }
     }
 }
 
@@ -151,10 +151,10 @@ async fn drain(inner: Arc<Inner>, entry: Arc<Entry>, place: usize) {
     loop {
         let op = {
             let mut outbox = lock(&spot.outbox);
-            match outbox.ops.pop_front() {
+            match outbox.as_mut().and_then(|ops| ops.pop_front()) {
                 Some(op) => op,
                 None => {
-                    outbox.running = false;
+                    *outbox = None;
                     return;
                 }
             }
@@ -197,7 +197,7 @@ fn shown(spot: &Spot) -> bool {
 /// Delivers the ask to one place, retrying as the channel allows; gives
 /// the place up when that fails for good.
 async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Option<Arc<AskView>>) {
-    let id = &*entry.id;
+    let id = &entry.id.to_string();
     let spot = &entry.spots[place];
     let Some(channel) = inner.channel(spot.kind) else {
         let reason = format!("no {} channel is configured", spot.kind.as_str());
@@ -216,7 +216,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
         },
     };
     // An escalation step: passed on at its time, if the ask is still open.
-    if let Some(due) = spot.due
+    if let Some(due) = spot.due()
         && sleep_until_unless_ended(inner, entry, due).await
     {
         spot.delivery.store(NOT_DELIVERED, Ordering::Release);
@@ -278,12 +278,17 @@ async fn sleep_until_unless_ended(
     entry: &Entry,
     until: askbridge_core::model::Timestamp,
 ) -> bool {
-    let ended = entry.ended.notified();
-    tokio::pin!(ended);
-    ended.as_mut().enable();
-    if entry.slot.lock().await.ended {
-        return true;
+    let wake;
+    let ended;
+    {
+        let mut slot = entry.slot.lock().await;
+        if slot.ended {
+            return true;
+        }
+        wake = slot.on_end();
+        ended = wake.notified();
     }
+    tokio::pin!(ended);
     let sleep = async {
         tokio::select! {
             () = &mut ended => true,
@@ -296,7 +301,7 @@ async fn sleep_until_unless_ended(
 /// Notes that the ask's delivery is done (every place settled, one took
 /// it), for [`record_deliveries`] to record.
 fn note_delivered(inner: &Inner, entry: &Entry) {
-    lock(&inner.delivered).push(Arc::clone(&entry.id));
+    lock(&inner.delivered).push(entry.id);
     inner.delivered_wake.notify_one();
 }
 
@@ -421,7 +426,8 @@ pub(super) async fn flush_deliveries(inner: &Inner) -> Result<(), crate::store::
     if batch.is_empty() {
         return Ok(());
     }
-    let ids: Vec<&str> = batch.iter().map(|id| &**id).collect();
+    let ids: Vec<String> = batch.iter().map(ToString::to_string).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let at = super::record::millis(inner.clock.now());
     let result = inner.store.mark_delivered(&ids, at).await;
     if result.is_err() {

@@ -31,6 +31,15 @@ pub(super) fn unknown_channel(id: &str, channel: &str) -> StoreError {
     corrupt(id, format!("unknown channel {channel:?}"))
 }
 
+/// A pending ask's id that askbridge did not make (`ask_` and 32 lowercase
+/// hex digits): it cannot be kept in memory.
+pub(super) fn unreadable_id(id: &str) -> StoreError {
+    corrupt(
+        id,
+        "not an id askbridge makes (ask_ and 32 lowercase hex digits)",
+    )
+}
+
 /// The `state_json` column for a state.
 pub(super) fn state_json(id: &str, state: &State) -> Result<String, StoreError> {
     serde_json::to_string(&StoredState::from(state)).map_err(|e| corrupt(id, e))

@@ -15,11 +15,12 @@ use askbridge_core::model::Timestamp;
 use tokio::sync::Notify;
 
 use super::clock::Clock;
+use super::memory::AskKey;
 use super::{BridgeError, Change, Inner, lock};
 use crate::store::StoreError;
 
 /// Pending deadlines, earliest first; ids are shared with the ask map.
-pub(super) type Deadlines = BTreeSet<(Timestamp, Arc<str>)>;
+pub(super) type Deadlines = BTreeSet<(Timestamp, AskKey)>;
 
 /// How long to wait before retrying a timeout the database refused.
 const RETRY_FAILED_EXPIRY: Duration = Duration::from_secs(1);
@@ -51,7 +52,7 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
 }
 
 /// Removes and returns the asks whose deadline is at or before `now`.
-fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, Arc<str>)> {
+fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, AskKey)> {
     let mut deadlines = lock(&inner.deadlines);
     let mut due = Vec::new();
     while deadlines.first().is_some_and(|(at, _)| *at <= now) {
@@ -62,8 +63,8 @@ fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, Arc<str>)> {
     due
 }
 
-async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, Arc<str>)) {
-    let Some(entry) = inner.lookup(id) else {
+async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, AskKey)) {
+    let Some(entry) = inner.entry(*id) else {
         return;
     };
     if let Err(error) = inner.apply(&entry, Change::Tick).await {
@@ -78,7 +79,7 @@ async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, Arc<str>)) {
                     u64::try_from(RETRY_FAILED_EXPIRY.as_millis()).unwrap_or(1_000),
                 ),
             );
-        inner.arm(retry_at, Arc::clone(id));
+        inner.arm(retry_at, *id);
     }
 }
 
