@@ -15,7 +15,7 @@
 //!
 //! It depends on the core and serenity only: not on askbridge's server
 //! crate, its storage or its HTTP framework. The server wires these parts
-//! to its bridge (`askbridge::discord`).
+//! to its bridge (`askbridge::channels::discord`).
 
 pub mod parse;
 pub mod render;

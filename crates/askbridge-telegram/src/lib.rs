@@ -13,7 +13,7 @@
 //!
 //! It depends on the core and teloxide only: not on askbridge's server
 //! crate, its storage or its HTTP framework. The server wires these parts
-//! to its bridge (`askbridge::telegram`).
+//! to its bridge (`askbridge::channels::telegram`).
 
 pub mod parse;
 pub mod render;

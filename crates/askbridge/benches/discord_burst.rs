@@ -25,8 +25,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
+use askbridge::channels::discord::Discord;
 use askbridge::config::{DiscordConfig, Secret};
-use askbridge::discord::Discord;
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Locale, Mode};

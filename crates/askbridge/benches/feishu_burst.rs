@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
+use askbridge::channels::feishu::Feishu;
 use askbridge::config::{FeishuConfig, FeishuMode, Secret};
-use askbridge::feishu::Feishu;
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Locale, Mode};

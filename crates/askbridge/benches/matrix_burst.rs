@@ -23,8 +23,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use askbridge::bridge::{Bridge, BridgeOptions};
+use askbridge::channels::matrix::Matrix;
 use askbridge::config::{MatrixConfig, Secret};
-use askbridge::matrix::Matrix;
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Locale, Mode};

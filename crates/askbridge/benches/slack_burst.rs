@@ -27,8 +27,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
+use askbridge::channels::slack::Slack;
 use askbridge::config::{Secret, SlackConfig, SlackMode};
-use askbridge::slack::Slack;
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Locale, Mode};

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askbridge::bridge::{Bridge, BridgeOptions, ListFilter, NewAsk};
+use askbridge::channels::telegram::Telegram;
 use askbridge::config::{Secret, TelegramConfig, TelegramMode};
-use askbridge::telegram::Telegram;
 use askbridge_core::model::Target;
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{Locale, Mode};

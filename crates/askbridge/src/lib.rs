@@ -17,18 +17,14 @@
 //! higher one.
 
 pub mod bridge;
+pub mod channels;
 pub mod chat;
 pub mod commands;
 pub mod config;
-pub mod discord;
-pub mod feishu;
 pub mod http;
 pub mod instance;
-pub mod matrix;
 pub mod mcp;
-pub mod slack;
 pub mod store;
-pub mod telegram;
 pub mod web;
 pub mod wire;
 

@@ -628,8 +628,8 @@ async fn discord_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     use std::time::Duration;
 
     use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, Tuning};
+    use askbridge::channels::discord::Discord;
     use askbridge::config::{DiscordConfig, Secret};
-    use askbridge::discord::Discord;
     use askbridge_core::lifecycle::State;
     use askbridge_core::model::Target;
     use askbridge_core::model::Timestamp;

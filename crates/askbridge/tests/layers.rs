@@ -1,13 +1,13 @@
 //! The daemon's modules read in layers, lowest first: `instance` →
 //! `config` → `wire` → `store` → `bridge` → `chat` → `web` → `mcp` →
-//! `http` → `telegram` → `discord` → `slack` → `feishu` → `matrix` → `commands`.
+//! `http` → `channels` → `commands`.
 //! A module uses only modules before it (and itself), never one after it,
 //! so there is no import circle. Doc comments may point anywhere.
 
 /// The modules of the crate, lowest layer first.
 const ORDER: &[&str] = &[
-    "instance", "config", "wire", "store", "bridge", "chat", "web", "mcp", "http", "telegram",
-    "discord", "slack", "feishu", "matrix", "commands",
+    "instance", "config", "wire", "store", "bridge", "chat", "web", "mcp", "http", "channels",
+    "commands",
 ];
 
 #[path = "../../askbridge-core/tests/layering/mod.rs"]

@@ -346,7 +346,7 @@ async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
     )
     .await
     .unwrap();
-    let _polling = askbridge::telegram::Telegram::new(
+    let _polling = askbridge::channels::telegram::Telegram::new(
         &bridge,
         &TelegramConfig {
             token: Secret::new(telegram.token()),
@@ -359,7 +359,7 @@ async fn an_open_ask_is_reminded_once_in_each_place_mentioning_its_person() {
     )
     .unwrap()
     .start("127.0.0.1:0".parse().unwrap());
-    let _socket = askbridge::slack::Slack::new(
+    let _socket = askbridge::channels::slack::Slack::new(
         &bridge,
         &SlackConfig {
             token: Secret::new(slack.bot_token()),

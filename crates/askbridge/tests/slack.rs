@@ -539,8 +539,8 @@ async fn slack_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     use std::time::Duration;
 
     use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, Tuning};
+    use askbridge::channels::slack::Slack;
     use askbridge::config::{Secret, SlackConfig, SlackMode};
-    use askbridge::slack::Slack;
     use askbridge_core::lifecycle::State;
     use askbridge_core::model::Target;
     use askbridge_core::model::Timestamp;

@@ -552,8 +552,8 @@ async fn telegram_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     use std::time::Duration;
 
     use askbridge::bridge::{Bridge, BridgeOptions, Clock, NewAsk, Tuning};
+    use askbridge::channels::telegram::Telegram;
     use askbridge::config::{Secret, TelegramConfig, TelegramMode};
-    use askbridge::telegram::Telegram;
     use askbridge_core::lifecycle::State;
     use askbridge_core::model::Target;
     use askbridge_core::model::Timestamp;

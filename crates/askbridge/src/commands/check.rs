@@ -652,7 +652,7 @@ fn store_reason(error: &StoreError) -> String {
 
 /// `getMe`: the bot's name and privacy mode.
 async fn telegram(config: &TelegramConfig) -> Check {
-    let client = crate::telegram::client(config);
+    let client = crate::channels::telegram::client(config);
     let me = match identify(config, client, async |api| api.me().await).await {
         Ok((_, me)) => me,
         Err(failed) => return failed,
@@ -684,7 +684,7 @@ async fn telegram(config: &TelegramConfig) -> Check {
 /// The bot user, and its application: the Message Content intent and the
 /// interactions public key.
 async fn discord(config: &DiscordConfig) -> Check {
-    let client = crate::discord::client(config);
+    let client = crate::channels::discord::client(config);
     let (api, me) = match identify(config, client, async |api| api.me().await).await {
         Ok(found) => found,
         Err(failed) => return failed,
@@ -751,8 +751,8 @@ async fn discord(config: &DiscordConfig) -> Check {
 /// `auth.test`: the bot and its workspace; and the scopes the token was
 /// granted, when Slack says.
 async fn slack(config: &SlackConfig) -> Check {
-    use crate::slack::BOT_SCOPES;
-    let client = crate::slack::client(config);
+    use crate::channels::slack::BOT_SCOPES;
+    let client = crate::channels::slack::client(config);
     let (api, me) = match identify(config, client, async |api| api.auth_test().await).await {
         Ok(found) => found,
         Err(failed) => return failed,
@@ -817,7 +817,7 @@ async fn slack(config: &SlackConfig) -> Check {
 /// The bot's info: the app's name, and (webhook mode) whether pushes can
 /// be told from forgeries beyond the encrypt key.
 async fn feishu(config: &FeishuConfig) -> Check {
-    let client = crate::feishu::client(config);
+    let client = crate::channels::feishu::client(config);
     let (_, bot) = match identify(config, client, async |api| api.bot_info().await).await {
         Ok(found) => found,
         Err(failed) => return failed,
@@ -853,7 +853,7 @@ async fn feishu(config: &FeishuConfig) -> Check {
 /// The homeserver's versions and the bot's login: the token's device and
 /// the bot's display name, or that the first start logs in by password.
 async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
-    let login = crate::matrix::login(config, data_dir);
+    let login = crate::channels::matrix::login(config, data_dir);
     let identity = match askbridge_matrix::run::identify(&login).await {
         Ok(identity) => identity,
         Err(reason) => {

@@ -95,30 +95,30 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let telegram = config
         .telegram
         .as_ref()
-        .map(|telegram| crate::telegram::Telegram::new(&bridge, telegram))
+        .map(|telegram| crate::channels::telegram::Telegram::new(&bridge, telegram))
         .transpose()
         .map_err(|message| anyhow::anyhow!("telegram: {message}"))?;
     let discord = config
         .discord
         .as_ref()
-        .map(|discord| crate::discord::Discord::new(&bridge, discord))
+        .map(|discord| crate::channels::discord::Discord::new(&bridge, discord))
         .transpose()
         .map_err(|message| anyhow::anyhow!("discord: {message}"))?;
     let slack = config
         .slack
         .as_ref()
-        .map(|slack| crate::slack::Slack::new(&bridge, slack))
+        .map(|slack| crate::channels::slack::Slack::new(&bridge, slack))
         .transpose()
         .map_err(|message| anyhow::anyhow!("slack: {message}"))?;
     let feishu = config
         .feishu
         .as_ref()
-        .map(|feishu| crate::feishu::Feishu::new(&bridge, feishu))
+        .map(|feishu| crate::channels::feishu::Feishu::new(&bridge, feishu))
         .transpose()
         .map_err(|message| anyhow::anyhow!("feishu: {message}"))?;
     let matrix = match &config.matrix {
         Some(matrix) => Some(
-            crate::matrix::Matrix::new(&bridge, matrix, &config.data_dir)
+            crate::channels::matrix::Matrix::new(&bridge, matrix, &config.data_dir)
                 .await
                 .map_err(|message| anyhow::anyhow!("matrix: {message}"))?,
         ),
@@ -139,17 +139,21 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         )),
         webhooks: telegram
             .iter()
-            .filter_map(crate::telegram::Telegram::webhook_router)
+            .filter_map(crate::channels::telegram::Telegram::webhook_router)
             .chain(
                 discord
                     .iter()
-                    .filter_map(crate::discord::Discord::interactions_router),
+                    .filter_map(crate::channels::discord::Discord::interactions_router),
             )
-            .chain(slack.iter().filter_map(crate::slack::Slack::http_router))
+            .chain(
+                slack
+                    .iter()
+                    .filter_map(crate::channels::slack::Slack::http_router),
+            )
             .chain(
                 feishu
                     .iter()
-                    .filter_map(crate::feishu::Feishu::webhook_router),
+                    .filter_map(crate::channels::feishu::Feishu::webhook_router),
             )
             .collect(),
     };
@@ -203,13 +207,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     if let Some(discord) = &discord {
         let discord = discord.clone();
-        owned.push(
-            bridge.run_owned(crate::discord::Discord::RECEIVING_LEASE, move || {
-                discord.start()
-            }),
-        );
+        owned.push(bridge.run_owned(
+            crate::channels::discord::Discord::RECEIVING_LEASE,
+            move || discord.start(),
+        ));
     }
-    receiving.extend(slack.iter().map(crate::slack::Slack::start));
+    receiving.extend(slack.iter().map(crate::channels::slack::Slack::start));
     if let Some(feishu) = &feishu {
         match feishu.receiving_lease() {
             Some(lease) => {

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use askbridge::bridge::Bridge;
+use askbridge::channels::discord::Discord;
 use askbridge::config::{DiscordConfig, Secret};
-use askbridge::discord::Discord;
 use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::discord::{Channel, FakeDiscord, IncomingMessage, User};
 use askbridge_testkit::faults::{FaultCounts, Faults};

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use askbridge::bridge::Bridge;
+use askbridge::channels::feishu::Feishu;
 use askbridge::config::{FeishuConfig, FeishuMode, Secret};
-use askbridge::feishu::Feishu;
 use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::feishu::FakeFeishu;

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use askbridge::bridge::Bridge;
+use askbridge::channels::slack::Slack;
 use askbridge::config::{Secret, SlackConfig, SlackMode};
-use askbridge::slack::Slack;
 use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::slack::{Channel, FakeSlack, IncomingMessage, User};

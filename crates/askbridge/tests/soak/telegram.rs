@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use askbridge::bridge::Bridge;
+use askbridge::channels::telegram::Telegram;
 use askbridge::config::{Secret, TelegramConfig, TelegramMode};
-use askbridge::telegram::Telegram;
 use askbridge_core::render::{Locale, Mode};
 use askbridge_testkit::faults::{FaultCounts, Faults};
 use askbridge_testkit::telegram::{Chat, FakeTelegram, IncomingMessage, User};

@@ -577,7 +577,7 @@ mod tests {
 
     #[test]
     fn slack_the_documented_manifest_asks_for_every_scope_used() {
-        let docs = include_str!("../../../docs/channels/slack.md");
+        let docs = include_str!("../../../../docs/channels/slack.md");
         let (_, after) = docs
             .split_once("       bot:\n")
             .expect("the manifest's bot scopes");
