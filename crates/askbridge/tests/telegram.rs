@@ -1148,3 +1148,39 @@ async fn post_notice(daemon: &Daemon, notice: &Value) -> (u16, Value) {
     let status = response.status().as_u16();
     (status, response.json().await.unwrap())
 }
+
+#[tokio::test]
+async fn telegram_two_asks_of_a_new_session_at_once_share_one_first_message() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let (one, two) = (session_ask("Where first?"), session_ask("Where next?"));
+    let (first, second) = tokio::join!(create(&daemon, &one), create(&daemon, &two));
+    assert_ne!(first, second);
+    let posted = fake.wait_for_sends(3).await;
+    let roots: Vec<&StoredMessage> = posted
+        .iter()
+        .filter(|message| message.reply_to_message_id.is_none())
+        .collect();
+    assert_eq!(roots.len(), 1, "one first message: {posted:#?}");
+    assert_eq!(roots[0].text, "Codex · app · session s1");
+    for question in posted
+        .iter()
+        .filter(|message| message.has_inline_keyboard())
+    {
+        assert_eq!(question.reply_to_message_id, Some(roots[0].message_id));
+    }
+    daemon::Api::of(&daemon).cancel(&first).await;
+    daemon::Api::of(&daemon).cancel(&second).await;
+    fake.wait_for("both questions closed", |state| {
+        (state
+            .messages_in(CHAT)
+            .iter()
+            .filter(|message| message.edited)
+            .count()
+            == 2)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(fake.calls_to("sendMessage").len(), 3, "nothing more posted");
+}

@@ -31,16 +31,26 @@ impl<P: ChatPlatform> ChatDriver<P> {
             return Ok(None);
         }
         let conversation = P::conversation(chat);
+        let on_record = || async {
+            bridge
+                .thread_root(P::KIND, &conversation, &thread.key)
+                .await
+                .map_err(storage)
+        };
+        // Looked up first without the lock: a thread's later asks never wait
+        // on another's first message.
+        let mut root = on_record().await?;
         // One first message per thread at a time from this process. Two
         // instances posting the same thread's first message at once each
         // post one; the first on record is the thread, the other stays a
-        // message of its own.
-        let _posting = self.threads.lock().await;
-        let on_record = bridge
-            .thread_root(P::KIND, &conversation, &thread.key)
-            .await
-            .map_err(storage)?;
-        let root = match on_record {
+        // message of its own. So does one posted by a process that died
+        // before recording it.
+        let _posting;
+        if root.is_none() {
+            _posting = self.threads.lock().await;
+            root = on_record().await?;
+        }
+        let root = match root {
             Some(root) => root,
             None => {
                 let once = once_key(P::KIND, &conversation, &thread.key);
