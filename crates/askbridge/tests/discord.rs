@@ -284,14 +284,23 @@ async fn discord_a_persons_messages_sent_back_to_back_apply_in_order() {
     for round in 1..=5 {
         let id = create(&daemon, &deploy_ask()).await;
         let question = posted(&fake, round).await;
-        for text in ["2", "3"] {
-            fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), text));
-        }
+        let sent: Vec<u64> = ["2", "3"]
+            .into_iter()
+            .map(|text| fake.inject_message(IncomingMessage::new(CHANNEL, &alice(), text)))
+            .collect();
         let done = outcome(&daemon, &id).await;
+        // What the channel held, to tell an order broken in the daemon
+        // from a question posted late: (id, reply to, text) of each message.
+        let held: Vec<(u64, Option<u64>, String)> = fake
+            .messages_in(CHANNEL)
+            .into_iter()
+            .map(|message| (message.id, message.reference, message.content))
+            .collect();
         assert_eq!(
             done["answers"],
             json!({"env": ["Production"]}),
-            "round {round}: {done}"
+            "round {round}: question {}, typed {sent:?}; {done}; channel: {held:#?}",
+            question.id
         );
         closed(&fake, &question).await;
     }
