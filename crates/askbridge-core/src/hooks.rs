@@ -239,14 +239,8 @@ impl Finished {
                 "placeholder": "The next instruction",
             }],
             "timeoutSeconds": timeout_seconds,
-            "thread": session_thread(self.host, &self.session_id, &self.cwd),
         });
-        if let Some(text) = last_message.filter(|text| !text.trim().is_empty()) {
-            ask["context"] = json!({"text": text, "language": "markdown"});
-        }
-        if let Some(to) = to {
-            ask["to"] = json!(to);
-        }
+        self.in_session(&mut ask, last_message, to);
         ask
     }
 
@@ -255,17 +249,21 @@ impl Finished {
     /// thread.
     pub fn notice(&self, last_message: Option<&str>, to: Option<&str>) -> Value {
         let project = project_of(&self.cwd);
-        let mut notice = json!({
-            "text": format!("{} finished in {project}.", self.host.name()),
-            "thread": session_thread(self.host, &self.session_id, &self.cwd),
-        });
+        let mut notice = json!({"text": format!("{} finished in {project}.", self.host.name())});
+        self.in_session(&mut notice, last_message, to);
+        notice
+    }
+
+    /// What the finished turn's ask and notice both carry: the session's
+    /// thread, the last message as a markdown block, and where to post.
+    fn in_session(&self, body: &mut Value, last_message: Option<&str>, to: Option<&str>) {
+        body["thread"] = session_thread(self.host, &self.session_id, &self.cwd);
         if let Some(text) = last_message.filter(|text| !text.trim().is_empty()) {
-            notice["context"] = json!({"text": text, "language": "markdown"});
+            body["context"] = json!({"text": text, "language": "markdown"});
         }
         if let Some(to) = to {
-            notice["to"] = json!(to);
+            body["to"] = json!(to);
         }
-        notice
     }
 
     /// `{"decision": "block", "reason": <the reply>}` once the person

@@ -10,10 +10,9 @@
 //! [`instance`] (this instance's name) → [`config`] → [`wire`] (pure data
 //! shapes) → [`store`] → [`bridge`] (the lifecycle driver) → [`chat`] (what
 //! the chat platforms share) → [`web`] → [`mcp`] → [`http`] (the server,
-//! which mounts the web page and MCP) → [`telegram`], [`discord`],
-//! [`slack`], [`feishu`], [`matrix`] (each platform's wiring, whose webhooks
-//! answer through `http`) → [`commands`] (the command-line tools, which put it all
-//! together). A conversion between two layers' types lives with the
+//! which mounts the web page and MCP) → [`channels`] (each chat platform's
+//! wiring, whose webhooks answer through `http`) → [`commands`] (the
+//! command-line tools, which put it all together). A conversion between two layers' types lives with the
 //! higher one.
 
 pub mod bridge;
@@ -27,6 +26,14 @@ pub mod mcp;
 pub mod store;
 pub mod web;
 pub mod wire;
+
+/// A text as a short, stable name (a name-based UUID, as 32 hex digits):
+/// a file name, an idempotency key's body, a message's once key.
+pub fn hashed(text: &str) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, text.as_bytes())
+        .simple()
+        .to_string()
+}
 
 /// An error and its causes on one line, `: `-separated; a cause whose text
 /// the line already holds is not repeated.

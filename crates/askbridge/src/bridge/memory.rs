@@ -27,6 +27,13 @@ use crate::wire::stored::StoredChannel;
 pub(super) struct AskKey([u64; 2]);
 
 impl AskKey {
+    /// A new ask's key: a UUID v7, so ids sort by creation time and their
+    /// last 64 bits are mostly random ([`Asks`] hashes by them).
+    pub(super) fn new() -> AskKey {
+        let (high, low) = uuid::Uuid::now_v7().as_u64_pair();
+        AskKey([high, low])
+    }
+
     /// The key of an id askbridge made; `None` for any other text.
     pub(super) fn parse(id: &str) -> Option<AskKey> {
         let hex = id.strip_prefix("ask_")?;

@@ -573,8 +573,8 @@ impl Bridge {
             idempotency_key,
         } = new;
         let ask = ask.with_defaults(&inner.defaults);
-        let id = format!("ask_{}", uuid::Uuid::now_v7().simple());
-        let lifecycle = AskLifecycle::new(id, ask, inner.clock.now());
+        let key = AskKey::new();
+        let lifecycle = AskLifecycle::new(key.to_string(), ask, inner.clock.now());
         let row = record::new_row(&lifecycle, idempotency_key, &inner.instance)?;
         if let Inserted::Existing(existing) = inner.store.insert_ask(&row).await? {
             if existing.ask_json != row.ask_json {
@@ -598,7 +598,7 @@ impl Bridge {
             .collect();
         let dues = place_dues(&lifecycle);
         let entry = inner.adopt(Entry::new(
-            AskKey::parse(lifecycle.id()).ok_or_else(|| record::unreadable_id(lifecycle.id()))?,
+            key,
             places
                 .iter()
                 .zip(dues)

@@ -12,7 +12,6 @@
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::model::{ChannelKind, Notice, Target, Thread};
 use askbridge_core::render;
-use sha2::{Digest, Sha256};
 
 use super::driver::{ChatDriver, ChatPlatform, record_posted, storage};
 use super::{Addressed, AllowList, Person, Posted, may_answer};
@@ -71,9 +70,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
             ))
         })
     }
-}
 
-impl<P: ChatPlatform> ChatDriver<P> {
     /// Posts a notice: its text, then its block, in its thread where it
     /// has one; each message named after `once` and its part. Nothing is
     /// recorded: a notice is never answered or edited.
@@ -116,12 +113,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
 /// however often it is sent ([`ChatPlatform::send`]'s `once`): short
 /// enough for every platform's idempotency key.
 fn once_key(channel: ChannelKind, conversation: &str, key: &str) -> String {
-    let digest = Sha256::digest(format!("{}\n{conversation}\n{key}", channel.as_str()));
-    let hex: String = digest[..16]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    format!("thread-{hex}")
+    let name = crate::hashed(&format!("{}\n{conversation}\n{key}", channel.as_str()));
+    format!("thread-{name}")
 }
 
 /// The ask a reply to message `reply_to` answers when that message is a

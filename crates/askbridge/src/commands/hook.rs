@@ -365,7 +365,7 @@ impl HookOptions {
 
 /// An event's idempotency key: its identity, hashed.
 fn idempotency_key(identity: &str) -> String {
-    format!("hook-{}", hook_state::hashed(identity))
+    format!("hook-{}", crate::hashed(identity))
 }
 
 /// Creates the ask, or finds the pending one this call already made;

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 
 use askbridge_core::hooks::MovedOn;
 
+use crate::hashed;
+
 /// The notes' directory.
 fn dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("ASKBRIDGE_HOOK_STATE").filter(|dir| !dir.is_empty()) {
@@ -22,14 +24,6 @@ fn dir() -> PathBuf {
     }
     let user = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
     std::env::temp_dir().join(format!("askbridge-hooks-{user}"))
-}
-
-/// A text as a short, stable name (a name-based UUID, as hex): a file
-/// name here, the idempotency key's body in `hook`.
-pub(super) fn hashed(text: &str) -> String {
-    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, text.as_bytes())
-        .simple()
-        .to_string()
 }
 
 /// A waiting ask's note; removed when dropped.

@@ -7,7 +7,6 @@ use askbridge_core::normalize::normalize_notice;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use sha2::{Digest, Sha256};
 use utoipa::IntoParams;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -62,11 +61,7 @@ pub async fn create(
         error
     })?;
     let once = match key {
-        Some(key) => {
-            let digest = Sha256::digest(key.as_bytes());
-            let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-            format!("notice-{hex}")
-        }
+        Some(key) => format!("notice-{}", crate::hashed(&key)),
         None => format!("notice-{}", uuid::Uuid::new_v4().simple()),
     };
     let (target, messages) = state.bridge.notify(&notice, &once).await.map_err(refused)?;
