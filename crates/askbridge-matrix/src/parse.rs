@@ -4,25 +4,32 @@
 //! - A poll response, in the unstable form Element sends
 //!   (`org.matrix.msc3381.poll.response`, `answers`) or the stable one
 //!   (`m.poll.response`, `m.selections`), is a vote: a press of the answer
-//!   chosen, whose id is askbridge's callback key.
+//!   chosen, whose id is askbridge's callback key. A vote replaces the
+//!   voter's earlier one, so a vote for options is the selection now
+//!   (`chosen`: every option voted for, none for a vote for nothing).
 //! - A text message (`m.text`, `m.emote`) is typed text. It answers the
 //!   message it replies to (`m.in_reply_to`), else the root of its thread
 //!   (`m.thread`), else nothing in particular. A reply's fallback quote
 //!   (`> <@bot:hs> …`) and the bot's mention (its user id, or the display
 //!   name Element writes before a colon) are taken off.
 //! - A ⏭ reaction on one of askbridge's messages is a typed "skip" in
-//!   reply to it.
+//!   reply to it; a ✅ reaction on a poll of options (a multi-select
+//!   question in rich mode) sends the options voted for: a press of no
+//!   key of askbridge's on that poll, which the driver reads as the
+//!   step's Done.
 //!
 //! The bot's own events, edits, notices (other bots) and everything else
 //! are ignored.
 
 use askbridge_core::inbound::{self, Inbound, Person};
 use askbridge_core::model::{ChannelKind, Place, Responder};
-use askbridge_core::render::parse_callback_key;
+use askbridge_core::render::{CallbackRef, OptionRef, parse_callback_key};
 use serde_json::Value;
 
 /// The reaction that skips an ask.
 pub const SKIP_REACTION: &str = "⏭";
+/// The reaction that sends the options voted for in a poll of several.
+pub const DONE_REACTION: &str = "✅";
 
 /// Who the bot is, to ignore its own events and take its mention off.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +61,11 @@ pub enum Event {
         /// The answers chosen.
         answers: Vec<String>,
     },
+    /// A ✅ on this event (a poll): the options voted for are sent.
+    Done {
+        /// The event reacted to.
+        target: String,
+    },
     /// Typed text.
     Text {
         /// The message it answers: the one it replies to, else its
@@ -84,7 +96,7 @@ pub fn event(raw: &Value, bot: Bot<'_>) -> Option<Received> {
     let content = &raw["content"];
     let event = match raw["type"].as_str()? {
         "org.matrix.msc3381.poll.response" | "m.poll.response" => vote(content)?,
-        "m.reaction" => skip_reaction(content)?,
+        "m.reaction" => reaction(content)?,
         "m.room.message" => text(content, bot)?,
         _ => return None,
     };
@@ -111,15 +123,20 @@ fn vote(content: &Value) -> Option<Event> {
     Some(Event::Vote { poll, answers })
 }
 
-fn skip_reaction(content: &Value) -> Option<Event> {
+fn reaction(content: &Value) -> Option<Event> {
     let relates = &content["m.relates_to"];
-    let key = relates["key"].as_str()?;
-    let is_skip =
-        relates["rel_type"] == "m.annotation" && key.trim_end_matches('\u{fe0f}') == SKIP_REACTION;
-    is_skip.then(|| Event::Text {
-        reply_to: relates["event_id"].as_str().map(str::to_owned),
-        text: "skip".to_owned(),
-    })
+    if relates["rel_type"] != "m.annotation" {
+        return None;
+    }
+    let target = relates["event_id"].as_str()?.to_owned();
+    match relates["key"].as_str()?.trim_end_matches('\u{fe0f}') {
+        SKIP_REACTION => Some(Event::Text {
+            reply_to: Some(target),
+            text: "skip".to_owned(),
+        }),
+        DONE_REACTION | "✔" | "☑" => Some(Event::Done { target }),
+        _ => None,
+    }
 }
 
 fn text(content: &Value, bot: Bot<'_>) -> Option<Event> {
@@ -196,18 +213,29 @@ pub fn inbound(
     name: Option<String>,
 ) -> Inbound<String, String, Voted> {
     let from = person(&received.sender, name);
-    match received.event {
-        Event::Vote { poll, answers } => Inbound::Press(inbound::Press {
+    let press = |poll: String, button: Option<CallbackRef>, chosen| {
+        Inbound::Press(inbound::Press {
             reply: Voted {
                 room: room.to_owned(),
                 poll: poll.clone(),
             },
-            button: answers.first().and_then(|id| parse_callback_key(id)),
-            chosen: None,
+            button,
+            chosen,
             chat: Some(room.to_owned()),
             message: Some(poll),
-            from,
-        }),
+            from: from.clone(),
+        })
+    };
+    match received.event {
+        Event::Vote { poll, answers } => {
+            let keys: Vec<CallbackRef> = answers
+                .iter()
+                .filter_map(|id| parse_callback_key(id))
+                .collect();
+            let chosen = chosen(&keys);
+            press(poll, keys.into_iter().next(), chosen)
+        }
+        Event::Done { target } => press(target, None, None),
         Event::Text { reply_to, text } => Inbound::Typed(inbound::Typed {
             place: match direct {
                 true => Place::MatrixUser {
@@ -224,6 +252,25 @@ pub fn inbound(
             from,
         }),
     }
+}
+
+/// What a vote chose, when it is options of one question: the selection
+/// now (empty for a vote for nothing). `None` for a vote for a control
+/// (Other…, Skip) and anything else.
+fn chosen(keys: &[CallbackRef]) -> Option<Vec<usize>> {
+    let first = keys.first();
+    keys.iter()
+        .map(|key| match key.option {
+            OptionRef::Index(index)
+                if first.is_some_and(|first| {
+                    (&first.ask_key, first.question) == (&key.ask_key, key.question)
+                }) =>
+            {
+                Some(index)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A Matrix user as a person: their id, and as their username the id
@@ -357,8 +404,72 @@ mod tests {
             let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": "$poll", "key": key } });
             assert_eq!(read("m.reaction", content), typed(Some("$poll"), "skip"));
         }
+        for key in ["✅", "✔\u{fe0f}", "☑\u{fe0f}"] {
+            let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": "$poll", "key": key } });
+            assert_eq!(
+                read("m.reaction", content),
+                Some(Event::Done {
+                    target: "$poll".to_owned()
+                }),
+                "{key}"
+            );
+        }
         let thumbs = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": "$poll", "key": "👍" } });
         assert_eq!(read("m.reaction", thumbs), None);
+    }
+
+    #[test]
+    fn a_vote_for_options_is_the_selection_now_and_a_done_names_its_poll() {
+        use askbridge_core::render::callback_key;
+        let press = |event: Event| {
+            let received = Received {
+                event_id: "$v".to_owned(),
+                sender: "@alice:hs".to_owned(),
+                event,
+            };
+            match inbound(received, "!r:hs", false, None) {
+                Inbound::Press(press) => (press.button.map(|b| b.option), press.chosen),
+                other => panic!("not a press: {other:?}"),
+            }
+        };
+        let vote = |answers: Vec<String>| Event::Vote {
+            poll: "$poll".to_owned(),
+            answers,
+        };
+        let key = |question, option| callback_key("k1", question, option);
+        // (answers, the press's key, chosen)
+        let table = [
+            (
+                vec![key(1, OptionRef::Index(0)), key(1, OptionRef::Index(2))],
+                Some(OptionRef::Index(0)),
+                Some(vec![0, 2]),
+            ),
+            (
+                vec![key(0, OptionRef::Index(1))],
+                Some(OptionRef::Index(1)),
+                Some(vec![1]),
+            ),
+            (vec![], None, Some(vec![])),
+            (vec![key(0, OptionRef::Skip)], Some(OptionRef::Skip), None),
+            (
+                vec![key(0, OptionRef::Index(1)), key(1, OptionRef::Index(0))],
+                Some(OptionRef::Index(1)),
+                None,
+            ),
+        ];
+        for (answers, option, chosen) in table {
+            assert_eq!(
+                press(vote(answers.clone())),
+                (option, chosen),
+                "{answers:?}"
+            );
+        }
+        assert_eq!(
+            press(Event::Done {
+                target: "$poll".to_owned()
+            }),
+            (None, None)
+        );
     }
 
     #[test]

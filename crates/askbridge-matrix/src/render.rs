@@ -10,6 +10,14 @@
 //! shows a prompt that a typed reply answers. Each answer's `id` is the
 //! core's opaque callback key, so a vote is read like a button press.
 //!
+//! In rich mode each question is a poll of its own, posted when the one
+//! before is answered (and ended then): a single-choice or yes/no
+//! question as above, a text question as a poll whose "Answer…" asks
+//! for the person's words, and a multi-select question as a poll of its
+//! options alone with `max_selections` their number, sent with a ✅
+//! reaction (the poll says so; a client that takes one vote at a time
+//! sends one option, and a typed reply still takes several).
+//!
 //! Everything else is the numbered prompt as plain `m.text` messages,
 //! answered by typing. When the ask ends, a poll is ended
 //! (`org.matrix.msc3381.poll.end`) with the status line as its text, and a
@@ -21,7 +29,9 @@
 //! rest escaped).
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Block, Button, OptionRef, View};
+use askbridge_core::render::{
+    Block, Locale, OptionRef, Step, StepInput, View, callback_key, parse_callback_key,
+};
 use serde_json::{Value, json};
 
 /// The event type of a poll, as Element sends it.
@@ -101,8 +111,9 @@ impl Message {
 }
 
 /// The events an ask is posted as, in order. The last one carries the
-/// controls (the poll) and is the one ended or edited later.
-pub fn ask_messages(view: &View) -> Vec<Message> {
+/// controls (the poll) and is the one ended or edited later. A rich ask
+/// is posted as its first step ([`step_poll`]).
+pub fn ask_messages(view: &View, locale: Locale) -> Vec<Message> {
     match view {
         View::Buttons(buttons) => {
             let mut messages: Vec<Message> = buttons
@@ -111,18 +122,60 @@ pub fn ask_messages(view: &View) -> Vec<Message> {
                 .map(|part| Message::text(part))
                 .collect();
             let last = messages.pop().unwrap_or_else(|| Message::text(""));
-            let answers: Vec<&Button> = buttons.rows.iter().flatten().collect();
-            messages.push(poll(&last.text, &answers));
+            let answers = buttons.rows.iter().flatten().map(|button| Answer {
+                id: button.key.clone(),
+                label: &button.label,
+                number: numbered(button.action),
+            });
+            messages.push(poll(&last.text, answers, 1));
             messages
         }
         View::Text(text) => text.parts.iter().map(|part| Message::text(part)).collect(),
-        // Matrix has no rich mode (the config refuses it); its steps are
-        // drawn as the numbered prompt would be, one text each.
         View::Rich(rich) => rich
             .steps
-            .iter()
-            .map(|step| Message::text(&step.text))
+            .first()
+            .map(|step| step_poll(step, locale))
+            .into_iter()
             .collect(),
+    }
+}
+
+/// One step of a rich ask as a poll: its buttons, one chosen; for a
+/// multi-select question its options, as many chosen as there are, and
+/// below the question how to send them (a ✅ reaction).
+pub fn step_poll(step: &Step, locale: Locale) -> Message {
+    let buttons = step.rows.iter().flatten();
+    let ask_key = buttons
+        .clone()
+        .find_map(|button| parse_callback_key(&button.key))
+        .map(|key| key.ask_key);
+    match (&step.input, ask_key) {
+        (StepInput::Toggle { options, .. }, Some(ask_key)) => {
+            let question = format!("{}\n\n{}", step.text.trim_end(), locale.strings().poll_many);
+            let answers = options.iter().map(|option| Answer {
+                id: callback_key(&ask_key, step.question, OptionRef::Index(option.index)),
+                label: &option.label,
+                number: Some(option.index),
+            });
+            poll(&question, answers, options.len().max(1))
+        }
+        _ => {
+            let answers = buttons.map(|button| Answer {
+                id: button.key.clone(),
+                label: &button.label,
+                number: numbered(button.action),
+            });
+            poll(&step.text, answers, 1)
+        }
+    }
+}
+
+/// The option number a button shows in a poll's text fallback; controls
+/// have none.
+fn numbered(action: OptionRef) -> Option<usize> {
+    match action {
+        OptionRef::Index(index) => Some(index),
+        OptionRef::Other | OptionRef::Skip | OptionRef::Done | OptionRef::Pass => None,
     }
 }
 
@@ -156,24 +209,33 @@ fn escape_html(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A poll asking `question`, one answer per button, at most one chosen.
-fn poll(question: &str, answers: &[&Button]) -> Message {
+/// One answer of a poll.
+struct Answer<'a> {
+    /// Its id: a callback key.
+    id: String,
+    label: &'a str,
+    /// The option's index, numbered in the text fallback; `None` for a
+    /// control.
+    number: Option<usize>,
+}
+
+/// A poll asking `question` with `answers`, at most `max` chosen.
+fn poll<'a>(question: &str, answers: impl Iterator<Item = Answer<'a>>, max: usize) -> Message {
     let question = non_blank(question);
     let mut fallback = question.clone();
-    for button in answers {
-        if let OptionRef::Index(index) = button.action {
-            fallback.push_str(&format!("\n{}. {}", index + 1, button.label));
-        }
-    }
     let answers: Vec<Value> = answers
-        .iter()
-        .map(|button| json!({ "id": button.key, TEXT_KEY: button.label }))
+        .map(|answer| {
+            if let Some(index) = answer.number {
+                fallback.push_str(&format!("\n{}. {}", index + 1, answer.label));
+            }
+            json!({ "id": answer.id, TEXT_KEY: answer.label })
+        })
         .collect();
     Message {
         content: json!({
             POLL_START: {
                 "kind": "org.matrix.msc3381.poll.disclosed",
-                "max_selections": 1,
+                "max_selections": max,
                 "question": { TEXT_KEY: question },
                 "answers": answers,
             },
@@ -273,8 +335,65 @@ mod tests {
     }
 
     fn drawn(json: &str) -> Vec<Message> {
-        let caps = Capabilities::for_channel(ChannelKind::Matrix);
-        ask_messages(&view(&ask(json), "k1", &caps, Locale::En))
+        drawn_as(json, Capabilities::for_channel(ChannelKind::Matrix))
+    }
+
+    fn drawn_as(json: &str, caps: Capabilities) -> Vec<Message> {
+        ask_messages(&view(&ask(json), "k1", &caps, Locale::En), Locale::En)
+    }
+
+    fn answers(poll: &Message) -> Vec<(String, String)> {
+        poll.content[POLL_START]["answers"]
+            .as_array()
+            .expect("answers")
+            .iter()
+            .map(|a| {
+                let text = |key: &str| a[key].as_str().unwrap_or_default().to_owned();
+                (text("id"), text(TEXT_KEY))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rich_ask_posts_its_first_step_and_a_multi_select_step_takes_every_option() {
+        let json = r#"{"questions": [
+            {"question": "Where?", "options": ["Staging", "Production"]},
+            {"question": "Who should be told?", "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+        ]}"#;
+        let caps = Capabilities::MATRIX.with_mode(askbridge_core::render::Mode::Rich);
+        let messages = drawn_as(json, caps);
+        assert_eq!(messages.len(), 1, "one poll per step, the first now");
+        let first = &messages[0];
+        assert_eq!(first.content[POLL_START]["max_selections"], 1);
+        let labels: Vec<String> = answers(first).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(labels[..2], ["Staging", "Production"]);
+        assert!(labels.iter().any(|l| l.contains("Skip")), "{labels:?}");
+        assert!(first.text.contains("1/2"), "{}", first.text);
+
+        let View::Rich(rich) = view(&ask(json), "k1", &caps, Locale::En) else {
+            panic!("a rich view");
+        };
+        let multi = step_poll(&rich.steps[1], Locale::En);
+        assert!(multi.is_poll());
+        assert_eq!(multi.content[POLL_START]["max_selections"], 3);
+        let expected: Vec<(String, String)> = ["Team", "On-call", "Nobody"]
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                (
+                    callback_key("k1", 1, OptionRef::Index(i)),
+                    (*label).to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(answers(&multi), expected, "the options alone, unmarked");
+        let question = multi.content[POLL_START]["question"][TEXT_KEY]
+            .as_str()
+            .expect("question");
+        assert!(question.contains("Who should be told?"), "{question}");
+        assert!(question.contains("react ✅"), "{question}");
+        let fallback = multi.content[TEXT_KEY].as_str().expect("fallback");
+        assert!(fallback.contains("\n3. Nobody"), "{fallback}");
     }
 
     #[test]

@@ -34,6 +34,7 @@ fn seen(incoming: &Incoming) -> Seen {
     let text = match &incoming.received.event {
         Event::Text { text, .. } => text.clone(),
         Event::Vote { answers, .. } => format!("vote {answers:?}"),
+        Event::Done { target } => format!("done {target}"),
     };
     Seen {
         event_id: incoming.received.event_id.clone(),

@@ -326,6 +326,74 @@ async fn matrix_multi_question_prompt_keeps_partial_answers_and_asks_the_rest() 
     );
 }
 
+/// Rich mode: a poll per question, the next posted when one is answered;
+/// a multi-select poll takes several votes, the latest vote is the
+/// selection, and a ✅ reaction sends it. Bob's votes change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_rich_mode_is_a_poll_per_question_and_a_check_sends_the_votes() {
+    let world = World::new().await;
+    let daemon = world
+        .started(world.daemon().env("ASKBRIDGE_MATRIX_RENDER", "rich"))
+        .await;
+    let room = world.room(false).await;
+    let mut ask = release_ask(&room);
+    ask["to"] = json!(format!("matrix:{room}@{}", world.alice.user_id()));
+    let id = create(&daemon, &ask).await;
+
+    let first = world.alice.wait_for_poll(&room, WAIT).await;
+    let start = &first["content"]["org.matrix.msc3381.poll.start"];
+    assert_eq!(start["max_selections"], 1);
+    let question = start["question"]["org.matrix.msc1767.text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        question.contains("1/2") && question.contains("Where?"),
+        "{question}"
+    );
+    world
+        .alice
+        .vote(&room, &id_of(&first), &[&answer(&first, "Production")])
+        .await;
+
+    let second = next_poll(&world.alice, &room, &[&first]).await;
+    let ended = poll_end(&world.alice, &room, &first).await;
+    assert!(ended.contains("Answer submitted"), "{ended}");
+    let start = &second["content"]["org.matrix.msc3381.poll.start"];
+    assert_eq!(start["max_selections"], 3);
+    let question = start["question"]["org.matrix.msc1767.text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        question.contains("2/2") && question.contains("react ✅"),
+        "{question}"
+    );
+    let (team, on_call, nobody) = (
+        answer(&second, "Team"),
+        answer(&second, "On-call"),
+        answer(&second, "Nobody"),
+    );
+    let poll = id_of(&second);
+    world.bob.vote(&room, &poll, &[&nobody]).await;
+    world
+        .bob
+        .wait_for_text(&room, WAIT, "This question is for")
+        .await;
+    // Alice changes her mind: her latest vote is her choice.
+    world.alice.vote(&room, &poll, &[&team, &nobody]).await;
+    world.alice.vote(&room, &poll, &[&team, &on_call]).await;
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+    world.alice.react(&room, &poll, "✅").await;
+
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Production"], "notify": ["Team", "On-call"]})
+    );
+    assert_eq!(done["answeredBy"]["userId"], world.alice.user_id());
+    let ended = poll_end(&world.alice, &room, &second).await;
+    assert!(ended.contains("✅"), "{ended}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matrix_skip_by_reaction_and_own_words_in_the_polls_thread() {
     let world = World::new().await;

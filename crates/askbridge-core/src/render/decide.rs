@@ -128,9 +128,10 @@ impl Capabilities {
         menu_options: 25,
     };
 
-    /// Matrix: a poll (MSC3381) of up to 20 answers, one per line; no
-    /// hard limit on answer texts (80 used, as on Telegram); events up to
-    /// 64 KB (16,000 characters used).
+    /// Matrix: a poll (MSC3381) of up to 20 answers, one per line — in
+    /// rich mode a multi-select step's options are one poll taking several
+    /// answers; no hard limit on answer texts (80 used, as on Telegram);
+    /// events up to 64 KB (16,000 characters used).
     pub const MATRIX: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 20,
@@ -140,7 +141,7 @@ impl Capabilities {
         max_button_label_chars: 80,
         max_text_chars: 16_000,
         rich: false,
-        menu_options: 0,
+        menu_options: 20,
     };
 
     /// askbridge's web page: generous limits, one option per row.

@@ -264,6 +264,8 @@ pub struct Strings {
     pub not_for_you_named: &'static str,
     /// Told when a click was taken.
     pub submitted: &'static str,
+    /// Under a poll that takes several answers (Matrix): how to send them.
+    pub poll_many: &'static str,
     /// Asks for the person's own words (a forced reply). `{q}`: the
     /// question.
     pub own_words: &'static str,
@@ -489,6 +491,7 @@ static EN: Strings = Strings {
     not_for_you: "This question is not for you.",
     not_for_you_named: "This question is for {name}.",
     submitted: "Answer submitted",
+    poll_many: "Vote for every option that applies, then react ✅ to send your choice.",
     own_words: "Your answer to “{q}”:",
     still_open: "Got it. Still open:",
     clarify: "Which did you mean for “{q}”: {options}? Reply with the number.",
@@ -630,6 +633,7 @@ static ZH_CN: Strings = Strings {
     not_for_you: "这个问题不是问你的。",
     not_for_you_named: "这个问题是问 {name} 的。",
     submitted: "已提交",
+    poll_many: "请为所有适用的选项投票，然后用 ✅ 回应以提交。",
     own_words: "请回复你对“{q}”的答案：",
     still_open: "收到。还有这些问题：",
     clarify: "“{q}”你指的是哪一个：{options}？请回复编号。",
@@ -771,6 +775,7 @@ static TH: Strings = Strings {
     not_for_you: "คำถามนี้ไม่ได้ถามคุณ",
     not_for_you_named: "คำถามนี้ถาม {name}",
     submitted: "ส่งคำตอบแล้ว",
+    poll_many: "โหวตทุกตัวเลือกที่ใช้ได้ แล้วกดรีแอคชัน ✅ เพื่อส่งคำตอบ",
     own_words: "พิมพ์คำตอบของคุณสำหรับ “{q}”:",
     still_open: "รับทราบ ยังเหลือคำถามเหล่านี้:",
     clarify: "“{q}” หมายถึงข้อไหน: {options}? ตอบเป็นหมายเลข",

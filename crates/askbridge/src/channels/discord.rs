@@ -257,10 +257,11 @@ impl ChatPlatform for DiscordPlatform {
         chat: &ChannelId,
         message: MessageId,
         step: &render::Step,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<Option<MessageId>, PlatformFailure> {
         self.api
             .edit(*chat, message, &draw::step_message(step))
             .await
+            .map(|()| None)
     }
 
     async fn close(

@@ -411,10 +411,11 @@ impl ChatPlatform for FeishuPlatform {
         _chat: &Destination,
         message: String,
         step: &render::Step,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<Option<String>, PlatformFailure> {
         self.api
             .update(&message, &draw::step_message(step, self.locale))
             .await
+            .map(|()| None)
     }
 
     async fn close(

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, View, fill};
+use askbridge_core::render::{self, Capabilities, Locale, View, fill};
 use askbridge_matrix::parse::{self, Voted};
 use askbridge_matrix::render::{self as draw, Destination, Message};
 use askbridge_matrix::run::{Incoming, Login, MatrixApi};
@@ -55,7 +55,10 @@ impl Matrix {
         let allow = AllowList::new(config.allowed_users.iter().cloned());
         let driver = ChatDriver::register(
             bridge,
-            MatrixPlatform { api },
+            MatrixPlatform {
+                api,
+                locale: config.locale,
+            },
             Drawing {
                 caps: Capabilities::MATRIX.with_mode(config.render),
                 locale: config.locale,
@@ -149,6 +152,8 @@ pub fn login(config: &MatrixConfig, data_dir: &std::path::Path) -> Login {
 #[derive(Debug)]
 pub struct MatrixPlatform {
     api: MatrixApi,
+    /// The locale of askbridge's own words in polls.
+    locale: Locale,
 }
 
 impl ChatPlatform for MatrixPlatform {
@@ -180,7 +185,7 @@ impl ChatPlatform for MatrixPlatform {
     }
 
     fn ask_messages(&self, view: &View, _room: &String) -> Vec<Message> {
-        draw::ask_messages(view)
+        draw::ask_messages(view, self.locale)
     }
 
     fn context_message(&self, block: &render::Block, _room: &String) -> Message {
@@ -208,14 +213,30 @@ impl ChatPlatform for MatrixPlatform {
             .await
     }
 
-    /// Matrix has no rich mode (the config refuses it).
+    /// A poll cannot become another question: the step is a new poll,
+    /// and the one before is ended (its answer is on record).
     async fn show_step(
         &self,
-        _room: &String,
-        _message: String,
-        _step: &render::Step,
-    ) -> Result<(), PlatformFailure> {
-        Ok(())
+        room: &String,
+        message: String,
+        step: &render::Step,
+    ) -> Result<Option<String>, PlatformFailure> {
+        let poll = draw::step_poll(step, self.locale);
+        let once = format!("{message}/step{}", step.question);
+        let posted = self
+            .api
+            .send(room, poll.event_type, poll.content, Some(&once))
+            .await?;
+        let submitted = self.locale.strings().submitted;
+        let end = draw::poll_end(&message, &format!("✅ {submitted}"));
+        if let Err(error) = self
+            .api
+            .send(room, draw::POLL_END, end, Some(&format!("end/{message}")))
+            .await
+        {
+            tracing::warn!(error = %error, "cannot end a Matrix poll");
+        }
+        Ok(Some(posted))
     }
 
     /// A poll ends with the status line; a prompt is edited to show it.

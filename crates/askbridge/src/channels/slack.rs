@@ -343,10 +343,11 @@ impl ChatPlatform for SlackPlatform {
         chat: &SlackChat,
         message: Ts,
         step: &render::Step,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<Option<Ts>, PlatformFailure> {
         self.api
             .update(&chat.channel, &message.0, &draw::step_message(step))
             .await
+            .map(|()| None)
     }
 
     async fn close(

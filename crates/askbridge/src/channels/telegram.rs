@@ -251,10 +251,11 @@ impl ChatPlatform for TelegramPlatform {
         chat: &ChatRef,
         message: i32,
         step: &render::Step,
-    ) -> Result<(), PlatformFailure> {
+    ) -> Result<Option<i32>, PlatformFailure> {
         self.api
             .edit(*chat, message, &step.text, Some(draw::step_keyboard(step)))
             .await
+            .map(|()| None)
     }
 
     async fn close(

@@ -21,8 +21,9 @@
 //!   the prompt or as a [`Submission`].
 //! - **Typed messages** ([`ChatDriver::typed`]) go through [`crate::chat`]:
 //!   which ask they answer, the input they make, what to reply.
-//! - **Rich asks** move to their next step in place ([`Channel::update`]);
-//!   toggled options are kept with the message until Done.
+//! - **Rich asks** move to their next step in place ([`Channel::update`])
+//!   or in a new message that takes the controls over; toggled options
+//!   (or a poll's selection) are kept with the message until Done.
 //! - **Closing** ([`Channel::end`]): the message with the controls is
 //!   edited to what it showed plus the status line, controls removed.
 
@@ -138,13 +139,17 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
         once: &str,
     ) -> impl Future<Output = Result<Self::MessageId, PlatformFailure>> + Send;
 
-    /// Shows `step` in place of what the message shows now.
+    /// Shows `step` in place of what the message shows now: edits it
+    /// (`None`), or, where a message cannot become another step (a Matrix
+    /// poll), posts the step as a new message and closes the old one
+    /// (`Some` of the new one, which carries the ask's controls from now
+    /// on).
     fn show_step(
         &self,
         chat: &Self::Chat,
         message: Self::MessageId,
         step: &render::Step,
-    ) -> impl Future<Output = Result<(), PlatformFailure>> + Send;
+    ) -> impl Future<Output = Result<Option<Self::MessageId>, PlatformFailure>> + Send;
 
     /// Edits the message to `shown` plus the status line, controls removed.
     fn close(
@@ -470,17 +475,43 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let Some(step) = self.draw.step(view, next, &[]) else {
             return Ok(());
         };
-        self.platform
-            .show_step(
-                &chat_of::<P>(&message)?,
-                message_id_of::<P>(&message)?,
-                &step,
-            )
+        let chat = chat_of::<P>(&message)?;
+        let moved = self
+            .platform
+            .show_step(&chat, message_id_of::<P>(&message)?, &step)
             .await?;
         posted.step = Some(next);
         posted.selected.clear();
         posted.shown = Some(step.text);
-        save_posted(&bridge, message, &posted).await
+        self.step_shown(&bridge, &chat, message, posted, moved)
+            .await
+            .map_err(storage)
+    }
+
+    /// Records what a step shown shows now: on its message, or, when it
+    /// was posted anew (`moved`), on the new message, and the old one as
+    /// no longer carrying the controls. The new one is recorded first: a
+    /// crash in between leaves two to close, not none.
+    async fn step_shown(
+        &self,
+        bridge: &Bridge,
+        chat: &P::Chat,
+        message: MessageRef,
+        posted: Posted,
+        moved: Option<P::MessageId>,
+    ) -> Result<(), BridgeError> {
+        let Some(moved) = moved else {
+            return save_posted(bridge, message, &posted).await;
+        };
+        let new = self.record(&message.ask_id, chat, moved, Some(&posted));
+        record_posted(|| bridge.save_message_ref(&new)).await?;
+        let old = Posted {
+            shown: None,
+            step: None,
+            selected: Vec::new(),
+            ..posted
+        };
+        save_posted(bridge, message, &old).await
     }
 
     /// Every message with the ask's controls gets its status line and
@@ -582,11 +613,22 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let Some(bridge) = self.bridge.upgrade() else {
             return self.quietly(reply).await;
         };
-        let (Some(button), Some(chat), Some(message)) = (button, chat, message) else {
+        let (Some(chat), Some(message)) = (chat, message) else {
             return self.quietly(reply).await;
         };
-        let _alone = self.serial.lock(&button.ask_key).await;
-        let (view, from) = match self.find(&bridge, &button.ask_key, &chat, &from).await {
+        let button = match button {
+            Some(button) => Pressing::Button(button),
+            // The platform's own control on a step's message (a poll's ✅,
+            // a vote for nothing): its message names the ask.
+            None => match self.step_on(&bridge, &chat, &message).await {
+                Ok(Some(button)) => Pressing::StepControl(button),
+                Ok(None) => return self.quietly(reply).await,
+                Err(error) => return self.not_taken(reply, &error).await,
+            },
+        };
+        let key = button.key();
+        let _alone = self.serial.lock(&key.ask_key).await;
+        let (view, from) = match self.find(&bridge, &key.ask_key, &chat, &from).await {
             Ok(Some(found)) => found,
             Ok(None) => return self.quietly(reply).await,
             Err(error) => return self.not_taken(reply, &error).await,
@@ -606,6 +648,25 @@ impl<P: ChatPlatform> ChatDriver<P> {
             }
             Err(error) => self.not_taken(reply, &error).await,
         }
+    }
+
+    /// The Done of the rich step message `message` shows, if it shows one.
+    async fn step_on(
+        &self,
+        bridge: &Bridge,
+        chat: &P::Chat,
+        message: &P::MessageId,
+    ) -> Result<Option<CallbackRef>, BridgeError> {
+        let found = bridge
+            .find_message_ref(P::KIND, &P::conversation(chat), &message.to_string())
+            .await?;
+        Ok(found.and_then(|message| {
+            Posted::of(&message).step.map(|question| CallbackRef {
+                ask_key: message.ask_id,
+                question,
+                option: OptionRef::Done,
+            })
+        }))
     }
 
     /// Acknowledges with nothing to say.
@@ -659,7 +720,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         &self,
         bridge: &Bridge,
         view: &AskView,
-        button: CallbackRef,
+        pressing: Pressing,
         chosen: Option<Vec<usize>>,
         chat: &P::Chat,
         message_id: P::MessageId,
@@ -677,32 +738,48 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(message) => message,
             None => self.adopt(bridge, view, chat, message_id, from).await?,
         };
-        let question = button.question;
+        let question = pressing.key().question;
         let posted = Posted::of(&message);
         let toggles = posted.step == Some(question)
             && view.ask.questions.get(question).map(|q| q.kind) == Some(QuestionKind::Multi);
+        let (option, own_control) = match pressing {
+            Pressing::Button(button) => (button.option, false),
+            Pressing::StepControl(button) => (button.option, true),
+        };
+        // What a press on a step that toggles does without a change to
+        // the answers: the selection now (a poll's votes; not a menu's
+        // submission, which comes with its Done key), or one toggle.
+        let (selects, toggles) = match (&chosen, option) {
+            (Some(_), OptionRef::Done) => (toggles && own_control, false),
+            (Some(_), _) => (toggles, false),
+            (None, OptionRef::Index(_)) => (false, toggles),
+            (None, _) => (false, false),
+        };
 
-        // Toggling and asking for own words change no answer, so the
-        // bridge does not check them: check here.
-        let input = match (button.option, chosen) {
-            (OptionRef::Index(option), None) if toggles => {
-                if let Some(refused) = super::refusal(view, from, &self.allow) {
-                    return Ok(Pressed::Ack(self.refused(&refused, view, from)));
-                }
+        // Selecting, toggling and asking for own words change no answer,
+        // so the bridge does not check them: check here.
+        if (selects || toggles || option == OptionRef::Other)
+            && let Some(refused) = super::refusal(view, from, &self.allow)
+        {
+            return Ok(Pressed::Ack(self.refused(&refused, view, from)));
+        }
+        let input = match (option, chosen) {
+            (_, Some(options)) if selects => {
+                self.select(bridge, message, posted, options).await?;
+                return Ok(Pressed::Ack(Ack::Quiet));
+            }
+            (OptionRef::Index(option), _) if toggles => {
                 self.toggle(bridge, view, chat, message, posted, question, option)
                     .await?;
                 return Ok(Pressed::Ack(Ack::Quiet));
             }
-            (OptionRef::Other, _) => {
-                if let Some(refused) = super::refusal(view, from, &self.allow) {
-                    return Ok(Pressed::Ack(self.refused(&refused, view, from)));
-                }
-                return Ok(Pressed::OwnWords(question));
-            }
-            (_, Some(options)) => super::pick(from, &self.allow, question, options, Via::Select),
-            (OptionRef::Index(option), None) => {
+            (OptionRef::Other, _) => return Ok(Pressed::OwnWords(question)),
+            // A button, or a vote in a poll that takes one answer.
+            (OptionRef::Index(option), _) => {
                 super::pick(from, &self.allow, question, vec![option], Via::Button)
             }
+            // A menu's submission.
+            (_, Some(options)) => super::pick(from, &self.allow, question, options, Via::Select),
             (OptionRef::Done, None) => {
                 super::pick(from, &self.allow, question, posted.selected, Via::Button)
             }
@@ -776,17 +853,32 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let Some(step) = self.draw.step(view, question, &posted.selected) else {
             return Ok(());
         };
-        if let Ok(message_id) = message_id_of::<P>(&message)
-            && let Err(error) = self.platform.show_step(chat, message_id, &step).await
-        {
-            tracing::warn!(ask_id = %view.id, error = %error, "cannot redraw the toggles");
+        let mut moved = None;
+        if let Ok(message_id) = message_id_of::<P>(&message) {
+            match self.platform.show_step(chat, message_id, &step).await {
+                Ok(new) => moved = new,
+                Err(error) => {
+                    tracing::warn!(ask_id = %view.id, error = %error, "cannot redraw the toggles");
+                }
+            }
         }
-        bridge
-            .save_message_ref(&MessageRef {
-                extra: Some(posted.to_extra()),
-                ..message
-            })
-            .await
+        self.step_shown(bridge, chat, message, posted, moved).await
+    }
+
+    /// Takes `options` as the selection of the rich step shown, as the
+    /// platform's own control shows it (a poll's votes): nothing to
+    /// redraw; the selection is kept with the message until Done.
+    async fn select(
+        &self,
+        bridge: &Bridge,
+        message: MessageRef,
+        mut posted: Posted,
+        mut options: Vec<usize>,
+    ) -> Result<(), BridgeError> {
+        options.sort_unstable();
+        options.dedup();
+        posted.selected = options;
+        save_posted(bridge, message, &posted).await
     }
 
     /// Opens the platform's prompt for the person's own words; a forced
@@ -927,6 +1019,24 @@ impl<P: ChatPlatform> ChatDriver<P> {
     }
 }
 
+/// What was pressed.
+enum Pressing {
+    /// One of askbridge's buttons.
+    Button(CallbackRef),
+    /// The platform's own control on the message of a rich step (a ✅
+    /// reaction, a poll's vote for nothing): the step's Done key, read as
+    /// Done without `chosen`, as the selection with it.
+    StepControl(CallbackRef),
+}
+
+impl Pressing {
+    fn key(&self) -> &CallbackRef {
+        match self {
+            Pressing::Button(key) | Pressing::StepControl(key) => key,
+        }
+    }
+}
+
 /// What a press leads to.
 enum Pressed {
     /// Acknowledge it so.
@@ -1022,18 +1132,18 @@ pub(super) async fn own_refs<P: ChatPlatform>(
     Ok(refs)
 }
 
+/// Keeps `posted` with the message.
 async fn save_posted(
     bridge: &Bridge,
     message: MessageRef,
     posted: &Posted,
-) -> Result<(), PlatformFailure> {
+) -> Result<(), BridgeError> {
     bridge
         .save_message_ref(&MessageRef {
             extra: Some(posted.to_extra()),
             ..message
         })
         .await
-        .map_err(storage)
 }
 
 pub(super) fn chat_of<P: ChatPlatform>(message: &MessageRef) -> Result<P::Chat, PlatformFailure> {

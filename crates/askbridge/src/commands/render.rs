@@ -254,17 +254,13 @@ pub fn run(
             pretty(messages.map(|message| message.card).collect())
         }
         RenderChannel::Matrix => {
-            let mode = match mode {
-                Mode::Rich => Mode::Buttons,
-                mode => mode,
-            };
             let caps = Capabilities::MATRIX.with_mode(mode);
             let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
             let blocks = context(&caps);
             let messages = blocks
                 .iter()
                 .map(askbridge_matrix::render::context_message)
-                .chain(askbridge_matrix::render::ask_messages(&view));
+                .chain(askbridge_matrix::render::ask_messages(&view, locale));
             pretty(
                 messages
                     .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))

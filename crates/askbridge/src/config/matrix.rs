@@ -21,7 +21,8 @@ pub struct MatrixConfig {
     pub access_token: Option<Secret>,
     /// `MATRIX_PASSWORD`, if set: logs in once, the session is kept.
     pub password: Option<Secret>,
-    /// `buttons` (default: polls) or `text`.
+    /// `buttons` (default: polls), `text` or `rich` (a poll per
+    /// question).
     pub render: Mode,
     /// The language of askbridge's own words (default `en`).
     pub locale: Locale,
@@ -130,12 +131,6 @@ impl RawConfig {
             allowed_users,
             ..
         } = raw.common(&MATRIX_RULES, invalid)?;
-        if render == Mode::Rich {
-            return Err(invalid(
-                "matrix.render",
-                "Matrix has no rich mode; expected \"buttons\" (polls) or \"text\"".to_owned(),
-            ));
-        }
         Ok(Some(MatrixConfig {
             homeserver,
             user_id,
@@ -184,6 +179,12 @@ mod tests {
         assert_eq!(matrix.allowed_users, ["@alice:example.org"]);
         assert!(!matrix.auto_join && !matrix.encrypt_direct);
         assert_eq!(matrix.password, Some(Secret::new("pw")));
+        let rich = "[matrix]\nhomeserver = \"https://hs.example\"\nuser_id = \"@bot:hs.example\"\nrender = \"rich\"\n";
+        let rich = from(rich, &[("MATRIX_ACCESS_TOKEN", "syt_1")])
+            .expect("rich is a Matrix mode")
+            .matrix
+            .expect("on");
+        assert_eq!(rich.render, Mode::Rich);
     }
 
     #[test]
@@ -204,11 +205,6 @@ mod tests {
             "[matrix]\nhomeserver = \"https://hs.example\"\nuser_id = \"bot\"\n",
             &[token],
             "config/askbridge.toml: matrix.user_id: \"bot\" is not a Matrix user id (@name:server)",
-        );
-        check_error(
-            &format!("{base}render = \"rich\"\n"),
-            &[token],
-            "config/askbridge.toml: matrix.render: Matrix has no rich mode; expected \"buttons\" (polls) or \"text\"",
         );
         check_error(
             &format!("{base}allowed_users = [\"alice\"]\n"),
