@@ -277,6 +277,18 @@ impl Ask {
             .map(|secs| created.saturating_add_secs(u64::from(secs)))
     }
 
+    /// Whether an ask created at `created` is in a place on channel `kind`
+    /// at time `at`: one of its places there is posted at once, or its
+    /// escalation step's time has come. The one rule for "is it there
+    /// yet" wherever a channel shows asks without posting them (the web
+    /// page's list and its events).
+    pub fn is_on(&self, kind: ChannelKind, created: Timestamp, at: Timestamp) -> bool {
+        self.places().enumerate().any(|(place, target)| {
+            target.place.channel() == kind
+                && self.place_due(place, created).is_none_or(|due| due <= at)
+        })
+    }
+
     /// The place an answer from `from` is given in: the one it names
     /// ([`Responder::place`]), else the first on its channel, else the
     /// first place.
@@ -722,7 +734,7 @@ pub struct Timestamp(pub u64);
 
 impl Timestamp {
     /// A timestamp from whole seconds since the Unix epoch (saturating).
-    pub fn from_secs(secs: u64) -> Timestamp {
+    pub const fn from_secs(secs: u64) -> Timestamp {
         Timestamp(secs.saturating_mul(1_000))
     }
 

@@ -1,7 +1,7 @@
 //! "Is this event for this place": the one rule every chat platform
 //! uses ([`Place::is_at`]), as a table.
 
-use askbridge_core::model::{Responder, Target};
+use askbridge_core::model::{ChannelKind, Responder, Target, Timestamp};
 
 /// Whether something `user` did in the conversation `at` (a target's
 /// notation) is at `target`'s place.
@@ -102,4 +102,33 @@ fn direct_user_names_the_person_of_a_direct_place_only() {
     );
     assert_eq!(user("telegram:42"), None);
     assert_eq!(user("web"), None);
+}
+
+/// An escalation step's place has the ask from the step's time on.
+#[test]
+fn an_ask_is_on_a_channel_from_its_places_time() {
+    let json = r#"{"to": ["telegram:42", "slack:C1"], "questions": [{"question": "Ship?"}],
+        "escalate": [{"afterSeconds": 60, "to": "discord:9"}, {"afterSeconds": 600, "to": "web"}]}"#;
+    let ask = askbridge_core::normalize::normalize_input(json)
+        .expect("valid")
+        .ask;
+    let created = Timestamp(1_000_000);
+    let at = |secs: u64| created.saturating_add_secs(secs);
+    // (channel, seconds after creation, on it)
+    let table = [
+        (ChannelKind::Telegram, 0, true),
+        (ChannelKind::Slack, 0, true),
+        (ChannelKind::Discord, 59, false),
+        (ChannelKind::Discord, 60, true),
+        (ChannelKind::Web, 599, false),
+        (ChannelKind::Web, 600, true),
+        (ChannelKind::Matrix, 100_000, false),
+    ];
+    for (kind, secs, on) in table {
+        assert_eq!(
+            ask.is_on(kind, created, at(secs)),
+            on,
+            "{kind:?} at {secs} s"
+        );
+    }
 }

@@ -659,6 +659,7 @@ async fn a_deadline_ends_the_ask_timed_out_and_wakes_its_waiters(db: Scratch) {
             BridgeEvent::Ended(view) => {
                 seen.push(format!("ended {} {}", view.id, view.state.as_str()))
             }
+            BridgeEvent::Arrived(view) => seen.push(format!("arrived {}", view.id)),
         }
     }
     assert_eq!(
@@ -1125,6 +1126,92 @@ async fn an_escalation_step_not_due_when_the_ask_ends_is_never_posted(db: Scratc
     let next = create(&bridge, escalated_ask()).await;
     clock.advance(Duration::from_secs(600));
     assert_eq!(slack.calls(1).await, [format!("deliver {}#1", next.id)]);
+}
+
+/// The deploy ask in Telegram, passed on to the web page after 10
+/// minutes.
+fn escalated_to_the_page() -> Ask {
+    let mut ask = escalated_ask();
+    ask.escalate[0].to = Target::parse("web").expect("web");
+    ask
+}
+
+/// The ids the web page's list has: pending asks on `web` now.
+async fn on_the_page(bridge: &Bridge) -> Vec<String> {
+    let filter = ListFilter {
+        pending_only: true,
+        channel: Some(ChannelKind::Web),
+        limit: Some(1),
+    };
+    let listed = bridge.list(filter).await.expect("list");
+    listed.into_iter().map(|view| view.id).collect()
+}
+
+/// The ids of the next `count` asks said to reach the page.
+async fn arrivals(
+    events: &mut tokio::sync::broadcast::Receiver<BridgeEvent>,
+    count: usize,
+) -> Vec<String> {
+    let mut arrived = Vec::new();
+    while arrived.len() < count {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("an arrival within 30 s")
+            .expect("an event");
+        if let BridgeEvent::Arrived(view) = event {
+            arrived.push(view.id.clone());
+        }
+    }
+    arrived
+}
+
+async fn an_ask_reaches_the_web_page_at_its_steps_time_even_after_a_crash(db: Scratch) {
+    let a = open(&db, &Clock::manual(START)).await;
+    let (telegram, _slack) = telegram_and_slack(&a);
+    let first = create(&a, escalated_to_the_page()).await;
+    telegram.calls(1).await;
+    assert_eq!(on_the_page(&a).await, Vec::<String>::new());
+    crash(a);
+
+    let clock = Clock::manual(START);
+    let b = open(&db, &clock).await;
+    let (_telegram, _slack) = telegram_and_slack(&b);
+    let mut events = b.subscribe();
+    clock.advance(Duration::from_secs(300));
+    let plain = create(&b, deploy_ask(3_600)).await;
+    let second = create(&b, escalated_to_the_page()).await;
+    // Newest first, one at a time: the list reads past asks not there yet.
+    assert_eq!(on_the_page(&b).await, [plain.id.as_str()]);
+    clock.advance(Duration::from_secs(299));
+    assert_eq!(on_the_page(&b).await, [plain.id.as_str()]);
+
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(arrivals(&mut events, 1).await, [first.id.as_str()]);
+    let all = b
+        .list(ListFilter {
+            pending_only: true,
+            channel: Some(ChannelKind::Web),
+            limit: None,
+        })
+        .await
+        .expect("list");
+    let ids: Vec<&str> = all.iter().map(|view| view.id.as_str()).collect();
+    assert_eq!(ids, [plain.id.as_str(), first.id.as_str()]);
+    clock.advance(Duration::from_secs(300));
+    assert_eq!(arrivals(&mut events, 1).await, [second.id.as_str()]);
+    // An ask that ended before its time never reaches the page.
+    let third = create(&b, escalated_to_the_page()).await;
+    b.cancel(&third.id).await.expect("cancel");
+    clock.advance(Duration::from_secs(600));
+    let ended = b
+        .list(ListFilter {
+            pending_only: false,
+            channel: Some(ChannelKind::Web),
+            limit: None,
+        })
+        .await
+        .expect("list");
+    assert!(ended.iter().all(|view| view.id != third.id), "{ended:?}");
 }
 
 /// The deploy ask in Telegram, reminded after 5 minutes (and, with
@@ -1986,7 +2073,8 @@ async fn next_event_for(
             let view = match &event {
                 BridgeEvent::Created(view)
                 | BridgeEvent::Updated(view)
-                | BridgeEvent::Ended(view) => view,
+                | BridgeEvent::Ended(view)
+                | BridgeEvent::Arrived(view) => view,
             };
             if view.id == id {
                 return event;
@@ -2240,6 +2328,7 @@ on_both_backends!(
         an_ask_in_several_places_comes_back_in_each_after_a_restart,
         an_escalation_step_is_posted_at_its_time_even_after_a_crash,
         an_escalation_step_not_due_when_the_ask_ends_is_never_posted,
+        an_ask_reaches_the_web_page_at_its_steps_time_even_after_a_crash,
         a_reminder_is_sent_once_at_its_time_even_after_a_crash,
         a_reminder_not_posted_before_a_crash_is_offered_again,
         configured_defaults_remind_and_escalate_asks_that_do_not_say,

@@ -505,8 +505,9 @@ async fn web_page_shows_an_ask_in_several_places_and_where_else_in_chromium() {
 
 /// The page shows the reminder line once an ask's reminder is due, and an
 /// ask passed on to the web (after its Slack place, which fails here: no
-/// Slack channel) only from its time on, saying so. The scenario runs the
-/// page's clock; the daemon's is its own.
+/// Slack channel) only from its time on, by the daemon's clock, saying so;
+/// the pending list has it only from then too. The scenario runs the
+/// page's clock for the reminder; the daemon's is its own.
 #[tokio::test]
 async fn web_page_shows_reminders_and_asks_passed_on_at_their_time_in_chromium() {
     let python = python();
@@ -520,13 +521,40 @@ async fn web_page_shows_reminders_and_asks_passed_on_at_their_time_in_chromium()
                 "remindAfterSeconds": 30, "questions": question("Which colour?")}),
     )
     .await;
-    let passed_on = create_ask(
+    let later = create_ask(
         &client,
         &daemon,
-        &json!({"to": "slack:C0123", "title": "Passed on", "timeoutSeconds": 600,
-                "escalate": [{"afterSeconds": 60, "to": "web"}], "questions": question("Which way?")}),
+        &json!({"to": "slack:C0123", "title": "Later", "timeoutSeconds": 1200,
+                "escalate": [{"afterSeconds": 600, "to": "web"}], "questions": question("Which road?")}),
     )
     .await;
+    let listed = |query: &'static str| {
+        let client = client.clone();
+        let url = daemon.url(&format!("/v1/asks?{query}"));
+        async move {
+            let list: Value = client
+                .get(url)
+                .send()
+                .await
+                .expect("GET the list")
+                .json()
+                .await
+                .expect("JSON");
+            let ids: Vec<String> = list["asks"]
+                .as_array()
+                .expect("asks")
+                .iter()
+                .map(|ask| ask["id"].as_str().expect("an id").to_owned())
+                .collect();
+            ids
+        }
+    };
+    assert_eq!(
+        listed("status=pending&channel=web").await,
+        [reminded.as_str()]
+    );
+    assert_eq!(listed("channel=web").await, [reminded.as_str()]);
+    assert_eq!(listed("channel=slack").await, [later.as_str()]);
     browser(
         &python,
         &daemon,
@@ -534,7 +562,14 @@ async fn web_page_shows_reminders_and_asks_passed_on_at_their_time_in_chromium()
         &artifacts().join("web-reach.png"),
     )
     .await;
-    for id in [reminded, passed_on] {
+    let pending = listed("status=pending&channel=web").await;
+    assert_eq!(
+        pending.len(),
+        2,
+        "the one passed on in 2 s is listed now: {pending:?}"
+    );
+    assert!(!pending.contains(&later), "not yet: {pending:?}");
+    for id in [reminded, later] {
         let ask: Value = client
             .get(daemon.url(&format!("/v1/asks/{id}")))
             .send()

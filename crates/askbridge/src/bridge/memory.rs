@@ -309,7 +309,30 @@ impl Inner {
             self.cached.fetch_add(1, Ordering::Relaxed);
         }
         self.arm(entry.deadline, entry.id);
+        self.arm_arrivals(&entry);
         entry
+    }
+
+    /// Arms the times the ask reaches the web page, if it does so later:
+    /// the page is told then ([`super::BridgeEvent::Arrived`]). Other
+    /// channels are posted to then, by the outbox.
+    pub(super) fn arm_arrivals(&self, entry: &Entry) {
+        let now = self.clock.now();
+        for spot in &entry.spots {
+            if spot.kind == ChannelKind::Web
+                && let Some(due) = spot.due().filter(|due| *due > now)
+            {
+                let earliest = {
+                    let mut arrivals = lock(&self.arrivals);
+                    let earliest = arrivals.first().is_none_or(|(at, _)| due < *at);
+                    arrivals.insert((due, entry.id));
+                    earliest
+                };
+                if earliest {
+                    self.timer_wake.notify_one();
+                }
+            }
+        }
     }
 
     /// Adds a deadline, waking the timer if it is the earliest.
@@ -422,6 +445,7 @@ impl Inner {
         asks.reserve(count);
         for entry in batch.drain(..) {
             deadlines.push((entry.deadline, entry.id));
+            self.arm_arrivals(&entry);
             if asks.insert_new(&entry).is_some() {
                 tracing::warn!(ask_id = %entry.id, "a pending ask read twice at start; kept once");
             }

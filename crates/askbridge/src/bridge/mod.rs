@@ -179,6 +179,16 @@ impl AskView {
     pub fn place(&self, place: usize) -> Option<&Target> {
         self.places().nth(place)
     }
+
+    /// Whether the ask is in a place on channel `kind` at `now` (an ended
+    /// ask: when it ended), by the core's rule ([`Ask::is_on`]).
+    pub fn is_on(&self, kind: ChannelKind, now: Timestamp) -> bool {
+        let at = self
+            .outcome
+            .as_ref()
+            .map_or(now, |outcome| outcome.answered_at.min(now));
+        self.ask.is_on(kind, self.created_at, at)
+    }
 }
 
 /// What subscribers hear.
@@ -190,6 +200,9 @@ pub enum BridgeEvent {
     Updated(Arc<AskView>),
     /// An ask ended.
     Ended(Arc<AskView>),
+    /// A pending ask reached a place where nothing is posted (the web
+    /// page) at its escalation step's time: it shows there from now on.
+    Arrived(Arc<AskView>),
 }
 
 /// Which asks [`Bridge::list`] returns.
@@ -197,7 +210,8 @@ pub enum BridgeEvent {
 pub struct ListFilter {
     /// Only pending asks.
     pub pending_only: bool,
-    /// Only asks posted to this channel.
+    /// Only asks in a place on this channel by now (an escalation step's
+    /// place from its time on: [`AskView::is_on`]).
     pub channel: Option<askbridge_core::model::ChannelKind>,
     /// At most this many, newest first.
     pub limit: Option<usize>,
@@ -339,6 +353,9 @@ struct Inner {
     asks: Mutex<Asks>,
     /// Pending deadlines, for the timer task.
     deadlines: Mutex<timer::Deadlines>,
+    /// When pending asks reach the web page (an escalation step's time),
+    /// for the timer task to say so ([`BridgeEvent::Arrived`]).
+    arrivals: Mutex<timer::Deadlines>,
     /// Wakes the timer task: an earlier deadline, or the bridge dropped.
     timer_wake: Arc<Notify>,
     /// Wakes the reminder task: an ask created here or elsewhere, or the
@@ -433,6 +450,7 @@ impl Bridge {
             runtime,
             asks: Mutex::new(Asks::default()),
             deadlines: Mutex::new(timer::Deadlines::new()),
+            arrivals: Mutex::new(timer::Deadlines::new()),
             timer_wake: Arc::new(Notify::new()),
             remind_wake: Arc::new(Notify::new()),
             reminders_done: watch::Sender::new(0),
@@ -725,18 +743,47 @@ impl Bridge {
     /// Asks matching the filter, newest first. Rows that no longer read
     /// back are logged and left out.
     pub async fn list(&self, filter: ListFilter) -> Result<Vec<AskView>, BridgeError> {
+        let now = self.inner.clock.now();
+        let wanted = filter.limit.unwrap_or(usize::MAX);
+        let mut limit = filter.limit;
+        loop {
+            let (mut views, rows) = self.list_rows(&filter, limit).await?;
+            // The database knows every place an ask goes to; whether it
+            // is there yet is the core's rule, at this bridge's time.
+            if let Some(kind) = filter.channel {
+                views.retain(|view| view.is_on(kind, now));
+            }
+            match limit {
+                // Asks not there yet were left out: read further back.
+                Some(read) if rows == read && views.len() < wanted => {
+                    limit = Some(read.saturating_mul(4));
+                }
+                _ => {
+                    views.truncate(wanted);
+                    return Ok(views);
+                }
+            }
+        }
+    }
+
+    /// The newest `limit` asks the filter's database part picks, and how
+    /// many rows were read.
+    async fn list_rows(
+        &self,
+        filter: &ListFilter,
+        limit: Option<usize>,
+    ) -> Result<(Vec<AskView>, usize), BridgeError> {
         let inner = &self.inner;
         let rows = inner
             .store
             .list(ListQuery {
                 pending_only: filter.pending_only,
                 channel: filter.channel.map(ChannelKind::as_str),
-                limit: filter
-                    .limit
-                    .map(|limit| i64::try_from(limit).unwrap_or(i64::MAX)),
+                limit: limit.map(|limit| i64::try_from(limit).unwrap_or(i64::MAX)),
             })
             .await?;
-        let mut views = Vec::with_capacity(rows.len());
+        let read = rows.len();
+        let mut views = Vec::with_capacity(read);
         for row in rows {
             if let Some(entry) = inner.lookup(&row.id) {
                 let slot = entry.slot.lock().await;
@@ -754,7 +801,7 @@ impl Bridge {
                 }
             }
         }
-        Ok(views)
+        Ok((views, read))
     }
 
     /// Live events: created, updated, ended. A receiver that falls more

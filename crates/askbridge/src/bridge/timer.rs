@@ -6,9 +6,13 @@
 //! deadline it applies the core's `tick`, which persists the timeout like
 //! any other change. The task holds the bridge only weakly, so dropping
 //! every [`super::Bridge`] handle stops it.
+//!
+//! The same task says when a pending ask reaches the web page at an
+//! escalation step's time ([`BridgeEvent::Arrived`]): nothing is posted
+//! there, so nothing else would.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use askbridge_core::model::Timestamp;
@@ -16,7 +20,7 @@ use tokio::sync::Notify;
 
 use super::clock::Clock;
 use super::memory::AskKey;
-use super::{BridgeError, Change, Inner, lock};
+use super::{BridgeError, BridgeEvent, Change, Inner, lock};
 use crate::store::StoreError;
 
 /// Pending deadlines, earliest first; ids are shared with the ask map.
@@ -36,14 +40,22 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
                 return;
             };
             let now = clock.now();
-            let due = take_due(&inner, now);
+            let arrived = take_due(&inner.arrivals, now);
+            for (_, id) in &arrived {
+                arrive(&inner, *id).await;
+            }
+            let due = take_due(&inner.deadlines, now);
             if !due.is_empty() {
                 for id in due {
                     expire(&inner, &id).await;
                 }
                 continue;
             }
-            lock(&inner.deadlines).first().map(|(at, _)| *at)
+            let first = |set: &Mutex<Deadlines>| lock(set).first().map(|(at, _)| *at);
+            match (first(&inner.deadlines), first(&inner.arrivals)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
         };
         settle
             .sleeping(next, clock.sleep_until_woken(next, &wake))
@@ -51,9 +63,9 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
     }
 }
 
-/// Removes and returns the asks whose deadline is at or before `now`.
-fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, AskKey)> {
-    let mut deadlines = lock(&inner.deadlines);
+/// Removes and returns the asks whose time in `set` is at or before `now`.
+fn take_due(set: &Mutex<Deadlines>, now: Timestamp) -> Vec<(Timestamp, AskKey)> {
+    let mut deadlines = lock(set);
     let mut due = Vec::new();
     while deadlines.first().is_some_and(|(at, _)| *at <= now) {
         if let Some(first) = deadlines.pop_first() {
@@ -61,6 +73,32 @@ fn take_due(inner: &Inner, now: Timestamp) -> Vec<(Timestamp, AskKey)> {
         }
     }
     due
+}
+
+/// Tells subscribers that a pending ask reached the web page.
+async fn arrive(inner: &Arc<Inner>, id: AskKey) {
+    let Some(entry) = inner.entry(id) else {
+        return;
+    };
+    let slot = entry.slot.lock().await;
+    if slot.ended {
+        return;
+    }
+    let view = match slot.lifecycle.as_deref() {
+        Some(lifecycle) => inner.view(lifecycle),
+        None => {
+            drop(slot);
+            match inner.load_view(&id.to_string()).await {
+                Ok(view) if view.state.is_pending() => view,
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(ask_id = %id, error = %error, "cannot read an ask that reached the web page");
+                    return;
+                }
+            }
+        }
+    };
+    inner.emit(|| BridgeEvent::Arrived(Arc::new(view)));
 }
 
 async fn expire(inner: &Arc<Inner>, (deadline, id): &(Timestamp, AskKey)) {

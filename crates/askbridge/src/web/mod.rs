@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
-use askbridge_core::model::ChannelKind;
+use askbridge_core::model::{ChannelKind, Timestamp};
 use askbridge_core::render::Locale;
 use axum::Router;
 use axum::body::Body;
@@ -56,7 +56,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::bridge::channel::{BoxFuture, Channel};
-use crate::bridge::{AskView, Bridge, BridgeEvent};
+use crate::bridge::{AskView, Bridge, BridgeEvent, Clock};
 use crate::wire::api::AskResponse;
 
 mod page;
@@ -226,7 +226,7 @@ struct EventsParams {
                description = "The event stream.")),
 )]
 async fn events(State(bridge): State<Bridge>, Query(params): Query<EventsParams>) -> Response {
-    let stream = event_stream(bridge.subscribe(), params.ask);
+    let stream = event_stream(bridge.subscribe(), params.ask, bridge.clock().clone());
     let sse = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
     (
         [
@@ -243,10 +243,11 @@ async fn events(State(bridge): State<Bridge>, Query(params): Query<EventsParams>
 
 /// The SSE events for one subscriber: `ready`, then one event per bridge
 /// event about a web ask (or about ask `only`), `resync` after missed
-/// events.
+/// events; whether an ask is on the page yet is judged at `clock`'s time.
 fn event_stream(
     receiver: broadcast::Receiver<BridgeEvent>,
     only: Option<String>,
+    clock: Clock,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
     let ready = futures_util::stream::once(async {
         WebEvent {
@@ -257,7 +258,8 @@ fn event_stream(
     let only = Arc::new(only);
     let rest = BroadcastStream::new(receiver).filter_map(move |item| {
         let only = Arc::clone(&only);
-        async move { web_event(item, only.as_deref()) }
+        let now = clock.now();
+        async move { web_event(item, only.as_deref(), now) }
     });
     ready.chain(rest).map(|event| Ok(event.into_sse()))
 }
@@ -279,17 +281,22 @@ impl WebEvent {
     }
 }
 
-/// The page's event for one bridge event: `None` for asks not posted to
-/// `web` (with `only`: for every ask but that one); `resync` when the
-/// subscriber lagged.
+/// The page's event for one bridge event: `None` for asks not on the web
+/// page at `now` (an escalation step to `web` whose time has not come;
+/// with `only`: for every ask but that one); `created` when an ask
+/// reaches the page later; `resync` when the subscriber lagged.
 fn web_event(
     item: Result<BridgeEvent, BroadcastStreamRecvError>,
     only: Option<&str>,
+    now: Timestamp,
 ) -> Option<WebEvent> {
     let (name, view) = match item {
         Ok(BridgeEvent::Created(view)) => ("created", view),
         Ok(BridgeEvent::Updated(view)) => ("updated", view),
         Ok(BridgeEvent::Ended(view)) => ("ended", view),
+        // New to the page; one ask's page has had it from the start.
+        Ok(BridgeEvent::Arrived(view)) if only.is_none() => ("created", view),
+        Ok(BridgeEvent::Arrived(_)) => return None,
         Err(BroadcastStreamRecvError::Lagged(missed)) => {
             tracing::debug!(
                 missed,
@@ -303,9 +310,7 @@ fn web_event(
     };
     let wanted = match only {
         Some(id) => view.id == id,
-        None => view
-            .places()
-            .any(|target| target.place.channel() == ChannelKind::Web),
+        None => view.is_on(ChannelKind::Web, now),
     };
     if !wanted {
         return None;
@@ -333,8 +338,59 @@ mod tests {
 
     use super::*;
 
+    /// When the test asks are created.
+    const CREATED: Timestamp = Timestamp::from_secs(1_800_000_000);
+
+    /// The page's event at the asks' creation.
+    fn at_creation(
+        item: Result<BridgeEvent, BroadcastStreamRecvError>,
+        only: Option<&str>,
+    ) -> Option<WebEvent> {
+        web_event(item, only, CREATED)
+    }
+
+    #[test]
+    fn web_event_of_an_ask_passed_on_to_the_page_only_from_its_time() {
+        let mut later = Arc::unwrap_or_clone(view("telegram:42", vec![None, None]));
+        later.ask.escalate = vec![askbridge_core::model::Escalation {
+            after_seconds: 60,
+            to: Target::parse("web").expect("valid target"),
+        }];
+        let later = Arc::new(later);
+        let created = || Ok(BridgeEvent::Created(Arc::clone(&later)));
+        assert_eq!(
+            web_event(created(), None, CREATED),
+            None,
+            "not on the page yet"
+        );
+        let before = CREATED.saturating_add_secs(59);
+        let due = CREATED.saturating_add_secs(60);
+        assert_eq!(web_event(created(), None, before), None);
+        let arrived = || Ok(BridgeEvent::Arrived(Arc::clone(&later)));
+        assert_eq!(
+            web_event(arrived(), None, due).map(|e| e.name),
+            Some("created"),
+            "new to the page"
+        );
+        assert_eq!(
+            web_event(arrived(), Some("ask_1"), due),
+            None,
+            "one ask's page had it from the start"
+        );
+        let updated = || Ok(BridgeEvent::Updated(Arc::clone(&later)));
+        assert_eq!(web_event(updated(), None, before), None);
+        assert_eq!(
+            web_event(updated(), None, due).map(|e| e.name),
+            Some("updated")
+        );
+        assert_eq!(
+            web_event(created(), Some("ask_1"), CREATED).map(|e| e.name),
+            Some("created")
+        );
+    }
+
     fn view(to: &str, answers: Vec<Option<Answer>>) -> Arc<AskView> {
-        let ask = normalize_json(&json!({
+        let mut ask = normalize_json(&json!({
             "title": "Release 2.4",
             "questions": [
                 {"id": "deploy", "header": "Deploy", "question": "Where?", "options": ["Staging (Recommended)", "Production"]},
@@ -343,11 +399,14 @@ mod tests {
         }))
         .expect("valid ask")
         .ask;
+        let target = Target::parse(to).expect("valid target");
+        // As the bridge stores every ask: its place named.
+        ask.target = Some(target.clone());
         Arc::new(AskView {
             id: "ask_1".into(),
             ask,
-            target: Target::parse(to).expect("valid target"),
-            created_at: Timestamp::from_secs(1_800_000_000),
+            target,
+            created_at: CREATED,
             deadline: Timestamp::from_secs(1_800_000_900),
             state: AskState::Pending,
             answers,
@@ -362,12 +421,12 @@ mod tests {
             after_seconds: 300,
             every_seconds: Some(300),
         });
-        let event = web_event(Ok(BridgeEvent::Created(Arc::new(reminded))), None)
+        let event = at_creation(Ok(BridgeEvent::Created(Arc::new(reminded))), None)
             .expect("web asks are sent");
         // From creation, every 300 s, before the deadline 900 s on.
         let at = |secs: u64| Value::from(Timestamp::from_secs(1_800_000_000 + secs).rfc3339());
         assert_eq!(event.data["remindAt"], json!([at(300), at(600)]));
-        let plain = web_event(
+        let plain = at_creation(
             Ok(BridgeEvent::Created(view("web", vec![None, None]))),
             None,
         )
@@ -382,7 +441,7 @@ mod tests {
             text: None,
             via: Via::Web,
         };
-        let event = web_event(
+        let event = at_creation(
             Ok(BridgeEvent::Updated(view("web", vec![Some(answer), None]))),
             None,
         );
@@ -402,7 +461,8 @@ mod tests {
                          "options": [{"label": "Staging (Recommended)", "recommended": true}, {"label": "Production"}]},
                         {"id": "notify", "header": "Notify", "question": "Who?", "type": "text"}
                     ],
-                    "timeoutSeconds": 900
+                    "timeoutSeconds": 900,
+                    "to": "web"
                 },
                 "to": "web",
                 "createdAt": "2027-01-15T08:00:00Z",
@@ -413,12 +473,12 @@ mod tests {
 
     #[test]
     fn web_event_skips_asks_for_other_channels() {
-        let created = web_event(
+        let created = at_creation(
             Ok(BridgeEvent::Created(view("telegram:42", vec![None, None]))),
             None,
         );
         assert_eq!(created, None);
-        let created = web_event(
+        let created = at_creation(
             Ok(BridgeEvent::Created(view("web:alice", vec![None, None]))),
             None,
         );
@@ -431,19 +491,19 @@ mod tests {
     #[test]
     fn web_event_for_one_ask_follows_it_wherever_it_was_posted() {
         let telegram = || Ok(BridgeEvent::Ended(view("telegram:42", vec![None, None])));
-        let event = web_event(telegram(), Some("ask_1"));
+        let event = at_creation(telegram(), Some("ask_1"));
         assert_eq!(
             event.map(|e| (e.name, e.data["to"].clone())),
             Some(("ended", json!("telegram:42")))
         );
-        assert_eq!(web_event(telegram(), Some("ask_2")), None);
+        assert_eq!(at_creation(telegram(), Some("ask_2")), None);
         let web = Ok(BridgeEvent::Created(view("web", vec![None, None])));
-        assert_eq!(web_event(web, Some("ask_2")), None);
+        assert_eq!(at_creation(web, Some("ask_2")), None);
     }
 
     #[test]
     fn web_event_resync_when_lagging() {
-        let event = web_event(Err(BroadcastStreamRecvError::Lagged(3)), None);
+        let event = at_creation(Err(BroadcastStreamRecvError::Lagged(3)), None);
         assert_eq!(
             event,
             Some(WebEvent {
@@ -456,8 +516,8 @@ mod tests {
     #[tokio::test]
     async fn web_events_resync_after_a_lag() {
         let (sender, receiver) = broadcast::channel(1);
-        let stream =
-            BroadcastStream::new(receiver).filter_map(|item| async move { web_event(item, None) });
+        let stream = BroadcastStream::new(receiver)
+            .filter_map(|item| async move { at_creation(item, None) });
         for to in ["web", "telegram:1", "web"] {
             sender
                 .send(BridgeEvent::Created(view(to, vec![None, None])))

@@ -18,9 +18,11 @@ Scenarios:
                  which says where else it was asked; Skip skips it.
   reach          on a page whose clock the scenario runs: the ask
                  "Reminded" shows the reminder line once its reminder is
-                 due; the ask "Passed on" (escalated from Slack to the web
-                 after a minute) is not on the page before its time, then
-                 is, saying it was passed on.
+                 due; the ask "Passed on", which the scenario creates
+                 (escalated from Slack to the web two seconds later, by
+                 the daemon's clock), is not on the page before its time,
+                 then is, saying it was passed on; an ask passed on in ten
+                 minutes ("Which road?") is not on the page.
   locales        a Thai browser (th-TH) answers the ask to web:thai and a
                  Chinese one (zh-CN) the ask to web:chinese, each checking
                  the page's words against the phrases the server serves
@@ -269,10 +271,19 @@ def reach(contexts: Contexts, url: str, screenshot: Path):
     expect(box.locator(".reminder")).to_contain_text("⏰ Still waiting for your answer — expires in")
     expect(page.get_by_text("Which way?")).to_have_count(0)
 
-    # A minute after it was created, the other ask is passed on to the page.
-    page.clock.run_for("00:30")
+    # An ask passed on to the page two seconds after it is created (its
+    # Slack place fails: no Slack here) is not on it before then, by the
+    # daemon's clock, and then comes without a reload.
+    api(url, "/v1/asks", {
+        "to": "slack:C0123", "title": "Passed on", "timeoutSeconds": 600,
+        "escalate": [{"afterSeconds": 2, "to": "web"}],
+        "questions": [{"id": "q", "header": "Q", "question": "Which way?", "options": ["Left", "Right"]}],
+    })
+    expect(page.get_by_text("Which way?")).to_have_count(0, timeout=500)
     expect(box.get_by_role("heading", name="Passed on")).to_be_visible()
-    expect(box.locator(".passed-on")).to_have_text("↪ Passed on from Slack after 1 min without an answer")
+    expect(box.locator(".passed-on")).to_have_text("↪ Passed on from Slack after 2 s without an answer")
+    # One passed on in ten minutes is not on the page yet.
+    expect(page.get_by_text("Which road?")).to_have_count(0)
     page.screenshot(path=str(screenshot))
     problems.check()
 

@@ -134,8 +134,6 @@
     locale: '',
     /** Its phrases, by name. */
     phrases: {},
-    /** Asks passed on to this page later, by id: their latest data, until their time. */
-    held: new Map(),
   };
 
   // ------------------------------------------------------------- words
@@ -479,12 +477,6 @@
     return (ask.escalate || []).find((step) => isHere(step.to)) || null;
   }
 
-  /** When the ask is passed on to this page (ms), or 0 when it is here from the start. */
-  function passedOnAt(data) {
-    const step = passedOnStep(data);
-    return step ? time(data.createdAt) + step.afterSeconds * 1000 : 0;
-  }
-
   const PLATFORM_NAMES = { telegram: 'Telegram', discord: 'Discord', slack: 'Slack', feishu: 'Feishu', lark: 'Lark', matrix: 'Matrix' };
 
   /** A place as a person calls it: the platform's name, or the web page. */
@@ -544,7 +536,6 @@
 
   function upsert(data, seq) {
     if (!data || typeof data.id !== 'string' || !visible(data)) return;
-    if (hold(data, seq)) return;
     const known = S.asks.has(data.id);
     const rec = record(data, seq);
     if (rec.ended) return;
@@ -558,30 +549,6 @@
       // Tell the person only about asks they saw waiting.
       endAsk(rec, data, { here: false, quiet: !known || !rec.shown });
     }
-  }
-
-  /**
-   * Keeps an ask passed on to this page later off the page until its time
-   * (then shows it, as it is by then); forgets it if it ends first.
-   * Whether it was held.
-   */
-  function hold(data, seq) {
-    if (S.asks.has(data.id)) return false;
-    const at = passedOnAt(data);
-    if (data.status !== 'pending') return S.held.delete(data.id) || at > Date.now();
-    if (at <= Date.now()) {
-      S.held.delete(data.id);
-      return false;
-    }
-    if (!S.held.has(data.id)) {
-      setTimeout(() => {
-        const latest = S.held.get(data.id);
-        S.held.delete(data.id);
-        if (latest) upsert(latest, seq);
-      }, at - Date.now() + 50);
-    }
-    S.held.set(data.id, data);
-    return true;
   }
 
   /** A newly arrived ask becomes the one shown, unless the person is busy with another. */
