@@ -431,6 +431,9 @@ impl<P: ChatPlatform> ChatDriver<P> {
             }
             let text = P::text_of(&message).to_owned();
             let once = once_key(&view.id, place, Part::Question(index));
+            // A press that comes between the post and its record waits
+            // for the record, so its toggle is not written over by it.
+            let _alone = self.serial.lock(&view.id).await;
             let id = self.platform.send(&chat, message, &once).await?;
             let thread = root.as_ref().map(ToString::to_string);
             let extra = if index == last {
