@@ -513,6 +513,18 @@ pub enum Place {
         /// The user's id (`@name:server`).
         user_id: String,
     },
+    /// A Microsoft Teams conversation: a channel, a group chat or a
+    /// personal chat.
+    Teams {
+        /// The conversation id (`19:…@thread.tacv2`, `a:…`).
+        conversation: String,
+    },
+    /// The bot's personal chat with a Teams user (created on the first
+    /// ask, reused after).
+    TeamsUser {
+        /// The user's AAD object id (a GUID).
+        aad_object_id: String,
+    },
     /// askbridge's own web page, optionally one session of it.
     Web {
         /// Session name; `None` is the default page.
@@ -529,6 +541,7 @@ impl Place {
             Place::Slack { .. } | Place::SlackUser { .. } => ChannelKind::Slack,
             Place::Feishu { .. } | Place::FeishuUser { .. } => ChannelKind::Feishu,
             Place::MatrixRoom { .. } | Place::MatrixUser { .. } => ChannelKind::Matrix,
+            Place::Teams { .. } | Place::TeamsUser { .. } => ChannelKind::Teams,
             Place::Web { .. } => ChannelKind::Web,
         }
     }
@@ -573,6 +586,12 @@ impl Place {
                 room == at_room && !room.starts_with('#')
             }
             (
+                Place::Teams { conversation },
+                Place::Teams {
+                    conversation: at_conversation,
+                },
+            ) => conversation == at_conversation,
+            (
                 Place::Web { session },
                 Place::Web {
                     session: at_session,
@@ -590,11 +609,13 @@ impl Place {
             Place::SlackUser { user_id } => Some(user_id.clone()),
             Place::FeishuUser { open_id } => Some(open_id.clone()),
             Place::MatrixUser { user_id } => Some(user_id.clone()),
+            Place::TeamsUser { aad_object_id } => Some(aad_object_id.clone()),
             Place::Telegram { .. }
             | Place::DiscordChannel { .. }
             | Place::Slack { .. }
             | Place::Feishu { .. }
             | Place::MatrixRoom { .. }
+            | Place::Teams { .. }
             | Place::Web { .. } => None,
         }
     }
@@ -607,11 +628,15 @@ impl Place {
             Place::DiscordUser { .. }
             | Place::SlackUser { .. }
             | Place::FeishuUser { .. }
-            | Place::MatrixUser { .. } => true,
+            | Place::MatrixUser { .. }
+            | Place::TeamsUser { .. } => true,
+            // A Teams personal chat named by its conversation id is one
+            // person's, but its id does not say so.
             Place::DiscordChannel { .. }
             | Place::Slack { .. }
             | Place::Feishu { .. }
             | Place::MatrixRoom { .. }
+            | Place::Teams { .. }
             | Place::Web { .. } => false,
         }
     }
@@ -630,6 +655,8 @@ pub enum ChannelKind {
     Feishu,
     /// Matrix (any homeserver).
     Matrix,
+    /// Microsoft Teams.
+    Teams,
     /// The built-in web page.
     Web,
     /// The agent host's own dialog (MCP elicitation). Nothing is posted
@@ -639,12 +666,13 @@ pub enum ChannelKind {
 
 impl ChannelKind {
     /// Every channel, in the order the docs list them.
-    pub const ALL: [ChannelKind; 7] = [
+    pub const ALL: [ChannelKind; 8] = [
         ChannelKind::Telegram,
         ChannelKind::Discord,
         ChannelKind::Slack,
         ChannelKind::Feishu,
         ChannelKind::Matrix,
+        ChannelKind::Teams,
         ChannelKind::Web,
         ChannelKind::Host,
     ];
@@ -657,6 +685,7 @@ impl ChannelKind {
             ChannelKind::Slack => "slack",
             ChannelKind::Feishu => "feishu",
             ChannelKind::Matrix => "matrix",
+            ChannelKind::Teams => "teams",
             ChannelKind::Web => "web",
             ChannelKind::Host => "host",
         }
@@ -700,6 +729,8 @@ impl fmt::Display for Place {
             Place::FeishuUser { open_id } => write!(f, "feishu:user/{open_id}")?,
             Place::MatrixRoom { room } => write!(f, "matrix:{room}")?,
             Place::MatrixUser { user_id } => write!(f, "matrix:user/{user_id}")?,
+            Place::Teams { conversation } => write!(f, "teams:{conversation}")?,
+            Place::TeamsUser { aad_object_id } => write!(f, "teams:user/{aad_object_id}")?,
             Place::Web { session } => {
                 f.write_str("web")?;
                 if let Some(session) = session {
@@ -791,7 +822,9 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     /// The part before `:` is not a channel askbridge knows.
-    #[error("unknown channel {0:?}; expected telegram, discord, slack, feishu, matrix or web")]
+    #[error(
+        "unknown channel {0:?}; expected telegram, discord, slack, feishu, matrix, teams or web"
+    )]
     UnknownChannel(String),
     /// The channel is known but the rest is not of its form.
     #[error("{channel} target {given:?} is not of the form {expected}")]
@@ -828,7 +861,9 @@ impl Target {
     /// `matrix:<room id or #alias>[@<user id>]` and
     /// `matrix:user/<user id>`, where the user is all after the first `@`
     /// that follows the room (`matrix:!r:hs@@alice:hs`; its own leading
-    /// `@` may be left out).
+    /// `@` may be left out); `teams:<conversation id>[@<AAD object id>]`
+    /// and `teams:user/<AAD object id>`, where only a GUID after the last
+    /// `@` is a user (conversation ids hold `@` themselves).
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let input = input.trim();
         let (channel, rest) = match input.split_once(':') {
@@ -837,6 +872,9 @@ impl Target {
         };
         if channel.eq_ignore_ascii_case("matrix") {
             return parse_matrix(rest.unwrap_or(""));
+        }
+        if channel.eq_ignore_ascii_case("teams") {
+            return parse_teams(rest.unwrap_or(""));
         }
         let (rest, user) = match rest {
             Some(rest) => match rest.rsplit_once('@') {
@@ -891,6 +929,13 @@ impl Target {
                         channel: "matrix",
                         given: user.to_owned(),
                         expected: MATRIX_USER,
+                    })?
+                }
+                ChannelKind::Teams => {
+                    aad_object_id(user).ok_or_else(|| TargetError::Malformed {
+                        channel: "teams",
+                        given: user.to_owned(),
+                        expected: TEAMS_USER,
                     })?
                 }
                 _ => user.to_owned(),
@@ -1024,6 +1069,57 @@ fn parse_matrix(rest: &str) -> Result<Target, TargetError> {
     })
 }
 
+const TEAMS_TARGET: &str =
+    "teams:<conversation id>[@<AAD object id>] or teams:user/<AAD object id>";
+const TEAMS_USER: &str = "an AAD object id (a GUID)";
+
+/// Reads what follows `teams:`: `user/` and an AAD object id, or a
+/// conversation id and, after its last `@`, the user who may answer when
+/// that is a GUID (a channel's id ends in `@thread.tacv2` of its own).
+fn parse_teams(rest: &str) -> Result<Target, TargetError> {
+    let malformed = || TargetError::Malformed {
+        channel: "teams",
+        given: rest.to_owned(),
+        expected: TEAMS_TARGET,
+    };
+    if let Some(user) = rest.strip_prefix("user/") {
+        let aad_object_id = aad_object_id(user).ok_or_else(malformed)?;
+        return Ok(Target {
+            place: Place::TeamsUser { aad_object_id },
+            user: None,
+        });
+    }
+    let (conversation, user) = match rest.rsplit_once('@') {
+        Some((conversation, user)) => match aad_object_id(user) {
+            Some(user) => (conversation, Some(user)),
+            None => (rest, None),
+        },
+        None => (rest, None),
+    };
+    let plain = |c: char| !c.is_whitespace() && !c.is_control() && c != '/';
+    if conversation.len() < 2 || !conversation.contains(':') || !conversation.chars().all(plain) {
+        return Err(malformed());
+    }
+    Ok(Target {
+        place: Place::Teams {
+            conversation: conversation.to_owned(),
+        },
+        user,
+    })
+}
+
+/// An AAD object id: a GUID, lower-cased.
+fn aad_object_id(text: &str) -> Option<String> {
+    let groups: Vec<&str> = text.split('-').collect();
+    let shape = [8, 4, 4, 4, 12];
+    let ok = groups.len() == shape.len()
+        && groups
+            .iter()
+            .zip(shape)
+            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()));
+    ok.then(|| text.to_ascii_lowercase())
+}
+
 /// A Matrix user id, `@name:server`, with its `@` added when left out.
 fn matrix_user_id(text: &str) -> Option<String> {
     let bare = text.strip_prefix('@').unwrap_or(text);
@@ -1106,6 +1202,28 @@ mod tests {
         check_target("matrix:!abc:hs@alice", Err("matrix:<!room_id"));
         check_target("matrix:user/alice", Err("matrix:<!room_id"));
         check_target("matrix:!a b:hs", Err("matrix:<!room_id"));
+        let alice = "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e";
+        check_target("teams:19:abc@thread.tacv2", Ok("teams:19:abc@thread.tacv2"));
+        check_target(
+            &format!("teams:19:abc@thread.tacv2@{alice}"),
+            Ok(&format!("teams:19:abc@thread.tacv2@{alice}")),
+        );
+        check_target(
+            &format!("teams:a:1Xyz@{}", alice.to_uppercase()),
+            Ok(&format!("teams:a:1Xyz@{alice}")),
+        );
+        check_target(
+            &format!("teams:user/{alice}"),
+            Ok(&format!("teams:user/{alice}")),
+        );
+        check_target(
+            "TEAMS:19:meeting_x@thread.v2",
+            Ok("teams:19:meeting_x@thread.v2"),
+        );
+        check_target("teams:", Err("teams:<conversation id>"));
+        check_target("teams:noColon", Err("teams:<conversation id>"));
+        check_target("teams:19:a b@thread.v2", Err("teams:<conversation id>"));
+        check_target("teams:user/alice", Err("teams:<conversation id>"));
         check_target("web", Ok("web"));
         check_target("web:review", Ok("web:review"));
         check_target("web@alice", Ok("web@alice"));

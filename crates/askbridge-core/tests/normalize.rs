@@ -869,7 +869,7 @@ fn targets() {
         (
             r#""email:me""#,
             Err(
-                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu, matrix or web"#,
+                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu, matrix, teams or web"#,
             ),
         ),
         (
@@ -881,7 +881,7 @@ fn targets() {
         (
             r#"{"chat": 5}"#,
             Err(
-                "error to.channel: missing; expected telegram, discord, slack, feishu, matrix or web",
+                "error to.channel: missing; expected telegram, discord, slack, feishu, matrix, teams or web",
             ),
         ),
         (

@@ -144,6 +144,22 @@ impl Capabilities {
         menu_options: 20,
     };
 
+    /// Microsoft Teams: Adaptive Cards (schema 1.5) of `Action.Execute`
+    /// buttons in action sets, a row per option; a message up to ~40 KB
+    /// (20,000 characters used); a multi-select step's options as one
+    /// `Input.ChoiceSet`.
+    pub const TEAMS: Capabilities = Capabilities {
+        buttons: true,
+        max_buttons: 20,
+        max_buttons_per_row: 3,
+        max_rows: 20,
+        options_per_row: 1,
+        max_button_label_chars: 80,
+        max_text_chars: 20_000,
+        rich: false,
+        menu_options: 50,
+    };
+
     /// askbridge's web page: generous limits, one option per row.
     pub const WEB: Capabilities = Capabilities {
         buttons: true,
@@ -178,6 +194,7 @@ impl Capabilities {
             ChannelKind::Slack => Capabilities::SLACK,
             ChannelKind::Feishu => Capabilities::FEISHU,
             ChannelKind::Matrix => Capabilities::MATRIX,
+            ChannelKind::Teams => Capabilities::TEAMS,
             ChannelKind::Web | ChannelKind::Host => Capabilities::WEB,
         }
     }

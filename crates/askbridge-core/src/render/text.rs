@@ -250,6 +250,7 @@ pub fn place_name(place: &Place, locale: Locale) -> &'static str {
         ChannelKind::Slack => "Slack",
         ChannelKind::Feishu => "Feishu",
         ChannelKind::Matrix => "Matrix",
+        ChannelKind::Teams => "Teams",
         ChannelKind::Web | ChannelKind::Host => locale.strings().web_page,
     }
 }

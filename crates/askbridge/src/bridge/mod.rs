@@ -1072,6 +1072,30 @@ impl Bridge {
             .await?)
     }
 
+    /// A value channel `channel` keeps under `key`, if it set one.
+    pub async fn channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+    ) -> Result<Option<String>, BridgeError> {
+        Ok(self.inner.store.channel_value(channel, key).await?)
+    }
+
+    /// Sets channel `channel`'s value under `key`; every instance reads it.
+    pub async fn set_channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+        value: &str,
+    ) -> Result<(), BridgeError> {
+        let at = record::millis(self.inner.clock.now());
+        Ok(self
+            .inner
+            .store
+            .set_channel_value(channel, key, value, at)
+            .await?)
+    }
+
     /// The key of the thread whose first message this is, if it is one.
     pub async fn thread_of(
         &self,

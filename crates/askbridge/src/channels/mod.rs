@@ -7,4 +7,5 @@ pub mod discord;
 pub mod feishu;
 pub mod matrix;
 pub mod slack;
+pub mod teams;
 pub mod telegram;

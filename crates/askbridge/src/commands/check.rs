@@ -9,14 +9,15 @@
 //!   unknown; pending ones are a warning, since `serve` applies them). Read
 //!   only: a SQLite file that is not there yet passes, since the first
 //!   start creates it.
-//! - **telegram**, **discord**, **slack**, **feishu**, **matrix** — each configured platform,
+//! - **telegram**, **discord**, **slack**, **feishu**, **matrix**, **teams** — each configured platform,
 //!   through the client its channel uses: Telegram's `getMe` (the bot's
 //!   name, its privacy mode), Discord's current user and application (the
 //!   Message Content intent, the interactions public key), Slack's
 //!   `auth.test` (bot and workspace) and the scopes the token was granted,
 //!   Feishu's bot info (the app's name; what webhook mode still needs),
 //!   the Matrix homeserver's versions and the token's device and the
-//!   bot's name (without opening the store a running daemon holds).
+//!   bot's name (without opening the store a running daemon holds), the
+//!   Teams bot's token from Microsoft and what Teams still needs.
 //!   A platform that is not configured is listed as such.
 //! - **hooks** — askbridge's coding-agent hooks in the hosts' settings
 //!   (the current directory's project and the user's), and whether they
@@ -43,7 +44,7 @@ use serde_json::{Map, Value, json};
 use super::ConfigArgs;
 use crate::config::{
     Config, ConfigError, DiscordConfig, FeishuConfig, FeishuMode, MatrixConfig, SlackConfig,
-    TelegramConfig,
+    TeamsConfig, TelegramConfig,
 };
 use crate::error_chain as chain;
 use crate::store::{self, Inspection, Migrations, StoreError};
@@ -52,8 +53,8 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 7] = [
-    "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks",
+const AFTER_CONFIG: [&str; 8] = [
+    "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "hooks",
 ];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
@@ -179,7 +180,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             return Report::new(checks);
         }
     };
-    let (database, telegram, discord, slack, feishu, matrix) = tokio::join!(
+    let (database, telegram, discord, slack, feishu, matrix, teams) = tokio::join!(
         within(
             limit,
             "database",
@@ -194,6 +195,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             matrix_config,
             &config.data_dir
         )),
+        configured(limit, config.teams.as_ref(), teams),
     );
     Report::new(vec![
         config_loaded(&config),
@@ -203,6 +205,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         slack,
         feishu,
         matrix,
+        teams,
         hooks(&config),
     ])
 }
@@ -339,6 +342,16 @@ impl Platform for MatrixConfig {
     const TOKEN_HINT: &'static str = "log the bot in once (Element: Settings → Help & About → Access Token), or set MATRIX_PASSWORD";
     fn counterpart(&self) -> String {
         format!("the homeserver at {}", self.homeserver)
+    }
+}
+
+impl Platform for TeamsConfig {
+    const NAME: &'static str = "teams";
+    const PLATFORM: &'static str = "Teams";
+    const TOKEN_VAR: &'static str = "TEAMS_APP_PASSWORD";
+    const TOKEN_HINT: &'static str = "create a client secret for the bot's app (Azure portal → the bot → Configuration → Manage password, or the Teams Developer Portal → Tools → Bot management) and set app_id, TEAMS_APP_PASSWORD and, for a single-tenant bot, tenant_id";
+    fn counterpart(&self) -> String {
+        format!("Microsoft's login at {}", self.login_url)
     }
 }
 
@@ -890,6 +903,51 @@ async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
         .with("homeserver_versions", identity.versions)
 }
 
+// ---------------------------------------------------------------- teams
+
+/// The bot's token from Microsoft: its app id and secret work. What
+/// Teams itself needs is said too: the messaging endpoint, and the app
+/// installed where asks go.
+async fn teams(config: &TeamsConfig) -> Check {
+    let connector = match crate::channels::teams::connector(config) {
+        Ok(connector) => connector,
+        Err(reason) => return Check::new("teams", Status::Failed, reason.to_string()),
+    };
+    if let Err(error) = connector.token().await {
+        return Check::new(
+            "teams",
+            Status::Failed,
+            format!(
+                "{}: {error}; {}",
+                config.counterpart(),
+                TeamsConfig::TOKEN_HINT
+            ),
+        );
+    }
+    let tenancy = match &config.tenant_id {
+        Some(tenant) => format!("single-tenant (tenant {tenant})"),
+        None => "multi-tenant".to_owned(),
+    };
+    let mut message = format!(
+        "bot {} ({tenancy}) has a token; Teams must post to https://<this host>{} \
+         (the bot's messaging endpoint), and the app (its manifest naming this bot id, \
+         scopes team, groupChat and personal) must be installed where asks go",
+        config.app_id,
+        crate::channels::teams::MESSAGES_PATH
+    );
+    let mut status = Status::Ok;
+    if config.insecure_skip_token_check {
+        status = Status::Warning;
+        message.push_str(
+            "; teams.insecure_skip_token_check is on: tokens of what Teams posts are not checked",
+        );
+    }
+    Check::new("teams", status, message)
+        .with("app_id", config.app_id.clone())
+        .with("tenant_id", config.tenant_id.clone())
+        .with("endpoint", crate::channels::teams::MESSAGES_PATH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -953,7 +1011,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks"
+                "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
+                "hooks"
             ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);

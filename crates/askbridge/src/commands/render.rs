@@ -48,8 +48,11 @@ pub enum RenderChannel {
     /// `content`), as a JSON array; the last carries the buttons.
     Feishu,
     /// Matrix room events (`{"type", "content"}`), as a JSON array; the
-    /// last is the poll. `rich` mode draws as `buttons`.
+    /// last is the poll (in rich mode, the first question's).
     Matrix,
+    /// Microsoft Teams activities (each an Adaptive Card), as a JSON
+    /// array; the last carries the actions.
+    Teams,
 }
 
 /// The ask in `input` (any dialect), or the normaliser's errors as JSON.
@@ -147,6 +150,10 @@ pub fn run_reminders(
                     "content": askbridge_matrix::render::reminder(SAMPLE_MATRIX_EVENT, text, user),
                 })
             })
+            .collect()),
+        RenderChannel::Teams => json(texts
+            .iter()
+            .map(|text| askbridge_teams::render::reminder(text).activity)
             .collect()),
     })
 }
@@ -266,6 +273,16 @@ pub fn run(
                     .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))
                     .collect(),
             )
+        }
+        RenderChannel::Teams => {
+            let caps = Capabilities::TEAMS.with_mode(mode);
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let blocks = context(&caps);
+            let messages = blocks
+                .iter()
+                .map(askbridge_teams::render::Message::context)
+                .chain(askbridge_teams::render::ask_messages(&view, locale));
+            pretty(messages.map(|message| message.activity).collect())
         }
     }
 }

@@ -124,6 +124,21 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let teams = config
+        .teams
+        .as_ref()
+        .map(|teams| crate::channels::teams::Teams::new(&bridge, teams))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("teams: {message}"))?;
+    if config
+        .teams
+        .as_ref()
+        .is_some_and(|teams| teams.insecure_skip_token_check)
+    {
+        tracing::warn!(
+            "teams.insecure_skip_token_check is on: anyone who can reach /teams/messages can answer              asks as anyone; use it only with Microsoft's Agents Playground, never in production"
+        );
+    }
     let mounts = Mounts {
         web: config.web.enabled.then(|| {
             bridge.add_channel(crate::web::channel());
@@ -155,6 +170,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                     .iter()
                     .filter_map(crate::channels::feishu::Feishu::webhook_router),
             )
+            .chain(teams.iter().map(crate::channels::teams::Teams::router))
             .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();
@@ -188,6 +204,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         slack = config.slack.is_some(),
         feishu = config.feishu.is_some(),
         matrix = config.matrix.is_some(),
+        teams = config.teams.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );

@@ -19,7 +19,7 @@
 //! `settings!` table, [`Origin`], [`ConfigError`], [`load`], the readers of
 //! variables and the rule for the keys every chat platform has. Each chat
 //! platform's section is in its own file (`telegram.rs`, `discord.rs`,
-//! `slack.rs`, `feishu.rs`, `matrix.rs`): its typed config, its section as
+//! `slack.rs`, `feishu.rs`, `matrix.rs`, `teams.rs`): its typed config, its section as
 //! written, the rules it is checked by and their tests.
 //!
 //! With no config at all: listen on `127.0.0.1:8790`, the web page on,
@@ -39,12 +39,14 @@ mod discord;
 mod feishu;
 mod matrix;
 mod slack;
+mod teams;
 mod telegram;
 
 pub use self::discord::{DiscordConfig, RawDiscord};
 pub use self::feishu::{FeishuConfig, FeishuMode, RawFeishu};
 pub use self::matrix::{MatrixConfig, RawMatrix};
 pub use self::slack::{RawSlack, SlackConfig, SlackMode};
+pub use self::teams::{RawTeams, TeamsConfig};
 pub use self::telegram::{RawTelegram, TelegramConfig, TelegramMode};
 
 /// The address used when none is configured.
@@ -123,6 +125,8 @@ pub struct Config {
     pub feishu: Option<FeishuConfig>,
     /// The Matrix channel, when it is on.
     pub matrix: Option<MatrixConfig>,
+    /// The Microsoft Teams channel, when it is on.
+    pub teams: Option<TeamsConfig>,
     /// How coding agents' hooks ask (`[hooks]`).
     pub hooks: HooksConfig,
     /// The config file that was read, if any.
@@ -257,6 +261,7 @@ impl Config {
             (ChannelKind::Slack, self.slack.is_some()),
             (ChannelKind::Feishu, self.feishu.is_some()),
             (ChannelKind::Matrix, self.matrix.is_some()),
+            (ChannelKind::Teams, self.teams.is_some()),
         ]
         .into_iter()
         .filter_map(|(kind, on)| on.then_some(kind))
@@ -474,6 +479,12 @@ pub struct RawConfig {
     /// `MATRIX_PASSWORD` (never from the file).
     #[serde(skip)]
     pub matrix_password: Option<String>,
+    /// `[teams]`.
+    #[serde(default)]
+    pub teams: RawTeams,
+    /// `TEAMS_APP_PASSWORD` (never from the file).
+    #[serde(skip)]
+    pub teams_app_password: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -771,6 +782,17 @@ settings! {
     file "matrix.encrypt_direct" "ASKBRIDGE_MATRIX_ENCRYPT_DIRECT" flag => matrix.encrypt_direct;
     env "matrix.access_token" "MATRIX_ACCESS_TOKEN" text => matrix_access_token;
     env "matrix.password" "MATRIX_PASSWORD" text => matrix_password;
+    file "teams.enabled" "ASKBRIDGE_TEAMS_ENABLED" flag => teams.enabled;
+    file "teams.app_id" "TEAMS_APP_ID" text => teams.app_id;
+    file "teams.tenant_id" "TEAMS_TENANT_ID" text => teams.tenant_id;
+    file "teams.login_url" "ASKBRIDGE_TEAMS_LOGIN_URL" text => teams.login_url;
+    file "teams.openid_metadata_url" "ASKBRIDGE_TEAMS_OPENID_METADATA_URL" text => teams.openid_metadata_url;
+    file "teams.api_url" "ASKBRIDGE_TEAMS_API_URL" text => teams.api_url;
+    file "teams.insecure_skip_token_check" "ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK" flag => teams.insecure_skip_token_check;
+    file "teams.render" "ASKBRIDGE_TEAMS_RENDER" text => teams.render;
+    file "teams.locale" "ASKBRIDGE_TEAMS_LOCALE" text => teams.locale;
+    file "teams.allowed_users" "ASKBRIDGE_TEAMS_ALLOWED_USERS" list => teams.allowed_users;
+    env "teams.app_password" "TEAMS_APP_PASSWORD" text => teams_app_password;
 }
 
 /// The environment variable naming the config file.
@@ -952,6 +974,7 @@ impl RawConfig {
         let slack = self.slack_config(&invalid)?;
         let feishu = self.feishu_config(&invalid)?;
         let matrix = self.matrix_config(&invalid)?;
+        let teams = self.teams_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -976,6 +999,7 @@ impl RawConfig {
             slack,
             feishu,
             matrix,
+            teams,
             hooks,
             file: file.map(Path::to_path_buf),
         })
@@ -1609,7 +1633,7 @@ escalate = [
         check_error(
             "default_target = \"irc:#x\"",
             &[],
-            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu, matrix or web",
+            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu, matrix, teams or web",
         );
         check_error(
             "[http]\nmax_body_bytes = 10\n",
@@ -1807,6 +1831,7 @@ escalate = [
             "SLACK_APP_TOKEN" => Some(SLACK_APP_TOKEN.to_owned()),
             "FEISHU_APP_SECRET" => Some("s3cret".to_owned()),
             "MATRIX_ACCESS_TOKEN" => Some("syt_s3cret".to_owned()),
+            "TEAMS_APP_PASSWORD" => Some("pa55".to_owned()),
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))

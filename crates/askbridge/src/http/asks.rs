@@ -237,7 +237,9 @@ pub async fn list(
         Some(name) => Some(channel_kind(&name).ok_or_else(|| {
             ApiError::invalid_query(
                 "channel",
-                format!("expected telegram, discord, slack, feishu, matrix or web, got {name:?}"),
+                format!(
+                    "expected telegram, discord, slack, feishu, matrix, teams or web, got {name:?}"
+                ),
             )
         })?),
     };

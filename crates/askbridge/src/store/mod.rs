@@ -448,6 +448,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         at: i64,
     ) -> Result<String, StoreError>;
 
+    /// A value channel `channel` keeps under `key` (a Teams
+    /// conversation's service URL), if it set one.
+    async fn channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Sets channel `channel`'s value under `key` (the latest write wins).
+    async fn set_channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+        value: &str,
+        at: i64,
+    ) -> Result<(), StoreError>;
+
     /// The key of the thread whose first message this is, if it is one.
     async fn thread_of(
         &self,

@@ -431,6 +431,45 @@ macro_rules! sql_store {
                 .await
             }
 
+            async fn channel_value(
+                &self,
+                channel: ChannelKind,
+                key: &str,
+            ) -> Result<Option<String>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT value FROM channel_values WHERE channel = $1 AND key = $2",
+                    )
+                    .bind(channel.as_str())
+                    .bind(key)
+                    .fetch_optional(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn set_channel_value(
+                &self,
+                channel: ChannelKind,
+                key: &str,
+                value: &str,
+                at: i64,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO channel_values (channel, key, value, updated_at) \
+                     VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (channel, key) DO UPDATE \
+                     SET value = excluded.value, updated_at = excluded.updated_at",
+                )
+                .bind(channel.as_str())
+                .bind(key)
+                .bind(value)
+                .bind(at)
+                .execute(&self.writer)
+                .await?;
+                Ok(())
+            }
+
             async fn save_thread_root(
                 &self,
                 channel: ChannelKind,

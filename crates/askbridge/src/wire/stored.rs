@@ -71,7 +71,7 @@ pub struct StoredResponder {
 }
 
 /// A stored [`ChannelKind`]: `telegram`, `discord`, `slack`, `feishu`,
-/// `matrix`, `web`, `host`.
+/// `matrix`, `teams`, `web`, `host`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoredChannel {
@@ -85,6 +85,8 @@ pub enum StoredChannel {
     Feishu,
     /// Matrix.
     Matrix,
+    /// Microsoft Teams.
+    Teams,
     /// The web page.
     Web,
     /// The agent host's own dialog.
@@ -101,6 +103,7 @@ impl StoredChannel {
             "slack" => Some(StoredChannel::Slack),
             "feishu" => Some(StoredChannel::Feishu),
             "matrix" => Some(StoredChannel::Matrix),
+            "teams" => Some(StoredChannel::Teams),
             "web" => Some(StoredChannel::Web),
             "host" => Some(StoredChannel::Host),
             _ => None,
@@ -243,6 +246,7 @@ impl From<ChannelKind> for StoredChannel {
             ChannelKind::Slack => StoredChannel::Slack,
             ChannelKind::Feishu => StoredChannel::Feishu,
             ChannelKind::Matrix => StoredChannel::Matrix,
+            ChannelKind::Teams => StoredChannel::Teams,
             ChannelKind::Web => StoredChannel::Web,
             ChannelKind::Host => StoredChannel::Host,
         }
@@ -257,6 +261,7 @@ impl From<StoredChannel> for ChannelKind {
             StoredChannel::Slack => ChannelKind::Slack,
             StoredChannel::Feishu => ChannelKind::Feishu,
             StoredChannel::Matrix => ChannelKind::Matrix,
+            StoredChannel::Teams => ChannelKind::Teams,
             StoredChannel::Web => ChannelKind::Web,
             StoredChannel::Host => ChannelKind::Host,
         }

@@ -1,0 +1,492 @@
+//! The Microsoft Teams channel wired to the bridge.
+//!
+//! [`askbridge_teams`] draws asks as Adaptive Cards, reads activities,
+//! checks their tokens and talks to the Bot Connector; this module only
+//! translates for the shared [`ChatDriver`]:
+//!
+//! - [`TeamsPlatform`] is Teams as a [`ChatPlatform`]: it posts and
+//!   updates cards (a `teams:user/…` target in the bot's personal chat
+//!   with the person, created on the first ask), answers a card's action
+//!   in the invoke's own HTTP answer (taken, refused — seen by the presser
+//!   alone — or a prompt for the field), and replies to typed messages.
+//! - [`Teams`] serves `POST /teams/messages`: every activity's token is
+//!   checked (401 otherwise, nothing done), the conversation's
+//!   `serviceUrl` is kept (in the database, so a restart can still post
+//!   and update there), and the activity is handed to the driver in its
+//!   person's line; a delivery of an activity again is acted on once.
+//!   Any instance may take any activity.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::inbound::Handled;
+use askbridge_core::model::{ChannelKind, Place};
+use askbridge_core::render::{self, Capabilities, Locale, View, fill};
+use askbridge_teams::auth::TokenCheck;
+use askbridge_teams::parse;
+use askbridge_teams::render::{self as draw, Destination, Message};
+use askbridge_teams::run::{Connector, Credentials};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::bridge::{Bridge, WeakBridge};
+use crate::chat::AllowList;
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, Line, OwnWords, Reminder};
+use crate::chat::inbox::Inbox;
+use crate::chat::serial::Ticket;
+use crate::config::TeamsConfig;
+use crate::http::error::ApiError;
+
+/// Where the Bot Connector posts activities.
+pub const MESSAGES_PATH: &str = "/teams/messages";
+
+/// The Teams channel and its inbound side, built from the config.
+#[derive(Debug, Clone)]
+pub struct Teams {
+    inbound: Arc<Inbound>,
+}
+
+impl Teams {
+    /// Builds the Bot Connector client and registers the channel with the
+    /// bridge. Call inside the runtime.
+    pub fn new(bridge: &Bridge, config: &TeamsConfig) -> Result<Teams, SetupError> {
+        let connector = Arc::new(connector(config)?);
+        let check = match config.insecure_skip_token_check {
+            true => None,
+            false => Some(TokenCheck::new(
+                &config.app_id,
+                &config.openid_metadata_url,
+                connector.http().clone(),
+            )),
+        };
+        let urls = Arc::new(ServiceUrls {
+            default: config.service_url.clone(),
+            known: Mutex::default(),
+            bridge: bridge.downgrade(),
+        });
+        let driver = ChatDriver::register(
+            bridge,
+            TeamsPlatform {
+                connector,
+                urls: Arc::clone(&urls),
+                tenant: config.tenant_id.clone(),
+                locale: config.locale,
+            },
+            Drawing {
+                caps: Capabilities::TEAMS.with_mode(config.render),
+                locale: config.locale,
+            },
+            AllowList::new(config.allowed_users.iter().cloned()),
+        );
+        Ok(Teams {
+            inbound: Arc::new(Inbound {
+                driver,
+                check,
+                bot_id: format!("28:{}", config.app_id),
+                inbox: Arc::default(),
+                urls,
+                locale: config.locale,
+            }),
+        })
+    }
+
+    /// `POST /teams/messages`.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(MESSAGES_PATH, post(messages))
+            .with_state(Arc::clone(&self.inbound))
+    }
+}
+
+/// The Bot Connector client for `[teams]`.
+pub fn connector(config: &TeamsConfig) -> Result<Connector, SetupError> {
+    Connector::new(Credentials {
+        app_id: config.app_id.clone(),
+        password: config.app_password.expose().to_owned(),
+        tenant: config.tenant_id.clone(),
+        login_url: config.login_url.clone(),
+    })
+}
+
+/// Each conversation's `serviceUrl`, as its activities said, kept in the
+/// database; conversations never heard from use the configured one.
+#[derive(Debug)]
+struct ServiceUrls {
+    default: String,
+    known: Mutex<HashMap<String, String>>,
+    bridge: WeakBridge,
+}
+
+impl ServiceUrls {
+    /// The service URL of `conversation`.
+    async fn of(&self, conversation: &str) -> String {
+        if let Some(url) = self.cached(conversation) {
+            return url;
+        }
+        let stored = match self.bridge.upgrade() {
+            Some(bridge) => bridge
+                .channel_value(ChannelKind::Teams, &service_key(conversation))
+                .await
+                .unwrap_or_else(|error| {
+                    tracing::warn!(error = %error, "cannot read a Teams conversation's service URL");
+                    None
+                }),
+            None => None,
+        };
+        match stored {
+            Some(url) => {
+                self.remember(conversation, &url);
+                url
+            }
+            None => self.default.clone(),
+        }
+    }
+
+    /// Keeps what an activity said: `url` serves `conversation`.
+    async fn learn(&self, conversation: &str, url: &str) {
+        if self.cached(conversation).as_deref() == Some(url) {
+            return;
+        }
+        self.remember(conversation, url);
+        if let Some(bridge) = self.bridge.upgrade()
+            && let Err(error) = bridge
+                .set_channel_value(ChannelKind::Teams, &service_key(conversation), url)
+                .await
+        {
+            tracing::warn!(error = %error, "cannot keep a Teams conversation's service URL");
+        }
+    }
+
+    fn cached(&self, conversation: &str) -> Option<String> {
+        self.lock().get(conversation).cloned()
+    }
+
+    fn remember(&self, conversation: &str, url: &str) {
+        self.lock().insert(conversation.to_owned(), url.to_owned());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The stored key of a conversation's service URL.
+fn service_key(conversation: &str) -> String {
+    format!("service/{conversation}")
+}
+
+/// The stored key of a person's personal chat with the bot.
+fn personal_key(aad_object_id: &str) -> String {
+    format!("personal/{aad_object_id}")
+}
+
+/// What the Bot Connector posts, translated for the driver.
+#[derive(Debug)]
+struct Inbound {
+    driver: Arc<ChatDriver<TeamsPlatform>>,
+    /// `None` only with `insecure_skip_token_check`.
+    check: Option<TokenCheck>,
+    /// The bot's own id (`28:<app id>`).
+    bot_id: String,
+    inbox: Arc<Inbox>,
+    urls: Arc<ServiceUrls>,
+    locale: Locale,
+}
+
+/// Why an activity was not taken.
+#[derive(Debug)]
+enum Refusal {
+    /// Unreadable.
+    Invalid(String),
+    /// Its token does not count.
+    Unauthorized(String),
+    /// Not recorded in time: the Bot Connector delivers it again.
+    Unrecorded,
+}
+
+impl Inbound {
+    /// Checks and acts on one activity; returns the HTTP answer's body (an
+    /// invoke's answer, else `{}`).
+    fn receive(
+        self: &Arc<Self>,
+        authorization: Option<String>,
+        body: Bytes,
+    ) -> impl Future<Output = Result<Value, Refusal>> + Send + 'static + use<> {
+        let inbound = Arc::clone(self);
+        async move {
+            let raw: Value = serde_json::from_slice(&body)
+                .map_err(|error| Refusal::Invalid(format!("the body is not JSON: {error}")))?;
+            if let Some(check) = &inbound.check {
+                let channel = raw["channelId"].as_str().unwrap_or_default();
+                let service_url = raw["serviceUrl"].as_str().unwrap_or_default();
+                check
+                    .check(authorization.as_deref(), channel, service_url)
+                    .await
+                    .map_err(|refused| Refusal::Unauthorized(refused.0))?;
+            }
+            let is_invoke = raw["type"] == "invoke";
+            let activity = parse::activity(&raw, Some(&inbound.bot_id))
+                .map_err(|bad| Refusal::Invalid(bad.0))?;
+            let Some(activity) = activity else {
+                if let (Some(conversation), Some(url)) = (
+                    raw["conversation"]["id"].as_str(),
+                    raw["serviceUrl"].as_str(),
+                ) {
+                    let conversation = conversation.split(";messageid=").next().unwrap_or_default();
+                    inbound.urls.learn(conversation, url).await;
+                }
+                return Ok(match is_invoke {
+                    true => draw::invoke_answer(None),
+                    false => json!({}),
+                });
+            };
+            inbound
+                .urls
+                .learn(&activity.conversation.id, &activity.service_url)
+                .await;
+            let id = activity.id.clone();
+            let (reply, answer) = oneshot::channel();
+            let event = parse::inbound(activity, reply);
+            let ticket: Ticket<Line> = inbound.driver.line_up_with(&event, Some(&id));
+            let driver = Arc::clone(&inbound.driver);
+            let handled = inbound
+                .inbox
+                .take(&id, async move { ticket.run(driver.handle(event)).await })
+                .await;
+            match (handled, is_invoke) {
+                (Handled::Done, true) => Ok(answer.await.unwrap_or_else(|_| {
+                    // Taken by an earlier delivery of the same press.
+                    draw::invoke_answer(Some(inbound.locale.strings().submitted))
+                })),
+                (Handled::Done, false) => Ok(json!({})),
+                (Handled::Retry, _) => Err(Refusal::Unrecorded),
+            }
+        }
+    }
+}
+
+/// Teams as a [`ChatPlatform`]: the Bot Connector.
+#[derive(Debug)]
+pub struct TeamsPlatform {
+    connector: Arc<Connector>,
+    urls: Arc<ServiceUrls>,
+    /// The tenant personal chats are created in (a single-tenant bot's).
+    tenant: Option<String>,
+    locale: Locale,
+}
+
+impl TeamsPlatform {
+    async fn url(&self, conversation: &str) -> String {
+        self.urls.of(conversation).await
+    }
+
+    /// The bot's personal chat with a person: kept, or created.
+    async fn personal_chat(&self, aad_object_id: &str) -> Result<String, PlatformFailure> {
+        let key = personal_key(aad_object_id);
+        let bridge =
+            self.urls.bridge.upgrade().ok_or_else(|| {
+                PlatformFailure::Transient("the bridge is shutting down".to_owned())
+            })?;
+        let kept = bridge
+            .channel_value(ChannelKind::Teams, &key)
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+        if let Some(conversation) = kept {
+            return Ok(conversation);
+        }
+        let tenant = match &self.tenant {
+            Some(tenant) => Some(tenant.clone()),
+            None => bridge
+                .channel_value(ChannelKind::Teams, "tenant")
+                .await
+                .map_err(|error| PlatformFailure::Transient(error.to_string()))?,
+        };
+        let url = self.urls.default.clone();
+        let conversation = self
+            .connector
+            .personal_chat(&url, aad_object_id, tenant.as_deref())
+            .await?;
+        self.urls.learn(&conversation, &url).await;
+        bridge
+            .set_channel_value(ChannelKind::Teams, &key, &conversation)
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+        Ok(conversation)
+    }
+}
+
+impl ChatPlatform for TeamsPlatform {
+    type Chat = String;
+    type MessageId = String;
+    type Message = Message;
+    type Reply = oneshot::Sender<Value>;
+
+    const KIND: ChannelKind = ChannelKind::Teams;
+
+    fn conversation(chat: &String) -> String {
+        chat.clone()
+    }
+
+    fn parse_conversation(text: &str) -> Option<String> {
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
+    fn place_of(chat: &String) -> Place {
+        Place::Teams {
+            conversation: chat.clone(),
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<String, PlatformFailure> {
+        match Destination::of(place) {
+            Some(Destination::Conversation(conversation)) => Ok(conversation),
+            Some(Destination::User(aad_object_id)) => self.personal_chat(&aad_object_id).await,
+            None => Err(PlatformFailure::Permanent("not a Teams target".to_owned())),
+        }
+    }
+
+    fn ask_messages(&self, view: &View, _chat: &String) -> Vec<Message> {
+        draw::ask_messages(view, self.locale)
+    }
+
+    fn context_message(&self, block: &render::Block, _chat: &String) -> Message {
+        Message::context(block)
+    }
+
+    fn text_message(&self, text: &str, _chat: &String) -> Message {
+        Message::text(text)
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.text
+    }
+
+    /// The Bot Connector takes no idempotency key: a part sent again
+    /// after a crash is posted again.
+    async fn send(
+        &self,
+        chat: &String,
+        message: Message,
+        _once: &str,
+    ) -> Result<String, PlatformFailure> {
+        let url = self.url(chat).await;
+        self.connector.send(&url, chat, &message.activity).await
+    }
+
+    async fn show_step(
+        &self,
+        chat: &String,
+        message: String,
+        step: &render::Step,
+    ) -> Result<Option<String>, PlatformFailure> {
+        let url = self.url(chat).await;
+        let card = draw::step_message(step, self.locale);
+        self.connector
+            .update(&url, chat, &message, &card.activity)
+            .await
+            .map(|()| None)
+    }
+
+    async fn close(
+        &self,
+        chat: &String,
+        message: String,
+        shown: &str,
+        status: &str,
+    ) -> Result<(), PlatformFailure> {
+        let url = self.url(chat).await;
+        let card = draw::closed(shown, status);
+        self.connector
+            .update(&url, chat, &message, &card.activity)
+            .await
+    }
+
+    fn reply(&self, chat: &String, to: String, text: String) {
+        let (connector, urls, chat) = (
+            Arc::clone(&self.connector),
+            Arc::clone(&self.urls),
+            chat.clone(),
+        );
+        tokio::spawn(async move {
+            let url = urls.of(&chat).await;
+            let message = Message::text(&text);
+            if let Err(error) = connector.reply(&url, &chat, &to, &message.activity).await {
+                tracing::warn!(error = %error, "cannot reply on Teams");
+            }
+        });
+    }
+
+    /// A reminder replying to the question.
+    async fn remind(
+        &self,
+        chat: &String,
+        to: String,
+        reminder: Reminder<'_>,
+    ) -> Result<String, PlatformFailure> {
+        let url = self.url(chat).await;
+        let message = draw::reminder(reminder.text);
+        self.connector
+            .reply(&url, chat, &to, &message.activity)
+            .await
+    }
+
+    /// The invoke's own answer, seen by the presser alone.
+    async fn acknowledge(&self, reply: oneshot::Sender<Value>, ack: Ack) {
+        let answer = match &ack {
+            Ack::Taken(text) | Ack::Refused(text) | Ack::Private(text) => {
+                draw::invoke_answer(Some(text))
+            }
+            Ack::Quiet => draw::invoke_answer(None),
+        };
+        if reply.send(answer).is_err() {
+            tracing::warn!("a Teams card action was answered too late");
+        }
+    }
+
+    /// The card carries the own-words field: a Send with nothing typed is
+    /// told to type in it.
+    async fn ask_own_words(
+        &self,
+        reply: oneshot::Sender<Value>,
+        _chat: &String,
+        prompt: OwnWords<'_>,
+    ) -> Result<Option<String>, PlatformFailure> {
+        let question = prompt.question.text.trim();
+        let text = fill(prompt.locale.strings().own_words, &[("q", question)]);
+        let _ = reply.send(draw::invoke_answer(Some(&text)));
+        Ok(None)
+    }
+}
+
+/// `POST /teams/messages`: one activity, its token checked.
+async fn messages(
+    State(inbound): State<Arc<Inbound>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    match inbound.receive(authorization, body).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(Refusal::Invalid(message)) => {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_activity", message).into_response()
+        }
+        Err(Refusal::Unauthorized(message)) => {
+            tracing::warn!(reason = %message, "a Teams activity refused");
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response()
+        }
+        Err(Refusal::Unrecorded) => {
+            ApiError::unavailable("the activity could not be recorded in time").into_response()
+        }
+    }
+}
