@@ -1071,7 +1071,7 @@ fn parse_matrix(rest: &str) -> Result<Target, TargetError> {
 
 const TEAMS_TARGET: &str =
     "teams:<conversation id>[@<AAD object id>] or teams:user/<AAD object id>";
-const TEAMS_USER: &str = "an AAD object id (a GUID)";
+const TEAMS_USER: &str = "an AAD object id (a GUID: hex groups of 8-4-4-4-12)";
 
 /// Reads what follows `teams:`: `user/` and an AAD object id, or a
 /// conversation id and, after its last `@`, the user who may answer when
@@ -1092,12 +1092,20 @@ fn parse_teams(rest: &str) -> Result<Target, TargetError> {
     let (conversation, user) = match rest.rsplit_once('@') {
         Some((conversation, user)) => match aad_object_id(user) {
             Some(user) => (conversation, Some(user)),
-            None => (rest, None),
+            // `…@thread.tacv2`: the conversation id's own.
+            None if user.contains('.') => (rest, None),
+            None => {
+                return Err(TargetError::Malformed {
+                    channel: "teams",
+                    given: user.to_owned(),
+                    expected: TEAMS_USER,
+                });
+            }
         },
         None => (rest, None),
     };
     let plain = |c: char| !c.is_whitespace() && !c.is_control() && c != '/';
-    if conversation.len() < 2 || !conversation.contains(':') || !conversation.chars().all(plain) {
+    if conversation.is_empty() || !conversation.chars().all(plain) {
         return Err(malformed());
     }
     Ok(Target {
@@ -1108,7 +1116,9 @@ fn parse_teams(rest: &str) -> Result<Target, TargetError> {
     })
 }
 
-/// An AAD object id: a GUID, lower-cased.
+/// An AAD object id: a GUID (hex groups of 8-4-4-4-12; a longer last
+/// group is taken too, as Microsoft's Agents Playground's made-up users
+/// have), lower-cased.
 fn aad_object_id(text: &str) -> Option<String> {
     let groups: Vec<&str> = text.split('-').collect();
     let shape = [8, 4, 4, 4, 12];
@@ -1116,7 +1126,14 @@ fn aad_object_id(text: &str) -> Option<String> {
         && groups
             .iter()
             .zip(shape)
-            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()));
+            .enumerate()
+            .all(|(index, (group, len))| {
+                let fits = match index {
+                    4 => group.len() >= len,
+                    _ => group.len() == len,
+                };
+                fits && group.bytes().all(|b| b.is_ascii_hexdigit())
+            });
     ok.then(|| text.to_ascii_lowercase())
 }
 
@@ -1221,7 +1238,15 @@ mod tests {
             Ok("teams:19:meeting_x@thread.v2"),
         );
         check_target("teams:", Err("teams:<conversation id>"));
-        check_target("teams:noColon", Err("teams:<conversation id>"));
+        check_target(
+            "teams:357130da-23ec-42e9-9c09-982486755537",
+            Ok("teams:357130da-23ec-42e9-9c09-982486755537"),
+        );
+        check_target(
+            "teams:357130da-23ec-42e9-9c09-982486755537@00000000-0000-0000-0000-0000000000021",
+            Ok("teams:357130da-23ec-42e9-9c09-982486755537@00000000-0000-0000-0000-0000000000021"),
+        );
+        check_target("teams:19:x@thread.v2@alice", Err("an AAD object id"));
         check_target("teams:19:a b@thread.v2", Err("teams:<conversation id>"));
         check_target("teams:user/alice", Err("teams:<conversation id>"));
         check_target("web", Ok("web"));

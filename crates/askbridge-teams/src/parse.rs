@@ -96,7 +96,8 @@ pub fn activity(raw: &Value, bot_id: Option<&str>) -> Result<Option<Activity>, B
     let kind = field("type")?;
     let from = &raw["from"];
     let from_id = from["id"].as_str().unwrap_or_default();
-    if bot_id.is_some_and(|bot| bot == from_id) || from["role"] == "bot" {
+    let to_self = raw["recipient"]["id"].as_str() == Some(from_id);
+    if bot_id.is_some_and(|bot| bot == from_id) || to_self || from["role"] == "bot" {
         return Ok(None);
     }
     let event = match kind {

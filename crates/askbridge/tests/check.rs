@@ -242,7 +242,8 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         names,
         [
-            "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks"
+            "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
+            "hooks"
         ]
     );
     let statuses: Vec<&str> = checks
@@ -252,7 +253,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         statuses,
         [
-            "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped"
+            "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped", "skipped"
         ]
     );
     for check in checks {
@@ -498,7 +499,7 @@ async fn check_a_migrated_sqlite_database_is_current() {
     assert!(
         checked
             .line("database")
-            .ends_with(": reachable, migrations current (9 applied)"),
+            .ends_with(": reachable, migrations current (10 applied)"),
         "{}",
         checked.stdout
     );
@@ -517,8 +518,8 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(
         checked.line("database"),
         format!(
-            "! database: {shown}: askbridge's tables are not there yet: 7 migrations not applied \
-             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done, #7 threads); `askbridge serve` applies them when it starts"
+            "! database: {shown}: askbridge's tables are not there yet: 8 migrations not applied \
+             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done, #7 threads, #8 channel values); `askbridge serve` applies them when it starts"
         )
     );
     // check changed nothing.
@@ -535,7 +536,7 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(checked.code, Some(0));
     assert_eq!(
         checked.line("database"),
-        format!("✓ database: {shown}: reachable, migrations current (7 applied)")
+        format!("✓ database: {shown}: reachable, migrations current (8 applied)")
     );
 
     // Migrated by a newer build.
@@ -612,7 +613,7 @@ async fn check_lists_the_coding_agent_hooks_and_warns_when_they_ask_another_daem
 
     install("http://127.0.0.1:8790");
     let checked = check_in(dir.path(), &["--json"], &[]).await;
-    let hooks = &checked.json()["checks"][7];
+    let hooks = &checked.json()["checks"][8];
     assert_eq!(hooks["status"], "ok", "{hooks}");
     assert_eq!(
         hooks["message"],
