@@ -38,8 +38,13 @@ pub struct Activity {
     pub tenant: Option<String>,
     /// Who sent it: their AAD object id, else their Teams id.
     pub sender: String,
+    /// Their Teams id (`29:…`), what a conversation with them is opened
+    /// for.
+    pub teams_id: String,
     /// Their display name.
     pub name: Option<String>,
+    /// The bot, as Teams addresses it (`recipient.id`: `28:<app id>`).
+    pub bot: Option<String>,
     /// What it is.
     pub event: Event,
 }
@@ -149,6 +154,8 @@ pub fn activity(raw: &Value, bot_id: Option<&str>) -> Result<Option<Activity>, B
             .or_else(|| raw["channelData"]["tenant"]["id"].as_str())
             .map(str::to_owned),
         sender: sender.to_owned(),
+        teams_id: from_id.to_owned(),
+        bot: raw["recipient"]["id"].as_str().map(str::to_owned),
         name: from["name"]
             .as_str()
             .filter(|n| !n.is_empty())

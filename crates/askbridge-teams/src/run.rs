@@ -201,18 +201,22 @@ impl Connector {
         self.call(Method::PUT, &url, &activity).await.map(|_| ())
     }
 
-    /// Creates (or finds) the bot's personal chat with the person
-    /// `aad_object_id` of `tenant`; returns its conversation id.
+    /// Creates (or finds) the personal chat of the bot `bot` (its id as
+    /// Teams addresses it; `None`: `28:<app id>`) with the person `member`
+    /// (their Teams id, or AAD object id) of `tenant`; returns its
+    /// conversation id.
     pub async fn personal_chat(
         &self,
         service_url: &str,
-        aad_object_id: &str,
+        bot: Option<&str>,
+        member: &str,
         tenant: Option<&str>,
     ) -> Result<String, PlatformFailure> {
         let url = format!("{}/v3/conversations", service_url.trim_end_matches('/'));
+        let bot = bot.map_or_else(|| format!("28:{}", self.credentials.app_id), str::to_owned);
         let mut body = json!({
-            "bot": {"id": format!("28:{}", self.credentials.app_id)},
-            "members": [{"id": aad_object_id}],
+            "bot": {"id": bot},
+            "members": [{"id": member}],
             "isGroup": false,
         });
         if let Some(tenant) = tenant {

@@ -17,6 +17,9 @@
 //! - [`synapse`]: not a fake but a real Matrix homeserver, Synapse, started
 //!   for a test ([`synapse::Synapse`]), and a real Matrix client acting as a
 //!   test's person ([`synapse::Person`]).
+//! - [`playground`]: not a fake but Microsoft's own Teams emulator, the
+//!   Agents Playground from npm, run for a test
+//!   ([`playground::Playground`]).
 //!
 //! Every fake can fail a chosen share of its API requests the same way
 //! ([`faults`]): rate limits in the platform's form, `500`, `502`, closed
@@ -25,6 +28,7 @@
 pub mod discord;
 pub mod faults;
 pub mod feishu;
+pub mod playground;
 pub mod slack;
 pub mod synapse;
 pub mod telegram;

@@ -116,8 +116,10 @@ pub fn connector(config: &TeamsConfig) -> Result<Connector, SetupError> {
     })
 }
 
-/// Each conversation's `serviceUrl`, as its activities said, kept in the
-/// database; conversations never heard from use the configured one.
+/// What activities said, kept in the database (and remembered): each
+/// conversation's `serviceUrl` (conversations never heard from use the
+/// configured one), each person's Teams id, the tenant, the personal
+/// chats the bot opened.
 #[derive(Debug)]
 struct ServiceUrls {
     default: String,
@@ -128,49 +130,61 @@ struct ServiceUrls {
 impl ServiceUrls {
     /// The service URL of `conversation`.
     async fn of(&self, conversation: &str) -> String {
-        if let Some(url) = self.cached(conversation) {
-            return url;
-        }
-        let stored = match self.bridge.upgrade() {
-            Some(bridge) => bridge
-                .channel_value(ChannelKind::Teams, &service_key(conversation))
-                .await
-                .unwrap_or_else(|error| {
-                    tracing::warn!(error = %error, "cannot read a Teams conversation's service URL");
-                    None
-                }),
-            None => None,
-        };
-        match stored {
-            Some(url) => {
-                self.remember(conversation, &url);
-                url
+        match self.kept(&service_key(conversation)).await {
+            Ok(Some(url)) => url,
+            Ok(None) => self.default.clone(),
+            Err(error) => {
+                tracing::warn!(error = %error, "cannot read a Teams conversation's service URL");
+                self.default.clone()
             }
-            None => self.default.clone(),
         }
     }
 
     /// Keeps what an activity said: `url` serves `conversation`.
     async fn learn(&self, conversation: &str, url: &str) {
-        if self.cached(conversation).as_deref() == Some(url) {
+        self.keep(&service_key(conversation), url).await;
+    }
+
+    /// Keeps `value` under `key` (in the database, once it changes).
+    async fn keep(&self, key: &str, value: &str) {
+        if self.cached(key).as_deref() == Some(value) {
             return;
         }
-        self.remember(conversation, url);
+        self.remember(key, value);
         if let Some(bridge) = self.bridge.upgrade()
             && let Err(error) = bridge
-                .set_channel_value(ChannelKind::Teams, &service_key(conversation), url)
+                .set_channel_value(ChannelKind::Teams, key, value)
                 .await
         {
-            tracing::warn!(error = %error, "cannot keep a Teams conversation's service URL");
+            tracing::warn!(error = %error, key, "cannot keep what a Teams activity said");
         }
     }
 
-    fn cached(&self, conversation: &str) -> Option<String> {
-        self.lock().get(conversation).cloned()
+    /// The value kept under `key`: remembered, else read.
+    async fn kept(&self, key: &str) -> Result<Option<String>, PlatformFailure> {
+        if let Some(value) = self.cached(key) {
+            return Ok(Some(value));
+        }
+        let bridge = self
+            .bridge
+            .upgrade()
+            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
+        let stored = bridge
+            .channel_value(ChannelKind::Teams, key)
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+        if let Some(value) = &stored {
+            self.remember(key, value);
+        }
+        Ok(stored)
     }
 
-    fn remember(&self, conversation: &str, url: &str) {
-        self.lock().insert(conversation.to_owned(), url.to_owned());
+    fn cached(&self, key: &str) -> Option<String> {
+        self.lock().get(key).cloned()
+    }
+
+    fn remember(&self, key: &str, value: &str) {
+        self.lock().insert(key.to_owned(), value.to_owned());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
@@ -181,6 +195,11 @@ impl ServiceUrls {
 /// The stored key of a conversation's service URL.
 fn service_key(conversation: &str) -> String {
     format!("service/{conversation}")
+}
+
+/// The stored key of a person's Teams id, by their AAD object id.
+fn user_key(aad_object_id: &str) -> String {
+    format!("user/{aad_object_id}")
 }
 
 /// The stored key of a person's personal chat with the bot.
@@ -252,6 +271,18 @@ impl Inbound {
                 .urls
                 .learn(&activity.conversation.id, &activity.service_url)
                 .await;
+            if activity.teams_id != activity.sender {
+                inbound
+                    .urls
+                    .keep(&user_key(&activity.sender), &activity.teams_id)
+                    .await;
+            }
+            if let Some(tenant) = &activity.tenant {
+                inbound.urls.keep("tenant", tenant).await;
+            }
+            if let Some(bot) = &activity.bot {
+                inbound.urls.keep("bot", bot).await;
+            }
             let id = activity.id.clone();
             let (reply, answer) = oneshot::channel();
             let event = parse::inbound(activity, reply);
@@ -288,37 +319,31 @@ impl TeamsPlatform {
         self.urls.of(conversation).await
     }
 
-    /// The bot's personal chat with a person: kept, or created.
+    /// The bot's personal chat with a person: kept, or created for their
+    /// Teams id (known once they wrote to the bot), else their AAD object
+    /// id.
     async fn personal_chat(&self, aad_object_id: &str) -> Result<String, PlatformFailure> {
         let key = personal_key(aad_object_id);
-        let bridge =
-            self.urls.bridge.upgrade().ok_or_else(|| {
-                PlatformFailure::Transient("the bridge is shutting down".to_owned())
-            })?;
-        let kept = bridge
-            .channel_value(ChannelKind::Teams, &key)
-            .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
-        if let Some(conversation) = kept {
+        if let Some(conversation) = self.urls.kept(&key).await? {
             return Ok(conversation);
         }
         let tenant = match &self.tenant {
             Some(tenant) => Some(tenant.clone()),
-            None => bridge
-                .channel_value(ChannelKind::Teams, "tenant")
-                .await
-                .map_err(|error| PlatformFailure::Transient(error.to_string()))?,
+            None => self.urls.kept("tenant").await?,
         };
+        let member = self
+            .urls
+            .kept(&user_key(aad_object_id))
+            .await?
+            .unwrap_or_else(|| aad_object_id.to_owned());
+        let bot = self.urls.kept("bot").await?;
         let url = self.urls.default.clone();
         let conversation = self
             .connector
-            .personal_chat(&url, aad_object_id, tenant.as_deref())
+            .personal_chat(&url, bot.as_deref(), &member, tenant.as_deref())
             .await?;
         self.urls.learn(&conversation, &url).await;
-        bridge
-            .set_channel_value(ChannelKind::Teams, &key, &conversation)
-            .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+        self.urls.keep(&key, &conversation).await;
         Ok(conversation)
     }
 }

