@@ -208,14 +208,11 @@ pub fn step_message(step: &Step, locale: Locale) -> Message {
 /// no controls. The shown text is cut to [`MAX_CLOSED_TEXT_CHARS`], never
 /// the status line.
 pub fn closed(shown: &str, status: &str) -> Message {
-    let status = status.trim();
-    let shown = cut(shown.trim_end(), MAX_CLOSED_TEXT_CHARS);
-    let text = match (shown.trim().is_empty(), status.is_empty()) {
-        (true, _) => status.to_owned(),
-        (false, true) => shown,
-        (false, false) => format!("{shown}\n\n{status}"),
-    };
-    Message::text(&text)
+    Message::text(&askbridge_core::render::closed_text(
+        shown,
+        status,
+        MAX_CLOSED_TEXT_CHARS,
+    ))
 }
 
 /// What a card callback is answered with: `{}`, or a toast shown to the

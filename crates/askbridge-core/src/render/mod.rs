@@ -31,9 +31,9 @@ pub use locale::{Locale, Strings, fill};
 pub use mask::mask_credentials;
 pub use split::{cut, split_message, text_len};
 pub use text::{
-    EndState, clarify_prompt, closing_line, closing_line_at, ended_line, not_understood,
-    passed_on_line, place_name, reask_prompt, refusal, reminder_text, status_line, text_prompt,
-    unknown_items_prompt, where_answer,
+    EndState, clarify_prompt, closed_text, closing_line, closing_line_at, ended_line,
+    not_understood, passed_on_line, place_name, reask_prompt, refusal, reminder_text, status_line,
+    text_prompt, unknown_items_prompt, where_answer,
 };
 pub use view::{
     Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, StepOption, TextView, View,

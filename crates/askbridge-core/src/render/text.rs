@@ -119,6 +119,19 @@ pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
     closing_line_at(outcome, None, locale)
 }
 
+/// What a message shows once its ask ended: what it showed (trimmed, cut
+/// to `max_shown_chars`), a blank line and the status line; either alone
+/// when the other is blank. The status line is never cut.
+pub fn closed_text(shown: &str, status: &str, max_shown_chars: usize) -> String {
+    let status = status.trim();
+    let shown = super::cut(shown.trim_end(), max_shown_chars);
+    match (shown.trim().is_empty(), status.is_empty()) {
+        (true, _) => status.to_owned(),
+        (false, true) => shown,
+        (false, false) => format!("{shown}\n\n{status}"),
+    }
+}
+
 /// [`closing_line_at`] for an ask in `state`: one the person answered in
 /// the agent host's own prompt (a hook saw the host go on without it)
 /// says so.
