@@ -127,10 +127,11 @@ pub fn activity(raw: &Value, bot_id: Option<&str>) -> Result<Option<Activity>, B
         ),
         None => (conversation_id.to_owned(), None),
     };
-    let sender = from["aadObjectId"]
-        .as_str()
-        .filter(|id| !id.is_empty())
-        .unwrap_or(from_id);
+    // AAD object ids are GUIDs, read in lower case as targets are.
+    let sender = match from["aadObjectId"].as_str().filter(|id| !id.is_empty()) {
+        Some(aad_object_id) => aad_object_id.to_ascii_lowercase(),
+        None => from_id.to_owned(),
+    };
     if sender.is_empty() {
         return Err(BadActivity("the activity has no from.id".to_owned()));
     }
@@ -153,7 +154,7 @@ pub fn activity(raw: &Value, bot_id: Option<&str>) -> Result<Option<Activity>, B
             .as_str()
             .or_else(|| raw["channelData"]["tenant"]["id"].as_str())
             .map(str::to_owned),
-        sender: sender.to_owned(),
+        sender,
         teams_id: from_id.to_owned(),
         bot: raw["recipient"]["id"].as_str().map(str::to_owned),
         name: from["name"]
@@ -320,7 +321,7 @@ mod tests {
     fn invoke(data: Value) -> Value {
         json!({
             "type": "invoke", "name": CARD_ACTION, "id": "f:1", "serviceUrl": "https://smba.example/amer/",
-            "from": {"id": "29:bob", "name": "Bob", "aadObjectId": "b0b"},
+            "from": {"id": "29:bob", "name": "Bob", "aadObjectId": "B0B"},
             "recipient": {"id": BOT},
             "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
             "replyToId": "card-1",

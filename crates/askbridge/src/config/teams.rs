@@ -147,7 +147,11 @@ impl RawConfig {
             insecure_skip_token_check: raw.insecure_skip_token_check.unwrap_or(false),
             render,
             locale,
-            allowed_users,
+            // AAD object ids are GUIDs, compared in lower case.
+            allowed_users: allowed_users
+                .iter()
+                .map(|user| user.to_ascii_lowercase())
+                .collect(),
         }))
     }
 }
@@ -186,7 +190,8 @@ mod tests {
         let text = format!(
             "{text}tenant_id = \"contoso\"\nlogin_url = \"http://127.0.0.1:9/\"\n\
              openid_metadata_url = \"http://127.0.0.1:9/openid\"\napi_url = \"http://127.0.0.1:9/connector\"\n\
-             insecure_skip_token_check = true\nrender = \"rich\"\nlocale = \"th\"\nallowed_users = [\"{ALICE}\"]\n"
+             insecure_skip_token_check = true\nrender = \"rich\"\nlocale = \"th\"\nallowed_users = [\"{}\"]\n",
+            ALICE.to_uppercase()
         );
         let teams = from(&text, &[("TEAMS_APP_PASSWORD", "pa55")])
             .expect("valid")
