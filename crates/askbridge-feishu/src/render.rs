@@ -23,7 +23,7 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut,
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut, non_blank,
 };
 use serde_json::{Value, json};
 
@@ -37,9 +37,6 @@ pub const MAX_INPUT_CHARS: usize = 1_000;
 pub const MAX_PLACEHOLDER_CHARS: usize = 100;
 /// Longest shown text kept in a closing edit (a card holds 30 KB).
 pub const MAX_CLOSED_TEXT_CHARS: usize = 8_000;
-
-/// Shown instead of a blank text (Feishu refuses empty texts).
-const EMPTY_TEXT: &str = "❓";
 
 /// Where a message is posted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -363,17 +360,11 @@ fn style(style: ButtonStyle) -> &'static str {
     }
 }
 
-fn non_blank(text: &str) -> String {
-    match text.trim().is_empty() {
-        true => EMPTY_TEXT.to_owned(),
-        false => text.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use askbridge_core::model::Ask;
     use askbridge_core::normalize::normalize_json;
+    use askbridge_core::render::EMPTY_TEXT;
     use askbridge_core::render::{Capabilities, view};
 
     use super::*;

@@ -30,7 +30,7 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Locale, OptionRef, Step, StepInput, View, callback_key, parse_callback_key,
+    Block, Locale, OptionRef, Step, StepInput, View, callback_key, non_blank, parse_callback_key,
 };
 use serde_json::{Value, json};
 
@@ -43,8 +43,6 @@ pub const MESSAGE: &str = "m.room.message";
 
 /// Extensible events' plain-text representation (MSC1767).
 const TEXT_KEY: &str = "org.matrix.msc1767.text";
-/// Shown instead of a blank text.
-const EMPTY_TEXT: &str = "❓";
 
 /// Where an ask is posted, before it has a room: a room (by id or alias)
 /// or a user's direct chat with the bot.
@@ -316,18 +314,12 @@ pub fn reminder(to: &str, text: &str, user: Option<&str>) -> Value {
     })
 }
 
-fn non_blank(text: &str) -> String {
-    match text.trim().is_empty() {
-        true => EMPTY_TEXT.to_owned(),
-        false => text.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use askbridge_core::model::{Ask, ChannelKind};
     use askbridge_core::normalize::normalize_input;
+    use askbridge_core::render::EMPTY_TEXT;
     use askbridge_core::render::{Capabilities, Locale, view};
 
     fn ask(json: &str) -> Ask {

@@ -25,7 +25,8 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut,
+    Block, Button, ButtonStyle, EMPTY_TEXT, Locale, OptionRef, Step, StepInput, View, cut,
+    non_blank,
 };
 use serde_json::{Value, json};
 
@@ -45,8 +46,6 @@ pub const MAX_INPUT_CHARS: usize = 2_000;
 pub const MAX_CLOSED_TEXT_CHARS: usize = 8_000;
 /// Longest `summary` (Teams shows it in notifications).
 const MAX_SUMMARY_CHARS: usize = 120;
-/// Shown instead of a blank text.
-const EMPTY_TEXT: &str = "❓";
 
 /// Where an ask is posted, before it has a conversation: a conversation
 /// (a channel, a group chat, a personal chat) or a person, whose personal
@@ -302,13 +301,6 @@ fn execute(button: &Button, title: &str) -> Value {
         action["style"] = json!("positive");
     }
     action
-}
-
-fn non_blank(text: &str) -> String {
-    match text.trim().is_empty() {
-        true => EMPTY_TEXT.to_owned(),
-        false => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,6 @@ pub use text::{
     text_prompt, unknown_items_prompt, where_answer,
 };
 pub use view::{
-    Button, ButtonStyle, ButtonsView, RichView, Step, StepInput, StepOption, TextView, View,
-    rich_step, view,
+    Button, ButtonStyle, ButtonsView, EMPTY_TEXT, RichView, Step, StepInput, StepOption, TextView,
+    View, non_blank, rich_step, view,
 };

@@ -20,7 +20,7 @@ const UNCHECKED: &str = "☐";
 /// Checked toggle.
 const CHECKED: &str = "☑";
 /// Shown when a message would otherwise be empty (platforms refuse those).
-const EMPTY_TEXT: &str = "❓";
+pub const EMPTY_TEXT: &str = "❓";
 /// Longest text-input placeholder (Telegram's `input_field_placeholder`).
 const MAX_PLACEHOLDER_CHARS: usize = 64;
 /// Longest text-input label (Discord's modal title and field label).
@@ -322,7 +322,7 @@ pub fn rich_step(
         question,
         position: question + 1,
         total,
-        text: non_empty(cut(&card, text_budget(caps))),
+        text: non_blank(&cut(&card, text_budget(caps))),
         input,
         rows: layout(options, controls, pair, caps),
     })
@@ -429,10 +429,11 @@ fn text_budget(caps: &Capabilities) -> usize {
     caps.max_text_chars.saturating_sub(reserve).max(1)
 }
 
-fn non_empty(text: String) -> String {
-    if text.trim().is_empty() {
-        EMPTY_TEXT.to_owned()
-    } else {
-        text
+/// `text`, or [`EMPTY_TEXT`] when it is blank: what a platform that
+/// refuses an empty text is sent.
+pub fn non_blank(text: &str) -> String {
+    match text.trim().is_empty() {
+        true => EMPTY_TEXT.to_owned(),
+        false => text.to_owned(),
     }
 }

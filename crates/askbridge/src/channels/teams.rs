@@ -39,9 +39,8 @@ use tokio::sync::oneshot;
 
 use crate::bridge::{Bridge, WeakBridge};
 use crate::chat::AllowList;
-use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, Line, OwnWords, Reminder};
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::chat::inbox::Inbox;
-use crate::chat::serial::Ticket;
 use crate::config::TeamsConfig;
 use crate::http::error::ApiError;
 
@@ -67,7 +66,7 @@ impl Teams {
                 connector.http().clone(),
             )),
         };
-        let urls = Arc::new(ServiceUrls {
+        let kept = Arc::new(Kept {
             default: config.service_url.clone(),
             known: Mutex::default(),
             bridge: bridge.downgrade(),
@@ -76,7 +75,7 @@ impl Teams {
             bridge,
             TeamsPlatform {
                 connector,
-                urls: Arc::clone(&urls),
+                kept: Arc::clone(&kept),
                 tenant: config.tenant_id.clone(),
                 locale: config.locale,
             },
@@ -92,7 +91,7 @@ impl Teams {
                 check,
                 bot_id: format!("28:{}", config.app_id),
                 inbox: Arc::default(),
-                urls,
+                kept,
                 locale: config.locale,
             }),
         })
@@ -121,16 +120,17 @@ pub fn connector(config: &TeamsConfig) -> Result<Connector, SetupError> {
 /// configured one), each person's Teams id, the tenant, the personal
 /// chats the bot opened.
 #[derive(Debug)]
-struct ServiceUrls {
+struct Kept {
+    /// The configured service URL.
     default: String,
     known: Mutex<HashMap<String, String>>,
     bridge: WeakBridge,
 }
 
-impl ServiceUrls {
+impl Kept {
     /// The service URL of `conversation`.
-    async fn of(&self, conversation: &str) -> String {
-        match self.kept(&service_key(conversation)).await {
+    async fn service_url(&self, conversation: &str) -> String {
+        match self.get(&service_key(conversation)).await {
             Ok(Some(url)) => url,
             Ok(None) => self.default.clone(),
             Err(error) => {
@@ -161,7 +161,7 @@ impl ServiceUrls {
     }
 
     /// The value kept under `key`: remembered, else read.
-    async fn kept(&self, key: &str) -> Result<Option<String>, PlatformFailure> {
+    async fn get(&self, key: &str) -> Result<Option<String>, PlatformFailure> {
         if let Some(value) = self.cached(key) {
             return Ok(Some(value));
         }
@@ -216,7 +216,7 @@ struct Inbound {
     /// The bot's own id (`28:<app id>`).
     bot_id: String,
     inbox: Arc<Inbox>,
-    urls: Arc<ServiceUrls>,
+    kept: Arc<Kept>,
     locale: Locale,
 }
 
@@ -260,7 +260,7 @@ impl Inbound {
                     raw["serviceUrl"].as_str(),
                 ) {
                     let conversation = conversation.split(";messageid=").next().unwrap_or_default();
-                    inbound.urls.learn(conversation, url).await;
+                    inbound.kept.learn(conversation, url).await;
                 }
                 return Ok(match is_invoke {
                     true => draw::invoke_answer(None),
@@ -268,30 +268,26 @@ impl Inbound {
                 });
             };
             inbound
-                .urls
+                .kept
                 .learn(&activity.conversation.id, &activity.service_url)
                 .await;
             if activity.teams_id != activity.sender {
                 inbound
-                    .urls
+                    .kept
                     .keep(&user_key(&activity.sender), &activity.teams_id)
                     .await;
             }
             if let Some(tenant) = &activity.tenant {
-                inbound.urls.keep("tenant", tenant).await;
+                inbound.kept.keep("tenant", tenant).await;
             }
             if let Some(bot) = &activity.bot {
-                inbound.urls.keep("bot", bot).await;
+                inbound.kept.keep("bot", bot).await;
             }
             let id = activity.id.clone();
             let (reply, answer) = oneshot::channel();
             let event = parse::inbound(activity, reply);
-            let ticket: Ticket<Line> = inbound.driver.line_up_with(&event, Some(&id));
-            let driver = Arc::clone(&inbound.driver);
-            let handled = inbound
-                .inbox
-                .take(&id, async move { ticket.run(driver.handle(event)).await })
-                .await;
+            let handling = inbound.driver.line_up(event, Some(&id));
+            let handled = inbound.inbox.take(&id, handling).await;
             match (handled, is_invoke) {
                 (Handled::Done, true) => Ok(answer.await.unwrap_or_else(|_| {
                     // Taken by an earlier delivery of the same press.
@@ -308,7 +304,7 @@ impl Inbound {
 #[derive(Debug)]
 pub struct TeamsPlatform {
     connector: Arc<Connector>,
-    urls: Arc<ServiceUrls>,
+    kept: Arc<Kept>,
     /// The tenant personal chats are created in (a single-tenant bot's).
     tenant: Option<String>,
     locale: Locale,
@@ -316,7 +312,7 @@ pub struct TeamsPlatform {
 
 impl TeamsPlatform {
     async fn url(&self, conversation: &str) -> String {
-        self.urls.of(conversation).await
+        self.kept.service_url(conversation).await
     }
 
     /// The bot's personal chat with a person: kept, or created for their
@@ -324,26 +320,26 @@ impl TeamsPlatform {
     /// id.
     async fn personal_chat(&self, aad_object_id: &str) -> Result<String, PlatformFailure> {
         let key = personal_key(aad_object_id);
-        if let Some(conversation) = self.urls.kept(&key).await? {
+        if let Some(conversation) = self.kept.get(&key).await? {
             return Ok(conversation);
         }
         let tenant = match &self.tenant {
             Some(tenant) => Some(tenant.clone()),
-            None => self.urls.kept("tenant").await?,
+            None => self.kept.get("tenant").await?,
         };
         let member = self
-            .urls
-            .kept(&user_key(aad_object_id))
+            .kept
+            .get(&user_key(aad_object_id))
             .await?
             .unwrap_or_else(|| aad_object_id.to_owned());
-        let bot = self.urls.kept("bot").await?;
-        let url = self.urls.default.clone();
+        let bot = self.kept.get("bot").await?;
+        let url = self.kept.default.clone();
         let conversation = self
             .connector
             .personal_chat(&url, bot.as_deref(), &member, tenant.as_deref())
             .await?;
-        self.urls.learn(&conversation, &url).await;
-        self.urls.keep(&key, &conversation).await;
+        self.kept.learn(&conversation, &url).await;
+        self.kept.keep(&key, &conversation).await;
         Ok(conversation)
     }
 }
@@ -435,13 +431,13 @@ impl ChatPlatform for TeamsPlatform {
     }
 
     fn reply(&self, chat: &String, to: String, text: String) {
-        let (connector, urls, chat) = (
+        let (connector, kept, chat) = (
             Arc::clone(&self.connector),
-            Arc::clone(&self.urls),
+            Arc::clone(&self.kept),
             chat.clone(),
         );
         tokio::spawn(async move {
-            let url = urls.of(&chat).await;
+            let url = kept.service_url(&chat).await;
             let message = Message::text(&text);
             if let Err(error) = connector.reply(&url, &chat, &to, &message.activity).await {
                 tracing::warn!(error = %error, "cannot reply on Teams");
