@@ -16,6 +16,7 @@ use smallvec::SmallVec;
 use tokio::sync::Notify;
 
 use super::outbox::{DELIVERED, FOREIGN, NOT_DELIVERED, Op, Outbox, UNDELIVERED};
+use super::timer::Deadlines;
 use super::{AskView, BridgeError, BridgeEvent, Inner, lock, record};
 use crate::wire::stored::StoredChannel;
 
@@ -322,25 +323,23 @@ impl Inner {
             if spot.kind == ChannelKind::Web
                 && let Some(due) = spot.due().filter(|due| *due > now)
             {
-                let earliest = {
-                    let mut arrivals = lock(&self.arrivals);
-                    let earliest = arrivals.first().is_none_or(|(at, _)| due < *at);
-                    arrivals.insert((due, entry.id));
-                    earliest
-                };
-                if earliest {
-                    self.timer_wake.notify_one();
-                }
+                self.arm_in(&self.arrivals, due, entry.id);
             }
         }
     }
 
     /// Adds a deadline, waking the timer if it is the earliest.
     pub(super) fn arm(&self, deadline: Timestamp, id: AskKey) {
+        self.arm_in(&self.deadlines, deadline, id);
+    }
+
+    /// Adds a time to one of the timer's sets, waking it if that time is
+    /// the set's earliest.
+    fn arm_in(&self, set: &Mutex<Deadlines>, at: Timestamp, id: AskKey) {
         let earliest = {
-            let mut deadlines = lock(&self.deadlines);
-            let earliest = deadlines.first().is_none_or(|(at, _)| deadline < *at);
-            deadlines.insert((deadline, id));
+            let mut set = lock(set);
+            let earliest = set.first().is_none_or(|(first, _)| at < *first);
+            set.insert((at, id));
             earliest
         };
         if earliest {

@@ -52,10 +52,10 @@ pub(super) async fn run(bridge: Weak<Inner>, wake: Arc<Notify>, clock: Clock) {
                 continue;
             }
             let first = |set: &Mutex<Deadlines>| lock(set).first().map(|(at, _)| *at);
-            match (first(&inner.deadlines), first(&inner.arrivals)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
+            first(&inner.deadlines)
+                .into_iter()
+                .chain(first(&inner.arrivals))
+                .min()
         };
         settle
             .sleeping(next, clock.sleep_until_woken(next, &wake))
