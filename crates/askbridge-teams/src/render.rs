@@ -42,8 +42,14 @@ pub const CHOICE_INPUT: &str = "askbridgeChoice";
 pub const CARD_TYPE: &str = "application/vnd.microsoft.card.adaptive";
 /// Longest text field Teams is asked to take.
 pub const MAX_INPUT_CHARS: usize = 2_000;
-/// Longest shown text kept in a closing update (a message holds ~40 KB).
-pub const MAX_CLOSED_TEXT_CHARS: usize = 8_000;
+/// Largest activity Teams takes (bytes of its JSON): 28 KB.
+pub const MAX_ACTIVITY_BYTES: usize = 28 * 1_024;
+/// Most actions Teams shows in one action set (its host config's
+/// `maxActions`); askbridge's rows hold three.
+pub const MAX_ACTIONS_PER_SET: usize = 6;
+/// Longest shown text kept in a closing update (at four bytes a
+/// character, under [`MAX_ACTIVITY_BYTES`]).
+pub const MAX_CLOSED_TEXT_CHARS: usize = 6_000;
 /// Longest `summary` (Teams shows it in notifications).
 const MAX_SUMMARY_CHARS: usize = 120;
 
@@ -77,16 +83,16 @@ pub struct Message {
     pub text: String,
     /// The activity (`type: message`, one card attachment).
     pub activity: Value,
+    /// The channel post it goes under (a reply in that post's thread),
+    /// if any.
+    pub thread: Option<String>,
 }
 
 impl Message {
     /// A card that shows `text` and nothing else.
     pub fn text(text: &str) -> Message {
         let text = non_blank(text);
-        Message {
-            activity: activity(&text, vec![plain(&text)]),
-            text,
-        }
+        Message::new(text.clone(), activity(&text, vec![plain(&text)]))
     }
 
     /// One block of an ask's context: the text in a monospace run (with
@@ -103,9 +109,14 @@ impl Message {
             "type": "RichTextBlock",
             "inlines": [{"type": "TextRun", "text": text, "fontType": "Monospace"}],
         }));
+        Message::new(text.clone(), activity(&text, body))
+    }
+
+    fn new(text: String, activity: Value) -> Message {
         Message {
-            activity: activity(&text, body),
             text,
+            activity,
+            thread: None,
         }
     }
 
@@ -115,9 +126,38 @@ impl Message {
     }
 }
 
-/// A reminder: `text` as a card.
-pub fn reminder(text: &str) -> Message {
-    Message::text(text)
+/// A person a message mentions: their Teams id (`29:…`, or their AAD
+/// object id, which Teams takes too) and the name it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// Whom Teams notifies.
+    pub id: String,
+    /// The name shown (`<at>name</at>`).
+    pub name: String,
+}
+
+/// A reminder: `text` as a card, after a mention of `whom` (an `<at>`
+/// entity of the card, so that Teams notifies them) when it names one.
+pub fn reminder(text: &str, whom: Option<&Mention>) -> Message {
+    let Some(whom) = whom else {
+        return Message::text(text);
+    };
+    let text = non_blank(text);
+    let name = non_blank(&whom.name.replace(['<', '>'], ""));
+    let at = format!("<at>{name}</at>");
+    let mut activity = activity(
+        &text,
+        vec![
+            json!({"type": "TextBlock", "text": at, "wrap": true}),
+            plain(&text),
+        ],
+    );
+    activity["attachments"][0]["content"]["msteams"]["entities"] = json!([{
+        "type": "mention",
+        "text": at,
+        "mentioned": {"id": whom.id, "name": name},
+    }]);
+    Message::new(text, activity)
 }
 
 /// The messages an ask is posted as, in order. The last one carries the
@@ -134,10 +174,7 @@ pub fn ask_messages(view: &View, locale: Locale) -> Vec<Message> {
             let last = messages.pop().unwrap_or_else(|| Message::text(""));
             let mut body = vec![plain(&last.text)];
             body.extend(controls(&buttons.rows, None, locale));
-            messages.push(Message {
-                activity: activity(&last.text, body),
-                text: last.text,
-            });
+            messages.push(Message::new(last.text.clone(), activity(&last.text, body)));
             messages
         }
         View::Text(text) => text.parts.iter().map(|part| Message::text(part)).collect(),
@@ -157,10 +194,7 @@ pub fn step_message(step: &Step, locale: Locale) -> Message {
     let text = non_blank(&step.text);
     let mut body = vec![plain(&text)];
     body.extend(controls(&step.rows, Some(&step.input), locale));
-    Message {
-        activity: activity(&text, body),
-        text,
-    }
+    Message::new(text.clone(), activity(&text, body))
 }
 
 /// The card of an ended ask: what it showed, then the status line, with
@@ -334,6 +368,100 @@ mod tests {
         message.card()["body"]
             .as_array()
             .and_then(|body| body.iter().find(|element| element["type"] == kind))
+    }
+
+    /// Every action set of a card, however deep.
+    fn action_sets(value: &Value, sets: &mut Vec<usize>) {
+        match value {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some("ActionSet") {
+                    sets.push(map["actions"].as_array().map_or(0, Vec::len));
+                }
+                map.values().for_each(|value| action_sets(value, sets));
+            }
+            Value::Array(items) => items.iter().for_each(|value| action_sets(value, sets)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_card_stays_within_teams_size_and_action_limits() {
+        // The largest asks there are: the longest texts and labels, in a
+        // script of four bytes a character, the most options and questions.
+        let wide = |n: usize| "𝔸".repeat(n);
+        let options = |n: usize| {
+            (0..n)
+                .map(|i| json!({"label": format!("{i}{}", wide(60)), "description": wide(200)}))
+                .collect::<Vec<_>>()
+        };
+        let one = json!({"questions": [{
+            "question": wide(2_000), "header": "Deploy", "options": options(20),
+        }], "context": {"text": wide(100_000)}});
+        let many_options = json!({"questions": [{
+            "question": wide(2_000), "options": options(25), "multiSelect": true,
+        }]});
+        let many_questions = json!({"questions": (0..12).map(|i| json!({
+            "id": format!("q{i}"), "question": wide(2_000), "options": options(25),
+            "multiSelect": i % 2 == 0,
+        })).collect::<Vec<_>>()});
+        for ask_json in [one, many_options, many_questions] {
+            let ask = ask(&ask_json.to_string());
+            for mode in [Mode::Buttons, Mode::Text, Mode::Rich] {
+                let caps = Capabilities::for_channel(ChannelKind::Teams).with_mode(mode);
+                let drawn = view(&ask, "k1", &caps, Locale::En);
+                let mut messages = ask_messages(&drawn, Locale::En);
+                let all: Vec<usize> = (0..25).collect();
+                messages.extend(
+                    (0..ask.questions.len())
+                        .filter_map(|q| {
+                            askbridge_core::render::rich_step(
+                                &ask,
+                                "k1",
+                                q,
+                                &all,
+                                &caps,
+                                Locale::En,
+                            )
+                        })
+                        .map(|step| step_message(&step, Locale::En)),
+                );
+                let context =
+                    askbridge_core::render::context_blocks(&ask, caps.max_text_chars, Locale::En);
+                messages.extend(context.iter().map(Message::context));
+                messages.push(closed(&wide(100_000), "✅ Answered by Alice"));
+                for message in &messages {
+                    let bytes = serde_json::to_vec(&message.activity).expect("JSON").len();
+                    assert!(bytes <= MAX_ACTIVITY_BYTES, "{bytes} bytes in {mode:?}");
+                    let mut sets = Vec::new();
+                    action_sets(message.card(), &mut sets);
+                    assert!(sets.iter().all(|&n| n <= MAX_ACTIONS_PER_SET), "{sets:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_reminder_mentions_the_person_so_teams_notifies_them() {
+        let whom = Mention {
+            id: "29:alice".to_owned(),
+            name: "Alice <Ops>".to_owned(),
+        };
+        let message = reminder("⏰ 5 minutes left to answer", Some(&whom));
+        let card = message.card();
+        assert_eq!(card["body"][0]["text"], "<at>Alice Ops</at>");
+        assert_eq!(
+            card["msteams"]["entities"],
+            json!([{"type": "mention", "text": "<at>Alice Ops</at>",
+                    "mentioned": {"id": "29:alice", "name": "Alice Ops"}}])
+        );
+        assert_eq!(
+            card["body"][1]["inlines"][0]["text"],
+            "⏰ 5 minutes left to answer"
+        );
+        // Nobody to mention: the text alone.
+        let plain = reminder("⏰ 5 minutes left to answer", None);
+        assert!(plain.card()["msteams"].get("entities").is_none());
+        assert_eq!(plain.text, "⏰ 5 minutes left to answer");
     }
 
     #[test]

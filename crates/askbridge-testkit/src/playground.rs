@@ -21,6 +21,76 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
 
+/// The Playground's mock tenant, with ids shaped as Teams' are (its own
+/// defaults are not: `team-id`, `user-id-0`): a bot `28:<app id>`, people
+/// `29:…` with GUID AAD object ids, a personal chat `a:…`, a group chat
+/// `19:…@thread.v2`, a team whose General channel is `19:…@thread.tacv2`.
+const CONFIG: &str = r#"version: "0.1.1"
+tenantId: 72f988bf-86f1-41af-91ab-2d7cd011db47
+bot:
+  id: 28:11111111-2222-3333-4444-555555555555
+  name: askbridge
+currentUser:
+  id: 29:alice-user-id
+  name: Alice Example
+  userPrincipleName: alice@example.com
+  aadObjectId: aaaaaaaa-0000-0000-0000-000000000001
+  givenName: Alice
+  surname: Example
+  email: alice@example.com
+users:
+  - id: 29:bob-user-id
+    name: Bob Example
+    userPrincipleName: bob@example.com
+    aadObjectId: bbbbbbbb-0000-0000-0000-000000000002
+    givenName: Bob
+    surname: Example
+    email: bob@example.com
+  - id: 29:carol-user-id
+    name: Carol Example
+    userPrincipleName: carol@example.com
+    aadObjectId: cccccccc-0000-0000-0000-000000000003
+    givenName: Carol
+    surname: Example
+    email: carol@example.com
+  - id: 29:dave-user-id
+    name: Dave Example
+    userPrincipleName: dave@example.com
+    aadObjectId: dddddddd-0000-0000-0000-000000000004
+    givenName: Dave
+    surname: Example
+    email: dave@example.com
+  - id: 29:erin-user-id
+    name: Erin Example
+    userPrincipleName: erin@example.com
+    aadObjectId: eeeeeeee-0000-0000-0000-000000000005
+    givenName: Erin
+    surname: Example
+    email: erin@example.com
+  - id: 29:frank-user-id
+    name: Frank Example
+    userPrincipleName: frank@example.com
+    aadObjectId: ffffffff-0000-0000-0000-000000000006
+    givenName: Frank
+    surname: Example
+    email: frank@example.com
+personalChat:
+  id: a:1alice-personal
+groupChat:
+  id: 19:group1@thread.v2
+  name: Test Group
+team:
+  id: 19:team1@thread.tacv2
+  name: Test Team
+  aadGroupId: cccccccc-0000-0000-0000-000000000003
+  channels:
+    - id: 19:chan2@thread.tacv2
+      name: Second
+"#;
+
+/// The bot's app id in [`CONFIG`].
+pub const APP_ID: &str = "11111111-2222-3333-4444-555555555555";
+
 /// How long the Playground may take to start and answer.
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -34,6 +104,8 @@ pub struct Playground {
     pub config: Value,
     frames: Arc<Frames>,
     log: tempfile::NamedTempFile,
+    /// Read at start; kept until then.
+    _config: tempfile::NamedTempFile,
     counter: std::sync::atomic::AtomicU64,
 }
 
@@ -69,6 +141,12 @@ impl Playground {
             .suffix(".log")
             .tempfile()
             .expect("a log file");
+        let config_file = tempfile::Builder::new()
+            .prefix("askbridge-playground-")
+            .suffix(".yml")
+            .tempfile()
+            .expect("a config file");
+        std::fs::write(config_file.path(), CONFIG).expect("write the config");
         let dir = log
             .path()
             .parent()
@@ -88,6 +166,7 @@ impl Playground {
             ])
             .env("TEAMSAPPTESTER_BROWSER", "none")
             .env("M365_AGENTS_PLAYGROUND_LOGFILE", log.path())
+            .env("M365_AGENTS_PLAYGROUND_CONFIG_PATH", config_file.path())
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -164,6 +243,7 @@ impl Playground {
             config: config["config"].clone(),
             frames,
             log,
+            _config: config_file,
             counter: std::sync::atomic::AtomicU64::new(0),
         }
     }
@@ -199,6 +279,11 @@ impl Playground {
     /// The group chat (every user in it, the current one too).
     pub fn group_chat(&self) -> String {
         text(&self.config["groupChats"][0]["id"])
+    }
+
+    /// The team's General channel (a post there starts a thread).
+    pub fn channel(&self) -> String {
+        text(&self.config["teams"][0]["id"])
     }
 
     /// The Playground's log, for failure messages.
@@ -329,6 +414,15 @@ impl Playground {
             })
             .await;
         frame["message"]["attachments"][0]["content"].clone()
+    }
+
+    /// How many frames the stream brought so far took `wanted`.
+    pub fn frames(&self, wanted: impl Fn(&Value) -> bool) -> usize {
+        self.frames
+            .lock()
+            .iter()
+            .filter(|frame| wanted(frame))
+            .count()
     }
 
     /// How many frames the stream brought so far.

@@ -14,7 +14,7 @@ mod node_env;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use askbridge_testkit::playground::{Playground, action_data, card_text};
+use askbridge_testkit::playground::{APP_ID, Playground, action_data, card_text};
 use axum::Json;
 use axum::routing::{get, post};
 use daemon::{Builder, Daemon, create, outcome, status};
@@ -76,7 +76,7 @@ impl World {
         .await;
         let builder = Daemon::builder()
             .listen(&listen)
-            .env("TEAMS_APP_ID", "askbridge-playground")
+            .env("TEAMS_APP_ID", APP_ID)
             .env("TEAMS_APP_PASSWORD", "not-checked-here")
             .env("ASKBRIDGE_TEAMS_LOGIN_URL", login().await)
             .env("ASKBRIDGE_TEAMS_API_URL", playground.connector_url())
@@ -141,10 +141,70 @@ async fn teams_card_press_by_the_addressed_person_answers_and_anyone_elses_is_re
     let closed = pg.next_update(at, &card_id).await;
     let text = card_text(&closed);
     assert!(
-        text.contains("✅ Production — answered by Megan Bowen"),
+        text.contains(&format!("✅ Production — answered by {}", megan.name)),
         "{text}"
     );
     assert!(!closed.to_string().contains("Action.Execute"), "{closed:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_asks_of_one_thread_go_under_one_channel_post_and_a_reply_there_answers() {
+    let world = World::new().await;
+    let pg = &world.playground;
+    let me = pg.me();
+    let channel = pg.channel();
+    let ask = |question: &str| {
+        json!({
+            "to": format!("teams:{channel}"),
+            "thread": {"key": "claude-code:79187ccd", "title": "Claude Code · api-server"},
+            "questions": [{"id": "go", "question": question, "options": ["Yes", "No"]}],
+        })
+    };
+
+    // The first ask of the thread posts its title, the ask under it.
+    let first = create(&world.daemon, &ask("Run the migrations?")).await;
+    let (_, title) = pg
+        .wait_for(0, |frame| {
+            frame["action"] == "createMessage"
+                && card_text(&frame["message"]["attachments"][0]["content"])
+                    == "Claude Code · api-server"
+        })
+        .await;
+    let root = title["message"]["messageId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let thread = format!("{channel};messageid={root}");
+    let (_, card_id, card) = pg.next_card(0, &thread).await;
+    assert!(card_text(&card).contains("Run the migrations?"), "{card:#}");
+
+    // The second goes under the same post.
+    let before = pg.seen();
+    let second = create(&world.daemon, &ask("Deploy now?")).await;
+    let (_, _, second_card) = pg.next_card(before, &thread).await;
+    assert!(
+        card_text(&second_card).contains("Deploy now?"),
+        "{second_card:#}"
+    );
+    let posts = pg.frames(|frame| {
+        frame["action"] == "createMessage" && frame["actionConversationId"] == channel.as_str()
+    });
+    assert_eq!(posts, 1, "one post in the channel, the rest in its thread");
+
+    // A reply in the thread answers the newest ask, then the older.
+    pg.say(&thread, "yes").await;
+    assert_eq!(
+        outcome(&world.daemon, &second).await["answers"],
+        json!({"go": ["Yes"]})
+    );
+    let (code, answer) = pg
+        .press(&me, &thread, &card_id, action_data(&card, "No"))
+        .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(
+        outcome(&world.daemon, &first).await["answers"],
+        json!({"go": ["No"]})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -78,7 +78,7 @@ impl Capabilities {
         max_rows: 100,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 4_000,
+        max_text_chars: 20_000,
         rich: false,
         menu_options: 0,
     };
@@ -123,7 +123,7 @@ impl Capabilities {
         max_rows: 30,
         options_per_row: 1,
         max_button_label_chars: 60,
-        max_text_chars: 4_000,
+        max_text_chars: 20_000,
         rich: false,
         menu_options: 25,
     };
@@ -145,8 +145,9 @@ impl Capabilities {
     };
 
     /// Microsoft Teams: Adaptive Cards (schema 1.5) of `Action.Execute`
-    /// buttons in action sets, a row per option; a message up to ~40 KB
-    /// (20,000 characters used); a multi-select step's options as one
+    /// buttons in action sets, a row per option; a message up to 28 KB,
+    /// so 4,000 characters of text (even at four bytes each, with twenty
+    /// buttons, well under it); a multi-select step's options as one
     /// `Input.ChoiceSet`.
     pub const TEAMS: Capabilities = Capabilities {
         buttons: true,
@@ -155,7 +156,7 @@ impl Capabilities {
         max_rows: 20,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 20_000,
+        max_text_chars: 4_000,
         rich: false,
         menu_options: 50,
     };

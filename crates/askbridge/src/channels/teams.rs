@@ -26,7 +26,7 @@ use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, Locale, View, fill};
 use askbridge_teams::auth::TokenCheck;
 use askbridge_teams::parse;
-use askbridge_teams::render::{self as draw, Destination, Message};
+use askbridge_teams::render::{self as draw, Destination, Mention, Message};
 use askbridge_teams::run::{Connector, Credentials};
 use axum::Router;
 use axum::body::Bytes;
@@ -69,6 +69,7 @@ impl Teams {
         let kept = Arc::new(Kept {
             default: config.service_url.clone(),
             known: Mutex::default(),
+            threads: Mutex::default(),
             bridge: bridge.downgrade(),
         });
         let driver = ChatDriver::register(
@@ -124,6 +125,10 @@ struct Kept {
     /// The configured service URL.
     default: String,
     known: Mutex<HashMap<String, String>>,
+    /// The thread (its post's id) each recent message in a channel is in,
+    /// for the replies to it: not kept over a restart (a reply follows
+    /// its message at once).
+    threads: Mutex<HashMap<String, String>>,
     bridge: WeakBridge,
 }
 
@@ -179,6 +184,22 @@ impl Kept {
         Ok(stored)
     }
 
+    /// Remembers that message `id` is in the thread of post `root`.
+    fn in_thread(&self, id: &str, root: &str) {
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        if threads.len() >= MAX_THREADS_KEPT {
+            threads.clear();
+        }
+        threads.insert(id.to_owned(), root.to_owned());
+    }
+
+    /// The post whose thread message `id` is in: remembered, else the
+    /// message itself (a post).
+    fn thread_of(&self, id: &str) -> String {
+        let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        threads.get(id).cloned().unwrap_or_else(|| id.to_owned())
+    }
+
     fn cached(&self, key: &str) -> Option<String> {
         self.lock().get(key).cloned()
     }
@@ -192,6 +213,9 @@ impl Kept {
     }
 }
 
+/// How many messages' threads are remembered ([`Kept::in_thread`]).
+const MAX_THREADS_KEPT: usize = 10_000;
+
 /// The stored key of a conversation's service URL.
 fn service_key(conversation: &str) -> String {
     format!("service/{conversation}")
@@ -200,6 +224,11 @@ fn service_key(conversation: &str) -> String {
 /// The stored key of a person's Teams id, by their AAD object id.
 fn user_key(aad_object_id: &str) -> String {
     format!("user/{aad_object_id}")
+}
+
+/// The stored key of a person's display name, by their AAD object id.
+fn name_key(aad_object_id: &str) -> String {
+    format!("name/{aad_object_id}")
 }
 
 /// The stored key of a person's personal chat with the bot.
@@ -271,11 +300,21 @@ impl Inbound {
                 .kept
                 .learn(&activity.conversation.id, &activity.service_url)
                 .await;
+            if let Some(root) = &activity.conversation.thread {
+                inbound.kept.in_thread(&activity.id, root);
+            }
             if activity.teams_id != activity.sender {
                 inbound
                     .kept
                     .keep(&user_key(&activity.sender), &activity.teams_id)
                     .await;
+            }
+            if let Some(name) = activity
+                .name
+                .as_deref()
+                .filter(|name| !name.trim().is_empty())
+            {
+                inbound.kept.keep(&name_key(&activity.sender), name).await;
             }
             if let Some(tenant) = &activity.tenant {
                 inbound.kept.keep("tenant", tenant).await;
@@ -344,6 +383,35 @@ impl TeamsPlatform {
     }
 }
 
+/// Whether `conversation` is a team's channel, where every post starts
+/// a thread (`19:…@thread.tacv2`; `@thread.skype` in older teams); group
+/// chats (`@thread.v2`) and personal chats have none.
+fn is_channel(conversation: &str) -> bool {
+    conversation.ends_with("@thread.tacv2") || conversation.ends_with("@thread.skype")
+}
+
+/// The thread of post `root` in channel `channel`, as Teams names it: a
+/// message posted there is a reply in the thread.
+fn thread(channel: &str, root: &str) -> String {
+    format!("{channel};messageid={root}")
+}
+
+impl TeamsPlatform {
+    /// Whom a reminder mentions: the person's Teams id and name as their
+    /// activities said, else their AAD object id (Teams takes it too).
+    async fn mention(&self, aad_object_id: &str) -> Mention {
+        let known = |key: String| async move { self.kept.get(&key).await.ok().flatten() };
+        Mention {
+            id: known(user_key(aad_object_id))
+                .await
+                .unwrap_or_else(|| aad_object_id.to_owned()),
+            name: known(name_key(aad_object_id))
+                .await
+                .unwrap_or_else(|| aad_object_id.to_owned()),
+        }
+    }
+}
+
 impl ChatPlatform for TeamsPlatform {
     type Chat = String;
     type MessageId = String;
@@ -386,12 +454,22 @@ impl ChatPlatform for TeamsPlatform {
         Message::text(text)
     }
 
+    /// A channel's posts have threads; chats have none.
+    fn threads(chat: &String) -> bool {
+        is_channel(chat)
+    }
+
+    fn in_thread(&self, message: &mut Message, root: &String) {
+        message.thread.get_or_insert_with(|| root.clone());
+    }
+
     fn text_of(message: &Message) -> &str {
         &message.text
     }
 
     /// The Bot Connector takes no idempotency key: a part sent again
-    /// after a crash is posted again.
+    /// after a crash is posted again. A message in a thread is a reply to
+    /// the thread's post.
     async fn send(
         &self,
         chat: &String,
@@ -399,7 +477,13 @@ impl ChatPlatform for TeamsPlatform {
         _once: &str,
     ) -> Result<String, PlatformFailure> {
         let url = self.url(chat).await;
-        self.connector.send(&url, chat, &message.activity).await
+        let conversation = match &message.thread {
+            Some(root) => thread(chat, root),
+            None => chat.clone(),
+        };
+        self.connector
+            .send(&url, &conversation, &message.activity)
+            .await
     }
 
     async fn show_step(
@@ -439,13 +523,22 @@ impl ChatPlatform for TeamsPlatform {
         tokio::spawn(async move {
             let url = kept.service_url(&chat).await;
             let message = Message::text(&text);
-            if let Err(error) = connector.reply(&url, &chat, &to, &message.activity).await {
+            let replied = match is_channel(&chat) {
+                // In the message's thread.
+                true => {
+                    let conversation = thread(&chat, &kept.thread_of(&to));
+                    connector.send(&url, &conversation, &message.activity).await
+                }
+                false => connector.reply(&url, &chat, &to, &message.activity).await,
+            };
+            if let Err(error) = replied {
                 tracing::warn!(error = %error, "cannot reply on Teams");
             }
         });
     }
 
-    /// A reminder replying to the question.
+    /// A reminder replying to the question (in a channel, in the thread
+    /// it is in), mentioning the place's person.
     async fn remind(
         &self,
         chat: &String,
@@ -453,10 +546,25 @@ impl ChatPlatform for TeamsPlatform {
         reminder: Reminder<'_>,
     ) -> Result<String, PlatformFailure> {
         let url = self.url(chat).await;
-        let message = draw::reminder(reminder.text);
-        self.connector
-            .reply(&url, chat, &to, &message.activity)
-            .await
+        let whom = match reminder.user {
+            Some(user) => Some(self.mention(user).await),
+            None => None,
+        };
+        let message = draw::reminder(reminder.text, whom.as_ref());
+        match is_channel(chat) {
+            // In the thread the question is in, or its own.
+            true => {
+                let root = reminder.thread.map_or(to, str::to_owned);
+                self.connector
+                    .send(&url, &thread(chat, &root), &message.activity)
+                    .await
+            }
+            false => {
+                self.connector
+                    .reply(&url, chat, &to, &message.activity)
+                    .await
+            }
+        }
     }
 
     /// The invoke's own answer, seen by the presser alone.

@@ -151,10 +151,18 @@ pub fn run_reminders(
                 })
             })
             .collect()),
-        RenderChannel::Teams => json(texts
-            .iter()
-            .map(|text| askbridge_teams::render::reminder(text).activity)
-            .collect()),
+        RenderChannel::Teams => {
+            // The person as their AAD object id: the daemon knows their
+            // Teams id and name once they wrote to the bot.
+            let whom = user.map(|user| askbridge_teams::render::Mention {
+                id: user.to_owned(),
+                name: user.to_owned(),
+            });
+            json(texts
+                .iter()
+                .map(|text| askbridge_teams::render::reminder(text, whom.as_ref()).activity)
+                .collect())
+        }
     })
 }
 
