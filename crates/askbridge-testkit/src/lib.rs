@@ -19,7 +19,9 @@
 //!   test's person ([`synapse::Person`]).
 //! - [`playground`]: not a fake but Microsoft's own Teams emulator, the
 //!   Agents Playground from npm, run for a test
-//!   ([`playground::Playground`]).
+//!   ([`playground::Playground`]); [`teams`], a fake of the Bot Connector
+//!   for what the Playground cannot say (rate limits, refused tokens, a
+//!   bot removed from a conversation: [`teams::FakeConnector`]).
 //!
 //! Every fake can fail a chosen share of its API requests the same way
 //! ([`faults`]): rate limits in the platform's form, `500`, `502`, closed
@@ -31,5 +33,6 @@ pub mod feishu;
 pub mod playground;
 pub mod slack;
 pub mod synapse;
+pub mod teams;
 pub mod telegram;
 mod watched;

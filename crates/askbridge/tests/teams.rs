@@ -15,6 +15,7 @@ mod node_env;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use askbridge_testkit::playground::{APP_ID, Playground, action_data, card_text};
+use askbridge_testkit::teams::FakeConnector;
 use axum::Json;
 use axum::routing::{get, post};
 use daemon::{Builder, Daemon, create, outcome, status};
@@ -454,6 +455,71 @@ const ISSUER: &str = "https://api.botframework.com";
 const SERVICE: &str = "http://127.0.0.1:9/_connector";
 
 /// The Bot Connector's OpenID metadata and keys, served locally.
+/// A daemon posting to the fake connector (which is its login too).
+fn connector_daemon(fake: &FakeConnector) -> Daemon {
+    Daemon::builder()
+        .env("TEAMS_APP_ID", APP_ID)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_LOGIN_URL", fake.url())
+        .env("ASKBRIDGE_TEAMS_API_URL", fake.url())
+        .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true")
+        .start()
+}
+
+fn yes_or_no(to: &str) -> Value {
+    json!({"to": to, "questions": [{"question": "Ship it?", "type": "confirm"}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_a_refused_token_is_fetched_again_and_a_429_waits_its_retry_after_nothing_lost() {
+    let fake = FakeConnector::start().await;
+    let busy = "19:busy@thread.v2";
+    fake.refuse_token("t1");
+    fake.busy(busy, 1, 1);
+    let daemon = connector_daemon(&fake);
+    let id = create(&daemon, &yes_or_no(&format!("teams:{busy}"))).await;
+
+    let card = fake
+        .wait_for("the card", |state| {
+            state.posts_in(busy).first().cloned().cloned()
+        })
+        .await;
+    let state = fake.state();
+    let refused: Vec<u16> = state.refused.iter().map(|(_, code, _)| *code).collect();
+    // The first token refused, a second fetched; then Teams was busy.
+    assert_eq!(refused, [401, 429]);
+    assert_eq!(state.tokens, 2);
+    assert_eq!(card.token, "t2");
+    let waited = card.at.duration_since(state.refused[1].2);
+    assert!(waited >= std::time::Duration::from_secs(1), "{waited:?}");
+    assert_eq!(state.posts_in(busy).len(), 1, "posted once");
+    drop(state);
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_a_conversation_the_bot_was_removed_from_fails_the_ask_in_teams_words() {
+    let fake = FakeConnector::start().await;
+    let gone = "19:gone@thread.v2";
+    fake.removed(
+        gone,
+        "BotNotInConversationRoster",
+        "The bot is not part of the conversation roster.",
+    );
+    let daemon = connector_daemon(&fake);
+    let id = create(&daemon, &yes_or_no(&format!("teams:{gone}"))).await;
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["reason"], "delivery_failed");
+    let said = status(&daemon, &id).await.to_string();
+    assert!(
+        said.contains(
+            "BotNotInConversationRoster: The bot is not part of the conversation roster."
+        ),
+        "{said}"
+    );
+    assert!(fake.state().posts.is_empty());
+}
+
 async fn key_server() -> String {
     let keys = json!({"keys": [{"kty": "RSA", "kid": "k1", "n": SIGNER_N.trim(), "e": "AQAB",
                                  "endorsements": ["msteams"]}]});
