@@ -525,6 +525,12 @@ pub enum Place {
         /// The user's AAD object id (a GUID).
         aad_object_id: String,
     },
+    /// A person's mailbox: the ask is a mail to them, answered by
+    /// replying.
+    Email {
+        /// The address, lower-cased (`alice@example.com`).
+        address: String,
+    },
     /// askbridge's own web page, optionally one session of it.
     Web {
         /// Session name; `None` is the default page.
@@ -542,6 +548,7 @@ impl Place {
             Place::Feishu { .. } | Place::FeishuUser { .. } => ChannelKind::Feishu,
             Place::MatrixRoom { .. } | Place::MatrixUser { .. } => ChannelKind::Matrix,
             Place::Teams { .. } | Place::TeamsUser { .. } => ChannelKind::Teams,
+            Place::Email { .. } => ChannelKind::Email,
             Place::Web { .. } => ChannelKind::Web,
         }
     }
@@ -610,6 +617,7 @@ impl Place {
             Place::FeishuUser { open_id } => Some(open_id.clone()),
             Place::MatrixUser { user_id } => Some(user_id.clone()),
             Place::TeamsUser { aad_object_id } => Some(aad_object_id.clone()),
+            Place::Email { address } => Some(address.clone()),
             Place::Telegram { .. }
             | Place::DiscordChannel { .. }
             | Place::Slack { .. }
@@ -629,7 +637,8 @@ impl Place {
             | Place::SlackUser { .. }
             | Place::FeishuUser { .. }
             | Place::MatrixUser { .. }
-            | Place::TeamsUser { .. } => true,
+            | Place::TeamsUser { .. }
+            | Place::Email { .. } => true,
             // A Teams personal chat named by its conversation id is one
             // person's, but its id does not say so.
             Place::DiscordChannel { .. }
@@ -657,6 +666,8 @@ pub enum ChannelKind {
     Matrix,
     /// Microsoft Teams.
     Teams,
+    /// Email: SMTP out, IMAP in.
+    Email,
     /// The built-in web page.
     Web,
     /// The agent host's own dialog (MCP elicitation). Nothing is posted
@@ -666,13 +677,14 @@ pub enum ChannelKind {
 
 impl ChannelKind {
     /// Every channel, in the order the docs list them.
-    pub const ALL: [ChannelKind; 8] = [
+    pub const ALL: [ChannelKind; 9] = [
         ChannelKind::Telegram,
         ChannelKind::Discord,
         ChannelKind::Slack,
         ChannelKind::Feishu,
         ChannelKind::Matrix,
         ChannelKind::Teams,
+        ChannelKind::Email,
         ChannelKind::Web,
         ChannelKind::Host,
     ];
@@ -686,6 +698,7 @@ impl ChannelKind {
             ChannelKind::Feishu => "feishu",
             ChannelKind::Matrix => "matrix",
             ChannelKind::Teams => "teams",
+            ChannelKind::Email => "email",
             ChannelKind::Web => "web",
             ChannelKind::Host => "host",
         }
@@ -731,6 +744,7 @@ impl fmt::Display for Place {
             Place::MatrixUser { user_id } => write!(f, "matrix:user/{user_id}")?,
             Place::Teams { conversation } => write!(f, "teams:{conversation}")?,
             Place::TeamsUser { aad_object_id } => write!(f, "teams:user/{aad_object_id}")?,
+            Place::Email { address } => write!(f, "email:{address}")?,
             Place::Web { session } => {
                 f.write_str("web")?;
                 if let Some(session) = session {
@@ -863,7 +877,8 @@ impl Target {
     /// that follows the room (`matrix:!r:hs@@alice:hs`; its own leading
     /// `@` may be left out); `teams:<conversation id>[@<AAD object id>]`
     /// and `teams:user/<AAD object id>`, where only a GUID after the last
-    /// `@` is a user (conversation ids hold `@` themselves).
+    /// `@` is a user (conversation ids hold `@` themselves);
+    /// `email:<address>`, the address being the person.
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let input = input.trim();
         let (channel, rest) = match input.split_once(':') {
@@ -875,6 +890,9 @@ impl Target {
         }
         if channel.eq_ignore_ascii_case("teams") {
             return parse_teams(rest.unwrap_or(""));
+        }
+        if channel.eq_ignore_ascii_case("email") {
+            return parse_email(rest.unwrap_or(""));
         }
         let (rest, user) = match rest {
             Some(rest) => match rest.rsplit_once('@') {
@@ -1116,6 +1134,45 @@ fn parse_teams(rest: &str) -> Result<Target, TargetError> {
     })
 }
 
+/// How an email target is written.
+const EMAIL_TARGET: &str = "email:<address>, such as email:alice@example.com";
+
+/// Reads what follows `email:`: one address (`local@domain`, no display
+/// name, no spaces or angle brackets), lower-cased. It names the person:
+/// there is no `@<user>` after it.
+fn parse_email(rest: &str) -> Result<Target, TargetError> {
+    let address = rest.trim();
+    let malformed = || TargetError::Malformed {
+        channel: "email",
+        given: address.to_owned(),
+        expected: EMAIL_TARGET,
+    };
+    let Some((local, domain)) = address.rsplit_once('@') else {
+        return Err(malformed());
+    };
+    let plain = |c: char| {
+        !c.is_whitespace()
+            && !c.is_control()
+            && !matches!(c, '<' | '>' | '(' | ')' | ',' | ';' | '"')
+    };
+    let well_formed = !local.is_empty()
+        && !local.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && address.len() <= 254
+        && address.chars().all(plain);
+    match well_formed {
+        true => Ok(Target {
+            place: Place::Email {
+                address: address.to_lowercase(),
+            },
+            user: None,
+        }),
+        false => Err(malformed()),
+    }
+}
+
 /// An AAD object id: a GUID (hex groups of 8-4-4-4-12; a longer last
 /// group is taken too, as Microsoft's Agents Playground's made-up users
 /// have), lower-cased.
@@ -1255,7 +1312,33 @@ mod tests {
         check_target("telegram:abc", Err("telegram target"));
         check_target("discord:user/x", Err("discord target"));
         check_target("slack:", Err("slack target"));
-        check_target("email:me", Err("unknown channel"));
+        check_target("email:Alice@Example.com", Ok("email:alice@example.com"));
+        check_target(
+            " email:bot+ops@mail.example.co.th ",
+            Ok("email:bot+ops@mail.example.co.th"),
+        );
+        check_target("EMAIL:a@b.io", Ok("email:a@b.io"));
+        for bad in [
+            "email:me",
+            "email:",
+            "email:@example.com",
+            "email:alice@localhost",
+            "email:alice@example.com.",
+            "email:a b@example.com",
+            "email:<alice@example.com>",
+            "email:alice@x@example.com",
+            "email:Alice <alice@example.com>",
+        ] {
+            check_target(bad, Err("email:<address>"));
+        }
+        check_target("mail:me", Err("unknown channel"));
+        // The address is the person: who answers must be that address.
+        let alice = Target::parse("email:alice@example.com").expect("a target");
+        assert_eq!(
+            alice.place.direct_user().as_deref(),
+            Some("alice@example.com")
+        );
+        assert!(alice.place.is_direct());
     }
 
     #[test]

@@ -161,6 +161,13 @@ impl Capabilities {
         menu_options: 50,
     };
 
+    /// Email: the numbered prompt in one mail (a reply is typed, never a
+    /// press), however long.
+    pub const EMAIL: Capabilities = Capabilities {
+        max_text_chars: 100_000,
+        ..Capabilities::TEXT
+    };
+
     /// askbridge's web page: generous limits, one option per row.
     pub const WEB: Capabilities = Capabilities {
         buttons: true,
@@ -196,6 +203,7 @@ impl Capabilities {
             ChannelKind::Feishu => Capabilities::FEISHU,
             ChannelKind::Matrix => Capabilities::MATRIX,
             ChannelKind::Teams => Capabilities::TEAMS,
+            ChannelKind::Email => Capabilities::EMAIL,
             ChannelKind::Web | ChannelKind::Host => Capabilities::WEB,
         }
     }

@@ -264,6 +264,7 @@ pub fn place_name(place: &Place, locale: Locale) -> &'static str {
         ChannelKind::Feishu => "Feishu",
         ChannelKind::Matrix => "Matrix",
         ChannelKind::Teams => "Teams",
+        ChannelKind::Email => "email",
         ChannelKind::Web | ChannelKind::Host => locale.strings().web_page,
     }
 }

@@ -71,7 +71,7 @@ pub struct StoredResponder {
 }
 
 /// A stored [`ChannelKind`]: `telegram`, `discord`, `slack`, `feishu`,
-/// `matrix`, `teams`, `web`, `host`.
+/// `matrix`, `teams`, `email`, `web`, `host`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StoredChannel {
@@ -87,6 +87,8 @@ pub enum StoredChannel {
     Matrix,
     /// Microsoft Teams.
     Teams,
+    /// Email.
+    Email,
     /// The web page.
     Web,
     /// The agent host's own dialog.
@@ -104,6 +106,7 @@ impl StoredChannel {
             "feishu" => Some(StoredChannel::Feishu),
             "matrix" => Some(StoredChannel::Matrix),
             "teams" => Some(StoredChannel::Teams),
+            "email" => Some(StoredChannel::Email),
             "web" => Some(StoredChannel::Web),
             "host" => Some(StoredChannel::Host),
             _ => None,
@@ -247,6 +250,7 @@ impl From<ChannelKind> for StoredChannel {
             ChannelKind::Feishu => StoredChannel::Feishu,
             ChannelKind::Matrix => StoredChannel::Matrix,
             ChannelKind::Teams => StoredChannel::Teams,
+            ChannelKind::Email => StoredChannel::Email,
             ChannelKind::Web => StoredChannel::Web,
             ChannelKind::Host => StoredChannel::Host,
         }
@@ -262,6 +266,7 @@ impl From<StoredChannel> for ChannelKind {
             StoredChannel::Feishu => ChannelKind::Feishu,
             StoredChannel::Matrix => ChannelKind::Matrix,
             StoredChannel::Teams => ChannelKind::Teams,
+            StoredChannel::Email => ChannelKind::Email,
             StoredChannel::Web => ChannelKind::Web,
             StoredChannel::Host => ChannelKind::Host,
         }
