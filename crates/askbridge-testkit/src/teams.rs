@@ -187,7 +187,7 @@ impl Shared {
         conversation: &str,
         activity: Value,
         update: Option<&str>,
-    ) -> Result<String, Response> {
+    ) -> Result<String, Box<Response>> {
         let token = headers
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
@@ -202,7 +202,7 @@ impl Shared {
                 .push((conversation.to_owned(), status, Instant::now()));
             drop(state);
             self.more.notify_waiters();
-            return Err(response);
+            return Err(Box::new(response));
         }
         let id = match update {
             Some(id) => id.to_owned(),
@@ -300,7 +300,7 @@ async fn send(
 ) -> Response {
     match shared.take(&headers, &conversation, activity, None) {
         Ok(id) => (StatusCode::CREATED, Json(json!({"id": id}))).into_response(),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
@@ -312,7 +312,7 @@ async fn reply(
 ) -> Response {
     match shared.take(&headers, &conversation, activity, None) {
         Ok(id) => (StatusCode::CREATED, Json(json!({"id": id}))).into_response(),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
@@ -324,6 +324,6 @@ async fn update(
 ) -> Response {
     match shared.take(&headers, &conversation, activity, Some(&id)) {
         Ok(id) => (StatusCode::OK, Json(json!({"id": id}))).into_response(),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }

@@ -484,16 +484,17 @@ async fn teams_a_refused_token_is_fetched_again_and_a_429_waits_its_retry_after_
             state.posts_in(busy).first().cloned().cloned()
         })
         .await;
-    let state = fake.state();
-    let refused: Vec<u16> = state.refused.iter().map(|(_, code, _)| *code).collect();
-    // The first token refused, a second fetched; then Teams was busy.
-    assert_eq!(refused, [401, 429]);
-    assert_eq!(state.tokens, 2);
-    assert_eq!(card.token, "t2");
-    let waited = card.at.duration_since(state.refused[1].2);
-    assert!(waited >= std::time::Duration::from_secs(1), "{waited:?}");
-    assert_eq!(state.posts_in(busy).len(), 1, "posted once");
-    drop(state);
+    {
+        let state = fake.state();
+        let refused: Vec<u16> = state.refused.iter().map(|(_, code, _)| *code).collect();
+        // The first token refused, a second fetched; then Teams was busy.
+        assert_eq!(refused, [401, 429]);
+        assert_eq!(state.tokens, 2);
+        assert_eq!(card.token, "t2");
+        let waited = card.at.duration_since(state.refused[1].2);
+        assert!(waited >= std::time::Duration::from_secs(1), "{waited:?}");
+        assert_eq!(state.posts_in(busy).len(), 1, "posted once");
+    }
     assert_eq!(status(&daemon, &id).await["status"], "pending");
 }
 
