@@ -837,7 +837,7 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 pub enum TargetError {
     /// The part before `:` is not a channel askbridge knows.
     #[error(
-        "unknown channel {0:?}; expected telegram, discord, slack, feishu, matrix, teams or web"
+        "unknown channel {0:?}; expected telegram, discord, slack, feishu, matrix, teams, email or web"
     )]
     UnknownChannel(String),
     /// The channel is known but the rest is not of its form.

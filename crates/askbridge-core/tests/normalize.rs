@@ -869,7 +869,13 @@ fn targets() {
         (
             r#""email:me""#,
             Err(
-                r#"error to: unknown channel "email"; expected telegram, discord, slack, feishu, matrix, teams or web"#,
+                r#"error to: email target "me" is not of the form email:<address>, such as email:alice@example.com"#,
+            ),
+        ),
+        (
+            r#""irc:me""#,
+            Err(
+                r#"error to: unknown channel "irc"; expected telegram, discord, slack, feishu, matrix, teams, email or web"#,
             ),
         ),
         (
@@ -881,7 +887,7 @@ fn targets() {
         (
             r#"{"chat": 5}"#,
             Err(
-                "error to.channel: missing; expected telegram, discord, slack, feishu, matrix, teams or web",
+                "error to.channel: missing; expected telegram, discord, slack, feishu, matrix, teams, email or web",
             ),
         ),
         (
@@ -1525,7 +1531,7 @@ fn a_target_on_its_own_reads_like_an_asks_to() {
         Ok("telegram:-1001234@42 slack:C1 web".to_owned())
     );
     assert_eq!(places(json!(null)), Ok(String::new()));
-    let bad = normalize_places(&json!("email:me")).expect_err("unknown channel");
+    let bad = normalize_places(&json!("irc:me")).expect_err("unknown channel");
     assert_eq!(bad[0].path, "to");
     let wrong_type = normalize_places(&json!(42)).expect_err("a number is no target");
     assert_eq!(wrong_type[0].path, "to");
@@ -1558,7 +1564,7 @@ fn to_as_a_list_posts_in_several_places_each_at_most_once() {
             "to[2]",
             "telegram:-100 is listed already, at to[1]",
         ),
-        (json!(["web", "email:me"]), "to[1]", "email"),
+        (json!(["web", "irc:me"]), "to[1]", "irc"),
         (json!(["web", ["slack:C1"]]), "to[1]", "got array"),
         (json!(["web", ""]), "to[1]", "empty"),
         (

@@ -1531,7 +1531,7 @@ fn read_target(value: &Value, path: String, report: &mut Report) -> Option<Targe
             let Some(channel) = channel else {
                 report.error(
                     field(&path, "channel"),
-                    "missing; expected telegram, discord, slack, feishu, matrix, teams or web",
+                    "missing; expected telegram, discord, slack, feishu, matrix, teams, email or web",
                 );
                 return None;
             };

@@ -1633,7 +1633,7 @@ escalate = [
         check_error(
             "default_target = \"irc:#x\"",
             &[],
-            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu, matrix, teams or web",
+            "config/askbridge.toml: default_target: unknown channel \"irc\"; expected telegram, discord, slack, feishu, matrix, teams, email or web",
         );
         check_error(
             "[http]\nmax_body_bytes = 10\n",

@@ -238,7 +238,7 @@ pub async fn list(
             ApiError::invalid_query(
                 "channel",
                 format!(
-                    "expected telegram, discord, slack, feishu, matrix, teams or web, got {name:?}"
+                    "expected telegram, discord, slack, feishu, matrix, teams, email or web, got {name:?}"
                 ),
             )
         })?),
