@@ -7,7 +7,8 @@
 //! chat as every platform reports it ([`inbound`]), and the one failure
 //! a chat platform's call ends in ([`failure`]), and what a coding
 //! agent's hook event asks and the decision its outcome gives
-//! ([`hooks`]). In that order each module uses only the ones before it:
+//! ([`hooks`]), and what part of a mail reply the person wrote
+//! ([`written`]). In that order each module uses only the ones before it:
 //! `normalize` compares labels the way the resolver does, the lifecycle
 //! builds outcomes, and rendering shows asks, follow-ups and outcomes.
 //! `tests/layers.rs` keeps it so.
@@ -27,3 +28,4 @@ pub mod normalize;
 pub mod outcome;
 pub mod render;
 pub mod resolve;
+pub mod written;

@@ -14,6 +14,7 @@ const ORDER: &[&str] = &[
     "inbound",
     "failure",
     "hooks",
+    "written",
 ];
 
 mod layering;

@@ -425,6 +425,14 @@ pub struct Strings {
     pub page_clarify: &'static str,
     /// Asks for a question again. `{q}`: its header.
     pub page_answer_again: &'static str,
+
+    // The email channel's own words (`email_*`).
+    /// Under a question mail's prompt (whose footer says what to write):
+    /// that the answer is a reply to the mail.
+    pub email_how_to_answer: &'static str,
+    /// Ends a mail's subject (with the space before it, if any) when the
+    /// ask has more questions than the one it names. `{n}`: how many more.
+    pub email_more_questions: &'static str,
 }
 
 static EN: Strings = Strings {
@@ -567,6 +575,8 @@ static EN: Strings = Strings {
     page_http_error: "Something went wrong (HTTP {status}). Try again.",
     page_clarify: "{q}: which did you mean: {options}?",
     page_answer_again: "{q}: please answer again.",
+    email_how_to_answer: "To answer, reply to this mail.",
+    email_more_questions: " (+{n} more)",
 };
 
 static ZH_CN: Strings = Strings {
@@ -709,6 +719,8 @@ static ZH_CN: Strings = Strings {
     page_http_error: "出错了（HTTP {status}），请重试。",
     page_clarify: "{q}：你指的是哪一个：{options}？",
     page_answer_again: "{q}：请重新回答。",
+    email_how_to_answer: "直接回复此邮件即可作答。",
+    email_more_questions: "（另有 {n} 个问题）",
 };
 
 static TH: Strings = Strings {
@@ -851,6 +863,8 @@ static TH: Strings = Strings {
     page_http_error: "เกิดข้อผิดพลาด (HTTP {status}) ลองอีกครั้ง",
     page_clarify: "{q}: หมายถึงข้อไหน: {options}?",
     page_answer_again: "{q}: กรุณาตอบอีกครั้ง",
+    email_how_to_answer: "ตอบได้โดยตอบกลับอีเมลนี้",
+    email_more_questions: " (และอีก {n} คำถาม)",
 };
 
 /// Fills a template's `{name}` placeholders in one pass; inserted values
