@@ -17,6 +17,9 @@
 //! - [`synapse`]: not a fake but a real Matrix homeserver, Synapse, started
 //!   for a test ([`synapse::Synapse`]), and a real Matrix client acting as a
 //!   test's person ([`synapse::Person`]).
+//! - [`mail`]: not a fake but real mail servers: Dovecot for the bot's
+//!   mailbox, IMAP and LMTP ([`mail::Dovecot`]), and an SMTP server that
+//!   records what it is sent ([`mail::SmtpSink`]).
 //! - [`playground`]: not a fake but Microsoft's own Teams emulator, the
 //!   Agents Playground from npm, run for a test
 //!   ([`playground::Playground`]); [`teams`], a fake of the Bot Connector
@@ -30,6 +33,7 @@
 pub mod discord;
 pub mod faults;
 pub mod feishu;
+pub mod mail;
 pub mod playground;
 pub mod slack;
 pub mod synapse;
