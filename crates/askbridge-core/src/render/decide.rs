@@ -78,7 +78,7 @@ impl Capabilities {
         max_rows: 100,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 20_000,
+        max_text_chars: 4_000,
         rich: false,
         menu_options: 0,
     };
@@ -123,7 +123,7 @@ impl Capabilities {
         max_rows: 30,
         options_per_row: 1,
         max_button_label_chars: 60,
-        max_text_chars: 20_000,
+        max_text_chars: 4_000,
         rich: false,
         menu_options: 25,
     };
