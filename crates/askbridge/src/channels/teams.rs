@@ -37,7 +37,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::bridge::{Bridge, WeakBridge};
+use crate::bridge::Bridge;
 use crate::chat::AllowList;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::chat::inbox::Inbox;
@@ -68,9 +68,8 @@ impl Teams {
         };
         let kept = Arc::new(Kept {
             default: config.service_url.clone(),
-            known: Mutex::default(),
+            values: crate::chat::kept::Kept::new(ChannelKind::Teams, bridge),
             threads: Mutex::default(),
-            bridge: bridge.downgrade(),
         });
         let driver = ChatDriver::register(
             bridge,
@@ -118,18 +117,17 @@ pub fn connector(config: &TeamsConfig) -> Result<Connector, SetupError> {
 
 /// What activities said, kept in the database (and remembered): each
 /// conversation's `serviceUrl` (conversations never heard from use the
-/// configured one), each person's Teams id, the tenant, the personal
-/// chats the bot opened.
+/// configured one), each person's Teams id and name, the tenant, the
+/// personal chats the bot opened.
 #[derive(Debug)]
 struct Kept {
     /// The configured service URL.
     default: String,
-    known: Mutex<HashMap<String, String>>,
+    values: crate::chat::kept::Kept,
     /// The thread (its post's id) each recent message in a channel is in,
     /// for the replies to it: not kept over a restart (a reply follows
     /// its message at once).
     threads: Mutex<HashMap<String, String>>,
-    bridge: WeakBridge,
 }
 
 impl Kept {
@@ -150,38 +148,12 @@ impl Kept {
         self.keep(&service_key(conversation), url).await;
     }
 
-    /// Keeps `value` under `key` (in the database, once it changes).
     async fn keep(&self, key: &str, value: &str) {
-        if self.cached(key).as_deref() == Some(value) {
-            return;
-        }
-        self.remember(key, value);
-        if let Some(bridge) = self.bridge.upgrade()
-            && let Err(error) = bridge
-                .set_channel_value(ChannelKind::Teams, key, value)
-                .await
-        {
-            tracing::warn!(error = %error, key, "cannot keep what a Teams activity said");
-        }
+        self.values.keep(key, value).await;
     }
 
-    /// The value kept under `key`: remembered, else read.
     async fn get(&self, key: &str) -> Result<Option<String>, PlatformFailure> {
-        if let Some(value) = self.cached(key) {
-            return Ok(Some(value));
-        }
-        let bridge = self
-            .bridge
-            .upgrade()
-            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
-        let stored = bridge
-            .channel_value(ChannelKind::Teams, key)
-            .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
-        if let Some(value) = &stored {
-            self.remember(key, value);
-        }
-        Ok(stored)
+        self.values.get(key).await
     }
 
     /// Remembers that message `id` is in the thread of post `root`.
@@ -198,18 +170,6 @@ impl Kept {
     fn thread_of(&self, id: &str) -> String {
         let threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
         threads.get(id).cloned().unwrap_or_else(|| id.to_owned())
-    }
-
-    fn cached(&self, key: &str) -> Option<String> {
-        self.lock().get(key).cloned()
-    }
-
-    fn remember(&self, key: &str, value: &str) {
-        self.lock().insert(key.to_owned(), value.to_owned());
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -107,6 +107,26 @@ pub trait ChatPlatform: Send + Sync + fmt::Debug + 'static {
     /// messages in `chat`.
     fn context_message(&self, block: &render::Block, chat: &Self::Chat) -> Self::Message;
 
+    /// Every message `view` of `ask` is posted as in `chat`, in order:
+    /// each block of its `context` as a message of its own, then the ask's
+    /// ([`ChatPlatform::ask_messages`]); a platform whose one message
+    /// holds both (a mail) draws them together.
+    fn post_messages(
+        &self,
+        ask: &AskView,
+        view: &View,
+        context: &[render::Block],
+        chat: &Self::Chat,
+    ) -> Vec<Self::Message> {
+        let _ = ask;
+        let mut messages: Vec<Self::Message> = context
+            .iter()
+            .map(|block| self.context_message(block, chat))
+            .collect();
+        messages.extend(self.ask_messages(view, chat));
+        messages
+    }
+
     /// A plain message saying `text` in `chat`: a notice, the first
     /// message of a thread asks share.
     fn text_message(&self, text: &str, chat: &Self::Chat) -> Self::Message;
@@ -417,13 +437,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
         let drawn = passed_on(self.draw.view(view), view, place, self.draw.locale);
         // The context first, then the question: the message with the
         // controls stays the last, nearest the reply box.
-        let mut messages: Vec<P::Message> = self
-            .draw
-            .context(view)
-            .iter()
-            .map(|block| self.platform.context_message(block, &chat))
-            .collect();
-        messages.extend(self.platform.ask_messages(&drawn, &chat));
+        let context = self.draw.context(view);
+        let messages = self.platform.post_messages(view, &drawn, &context, &chat);
         let last = messages.len().saturating_sub(1);
         for (index, mut message) in messages.into_iter().enumerate().skip(refs.len()) {
             if let Some(root) = &root {

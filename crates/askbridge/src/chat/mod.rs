@@ -36,6 +36,7 @@ use crate::bridge::{AskView, Bridge, BridgeError, MessageRef};
 
 pub mod driver;
 pub mod inbox;
+pub mod kept;
 pub mod names;
 pub mod reach;
 pub mod serial;
