@@ -1,5 +1,5 @@
 //! askbridge's email channel: a question goes out as a mail, the person
-//! answers by replying. Two parts:
+//! answers by replying. Three parts:
 //!
 //! - [`render`] (pure): an ask, and the follow-ups in its thread, as the
 //!   mails askbridge sends (`lettre` messages: a text and an HTML part,
@@ -12,9 +12,12 @@
 //!   server's DMARC check said, and the part the person wrote (through
 //!   [`askbridge_core::written`]).
 //!
-//! It depends on the core, `mail-parser` and `lettre`'s message builder
-//! only: no SMTP, no IMAP, no async runtime, no askbridge server crate. Sending and fetching mail
-//! belong in a `run` module that wires these parts to the bridge.
+//! - [`run`] (the only I/O): sending by SMTP, reading the bot's folder by
+//!   IMAP (IDLE where the server has it).
+//!
+//! It knows no askbridge server crate: the daemon wires these parts to
+//! the bridge.
 
 pub mod parse;
 pub mod render;
+pub mod run;

@@ -4,6 +4,7 @@
 //! connections. One file each; every rule they share is the driver's.
 
 pub mod discord;
+pub mod email;
 pub mod feishu;
 pub mod matrix;
 pub mod slack;

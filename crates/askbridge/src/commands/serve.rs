@@ -130,6 +130,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map(|teams| crate::channels::teams::Teams::new(&bridge, teams))
         .transpose()
         .map_err(|message| anyhow::anyhow!("teams: {message}"))?;
+    let email = config
+        .email
+        .as_ref()
+        .map(|email| crate::channels::email::Email::new(&bridge, email))
+        .transpose()
+        .map_err(|message| anyhow::anyhow!("email: {message}"))?;
     if config
         .teams
         .as_ref()
@@ -205,6 +211,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         feishu = config.feishu.is_some(),
         matrix = config.matrix.is_some(),
         teams = config.teams.is_some(),
+        email = config.email.is_some(),
         token = config.api_token.is_some(),
         "askbridge is serving"
     );
@@ -241,6 +248,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     if let Some(matrix) = &matrix {
         owned.push(matrix.run(&bridge));
+    }
+    if let Some(email) = &email {
+        let lease = email.receiving_lease();
+        let email = email.clone();
+        owned.push(bridge.run_owned(&lease, move || email.start()));
     }
     let mut server = tokio::spawn(http::serve(listener, app, shutdown.clone()));
     tokio::select! {

@@ -19,7 +19,7 @@
 //! `settings!` table, [`Origin`], [`ConfigError`], [`load`], the readers of
 //! variables and the rule for the keys every chat platform has. Each chat
 //! platform's section is in its own file (`telegram.rs`, `discord.rs`,
-//! `slack.rs`, `feishu.rs`, `matrix.rs`, `teams.rs`): its typed config, its section as
+//! `slack.rs`, `feishu.rs`, `matrix.rs`, `teams.rs`, `email.rs`): its typed config, its section as
 //! written, the rules it is checked by and their tests.
 //!
 //! With no config at all: listen on `127.0.0.1:8790`, the web page on,
@@ -36,6 +36,7 @@ use askbridge_core::render::{Locale, Mode};
 use serde::{Deserialize, Serialize};
 
 mod discord;
+mod email;
 mod feishu;
 mod matrix;
 mod slack;
@@ -43,6 +44,7 @@ mod teams;
 mod telegram;
 
 pub use self::discord::{DiscordConfig, RawDiscord};
+pub use self::email::{EmailConfig, RawEmail};
 pub use self::feishu::{FeishuConfig, FeishuMode, RawFeishu};
 pub use self::matrix::{MatrixConfig, RawMatrix};
 pub use self::slack::{RawSlack, SlackConfig, SlackMode};
@@ -127,6 +129,8 @@ pub struct Config {
     pub matrix: Option<MatrixConfig>,
     /// The Microsoft Teams channel, when it is on.
     pub teams: Option<TeamsConfig>,
+    /// The email channel, when it is on.
+    pub email: Option<EmailConfig>,
     /// How coding agents' hooks ask (`[hooks]`).
     pub hooks: HooksConfig,
     /// The config file that was read, if any.
@@ -262,6 +266,7 @@ impl Config {
             (ChannelKind::Feishu, self.feishu.is_some()),
             (ChannelKind::Matrix, self.matrix.is_some()),
             (ChannelKind::Teams, self.teams.is_some()),
+            (ChannelKind::Email, self.email.is_some()),
         ]
         .into_iter()
         .filter_map(|(kind, on)| on.then_some(kind))
@@ -485,6 +490,15 @@ pub struct RawConfig {
     /// `TEAMS_APP_PASSWORD` (never from the file).
     #[serde(skip)]
     pub teams_app_password: Option<String>,
+    /// `[email]`.
+    #[serde(default)]
+    pub email: RawEmail,
+    /// `EMAIL_SMTP_PASSWORD` (never from the file).
+    #[serde(skip)]
+    pub email_smtp_password: Option<String>,
+    /// `EMAIL_IMAP_PASSWORD` (never from the file).
+    #[serde(skip)]
+    pub email_imap_password: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -793,6 +807,19 @@ settings! {
     file "teams.locale" "ASKBRIDGE_TEAMS_LOCALE" text => teams.locale;
     file "teams.allowed_users" "ASKBRIDGE_TEAMS_ALLOWED_USERS" list => teams.allowed_users;
     env "teams.app_password" "TEAMS_APP_PASSWORD" text => teams_app_password;
+    file "email.enabled" "ASKBRIDGE_EMAIL_ENABLED" flag => email.enabled;
+    file "email.smtp_url" "ASKBRIDGE_EMAIL_SMTP_URL" text => email.smtp_url;
+    file "email.imap_url" "ASKBRIDGE_EMAIL_IMAP_URL" text => email.imap_url;
+    file "email.from" "ASKBRIDGE_EMAIL_FROM" text => email.from;
+    file "email.plus_addressing" "ASKBRIDGE_EMAIL_PLUS_ADDRESSING" flag => email.plus_addressing;
+    file "email.folder" "ASKBRIDGE_EMAIL_FOLDER" text => email.folder;
+    file "email.processed_folder" "ASKBRIDGE_EMAIL_PROCESSED_FOLDER" text => email.processed_folder;
+    file "email.require_authentication" "ASKBRIDGE_EMAIL_REQUIRE_AUTHENTICATION" flag => email.require_authentication;
+    file "email.trusted_authserv_id" "ASKBRIDGE_EMAIL_TRUSTED_AUTHSERV_ID" text => email.trusted_authserv_id;
+    file "email.poll_seconds" "ASKBRIDGE_EMAIL_POLL_SECONDS" seconds => email.poll_seconds;
+    file "email.locale" "ASKBRIDGE_EMAIL_LOCALE" text => email.locale;
+    env "email.smtp_password" "EMAIL_SMTP_PASSWORD" text => email_smtp_password;
+    env "email.imap_password" "EMAIL_IMAP_PASSWORD" text => email_imap_password;
 }
 
 /// The environment variable naming the config file.
@@ -975,6 +1002,7 @@ impl RawConfig {
         let feishu = self.feishu_config(&invalid)?;
         let matrix = self.matrix_config(&invalid)?;
         let teams = self.teams_config(&invalid)?;
+        let email = self.email_config(&invalid)?;
 
         Ok(Config {
             listen,
@@ -1000,6 +1028,7 @@ impl RawConfig {
             feishu,
             matrix,
             teams,
+            email,
             hooks,
             file: file.map(Path::to_path_buf),
         })

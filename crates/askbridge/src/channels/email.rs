@@ -1,0 +1,577 @@
+//! The email channel wired to the bridge.
+//!
+//! [`askbridge_email`] draws asks as mails, reads replies and talks SMTP
+//! and IMAP; this module only translates for the shared [`ChatDriver`]:
+//!
+//! - [`EmailPlatform`] is email as a [`ChatPlatform`]: the "chat" is the
+//!   person's address, a message is a mail named by its `Message-ID`
+//!   (the same when a part is sent again after a crash, so the person's
+//!   client shows it once). An ask is one mail, its context included; a
+//!   reply, a reminder and the closing line are mails in its thread
+//!   (`In-Reply-To`, `References`, `Re:` its subject). Nothing is edited
+//!   and nothing is pressed.
+//! - [`Email`] reads the bot's folder (under a lease: one instance reads,
+//!   every instance sends): each new mail, by UID, is read down to what
+//!   the person wrote and handed to the driver as a typed reply to the
+//!   mail it answers — by `In-Reply-To` / `References`, else by the
+//!   plus-address token of the ask's `Reply-To`. Mail a machine sent (an
+//!   auto-reply, a list, a bounce) is nothing; with
+//!   `require_authentication`, neither is mail the trusted receiving
+//!   server did not find `dmarc=pass` for. Neither is answered. Each mail
+//!   handled is marked processed (`\Seen \Flagged`, moved if a folder is
+//!   set), and the folder's progress (UIDVALIDITY and the last UID) is
+//!   kept in the database, so a restart neither loses a reply nor acts on
+//!   one twice.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::inbound::{self, Handled, Inbound, Person};
+use askbridge_core::model::{Ask, ChannelKind, Place, Responder};
+use askbridge_core::render::{self, Block, Capabilities, Locale, View};
+use askbridge_email::parse::{self, Mail};
+use askbridge_email::render::{self as draw, Outgoing};
+use askbridge_email::run::{Fetched, Mailbox, Smtp};
+use tokio::task::JoinHandle;
+
+use crate::bridge::{AskView, Bridge};
+use crate::chat::AllowList;
+use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
+use crate::chat::kept::Kept;
+use crate::config::EmailConfig;
+
+/// The longest wait between tries to reach the mailbox.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The email channel and its reader, built from the config.
+#[derive(Debug, Clone)]
+pub struct Email {
+    reader: Arc<Reader>,
+}
+
+impl Email {
+    /// Builds the SMTP client and registers the channel with the bridge.
+    /// Call inside the runtime.
+    pub fn new(bridge: &Bridge, config: &EmailConfig) -> Result<Email, SetupError> {
+        let smtp = Smtp::new(&config.smtp)?;
+        let kept = Arc::new(Kept::new(ChannelKind::Email, bridge));
+        let driver = ChatDriver::register(
+            bridge,
+            EmailPlatform {
+                smtp,
+                from: config.from.clone(),
+                address: config.address.clone(),
+                plus_addressing: config.plus_addressing,
+                kept: Arc::clone(&kept),
+                locale: config.locale,
+            },
+            Drawing {
+                caps: Capabilities::EMAIL,
+                locale: config.locale,
+            },
+            AllowList::new(std::iter::empty()),
+        );
+        Ok(Email {
+            reader: Arc::new(Reader {
+                driver,
+                config: config.clone(),
+                kept,
+            }),
+        })
+    }
+
+    /// The lease the mailbox is read under: one instance reads it.
+    pub fn receiving_lease(&self) -> String {
+        format!("email/{}", self.reader.config.address)
+    }
+
+    /// Starts reading the mailbox, reconnecting after failures.
+    pub fn start(&self) -> JoinHandle<()> {
+        let reader = Arc::clone(&self.reader);
+        tokio::spawn(async move { reader.run().await })
+    }
+}
+
+/// The bot's mailbox, read for replies.
+#[derive(Debug)]
+struct Reader {
+    driver: Arc<ChatDriver<EmailPlatform>>,
+    config: EmailConfig,
+    kept: Arc<Kept>,
+}
+
+/// The stored key of a folder's progress (`<uidvalidity>:<uid>`).
+fn progress_key(folder: &str) -> String {
+    format!("progress/{folder}")
+}
+
+/// The stored key of the subject of a mail askbridge sent.
+fn sent_key(message_id: &str) -> String {
+    format!("sent/{message_id}")
+}
+
+/// The stored key of the subject of a mail the person sent.
+fn received_key(message_id: &str) -> String {
+    format!("received/{message_id}")
+}
+
+/// The stored key of an ask mail's plus-address token.
+fn token_key(token: &str) -> String {
+    format!("token/{token}")
+}
+
+impl Reader {
+    async fn run(self: Arc<Self>) {
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            match self.session(&mut backoff).await {
+                Ok(()) => {}
+                Err(PlatformFailure::Permanent(reason)) => {
+                    tracing::error!(reason = %reason, "the bot's mailbox refused askbridge; retrying");
+                }
+                Err(error) => {
+                    tracing::warn!(error = %error, "the bot's mailbox is not reachable; retrying");
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// One session: what arrived since the last mail handled, then each
+    /// mail as it comes.
+    async fn session(&self, backoff: &mut Duration) -> Result<(), PlatformFailure> {
+        let config = &self.config;
+        let mut mailbox = Mailbox::open(&config.imap, &config.folder).await?;
+        tracing::info!(folder = %config.folder, "reading the bot's mailbox");
+        *backoff = Duration::from_secs(1);
+        loop {
+            let key = progress_key(&config.folder);
+            let last = match self.kept.get(&key).await? {
+                Some(progress) => match progress.split_once(':') {
+                    Some((validity, uid)) if validity == mailbox.uid_validity.to_string() => {
+                        uid.parse().unwrap_or(0)
+                    }
+                    // A new UIDVALIDITY: the folder's UIDs start over.
+                    _ => 0,
+                },
+                None => 0,
+            };
+            for mail in mailbox.fetch_after(last).await? {
+                match self.take(&mail, mailbox.uid_validity).await {
+                    Handled::Done => {}
+                    Handled::Retry => {
+                        return Err(PlatformFailure::Transient(
+                            "a reply could not be recorded; reading it again".to_owned(),
+                        ));
+                    }
+                }
+                mailbox
+                    .processed(mail.uid, config.processed_folder.as_deref())
+                    .await?;
+                let progress = format!("{}:{}", mailbox.uid_validity, mail.uid);
+                self.kept.store(&key, &progress).await?;
+            }
+            mailbox = mailbox.wait(config.poll).await?.0;
+        }
+    }
+
+    /// Hands one mail to the driver, unless nobody answers with it.
+    async fn take(&self, fetched: &Fetched, uid_validity: u32) -> Handled {
+        let mail = match parse::mail(&fetched.raw) {
+            Ok(mail) => mail,
+            Err(bad) => {
+                tracing::warn!(uid = fetched.uid, reason = %bad, "a mail not read");
+                return Handled::Done;
+            }
+        };
+        if let Some(automatic) = mail.automatic {
+            tracing::info!(uid = fetched.uid, from = %mail.from.address, ?automatic, "a machine's mail ignored");
+            return Handled::Done;
+        }
+        if mail.from.address == self.config.address {
+            return Handled::Done;
+        }
+        if self.config.require_authentication && !self.authenticated(&mail) {
+            // Never answered: a forger learns nothing.
+            tracing::warn!(uid = fetched.uid, from = %mail.from.address, "a mail without dmarc=pass refused");
+            return Handled::Done;
+        }
+        let message = mail
+            .message_id
+            .clone()
+            .unwrap_or_else(|| format!("uid-{uid_validity}-{}@askbridge", fetched.uid));
+        if let Some(subject) = &mail.subject {
+            self.kept.keep(&received_key(&message), subject).await;
+        }
+        let reply_to = match self.answered(&mail).await {
+            Ok(reply_to) => reply_to,
+            Err(_) => return Handled::Retry,
+        };
+        let typed = inbound::Typed {
+            chat: mail.from.address.clone(),
+            place: Place::Email {
+                address: mail.from.address.clone(),
+            },
+            message: message.clone(),
+            reply_to,
+            text: mail.text.clone(),
+            from: person(&mail),
+        };
+        self.driver
+            .line_up(Inbound::Typed(typed), Some(&message))
+            .await
+    }
+
+    /// Whether the trusted receiving server found `dmarc=pass` (its newest
+    /// result counts).
+    fn authenticated(&self, mail: &Mail) -> bool {
+        let trusted = self.config.trusted_authserv_id.as_deref();
+        mail.authentication
+            .iter()
+            .find(|result| Some(result.authserv_id.as_str()) == trusted)
+            .is_some_and(|result| result.dmarc.as_deref() == Some("pass"))
+    }
+
+    /// The mail of askbridge's `mail` answers: the newest of its thread
+    /// that askbridge sent, else the one whose plus-address it went to.
+    async fn answered(&self, mail: &Mail) -> Result<Option<String>, PlatformFailure> {
+        let thread = mail.in_reply_to.iter().chain(mail.references.iter().rev());
+        for id in thread {
+            if self.kept.get(&sent_key(id)).await?.is_some() {
+                return Ok(Some(id.clone()));
+            }
+        }
+        let local = self
+            .config
+            .address
+            .split('@')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        for recipient in &mail.recipients {
+            if let Some(token) = parse::plus_token(recipient, &local)
+                && let Some(id) = self.kept.get(&token_key(token)).await?
+            {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The sender as a person: their address, and their name.
+fn person(mail: &Mail) -> Person {
+    Person {
+        responder: Responder {
+            channel: ChannelKind::Email,
+            user_id: mail.from.address.clone(),
+            name: mail.from.name.clone(),
+            place: None,
+        },
+        username: None,
+        roles: Vec::new(),
+    }
+}
+
+/// One mail to send.
+#[derive(Debug)]
+pub struct Message {
+    /// What it shows, as text.
+    text: String,
+    /// What it is.
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// An ask: its view and context, drawn when sent.
+    Ask {
+        ask: Box<Ask>,
+        view: View,
+        context: Vec<Block>,
+    },
+    /// A plain mail with a subject of its own (a notice).
+    Text,
+}
+
+/// Email as a [`ChatPlatform`]: SMTP out.
+#[derive(Debug)]
+pub struct EmailPlatform {
+    smtp: Smtp,
+    /// The bot's mailbox as mails show it.
+    from: String,
+    /// The bot's address.
+    address: String,
+    plus_addressing: bool,
+    kept: Arc<Kept>,
+    locale: Locale,
+}
+
+impl EmailPlatform {
+    /// The `Message-ID` of the mail `once` names: the same whenever it is
+    /// sent again.
+    fn message_id(&self, once: &str) -> String {
+        let domain = self.address.rsplit('@').next().unwrap_or("askbridge");
+        let local: String = once
+            .chars()
+            .map(
+                |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    true => c,
+                    false => '.',
+                },
+            )
+            .collect();
+        format!("{local}@{domain}")
+    }
+
+    /// A plus-address for replies to mail `message_id`, kept.
+    async fn reply_to(&self, message_id: &str) -> Result<Option<String>, PlatformFailure> {
+        if !self.plus_addressing {
+            return Ok(None);
+        }
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        self.kept.store(&token_key(&token), message_id).await?;
+        let (local, domain) = self
+            .address
+            .split_once('@')
+            .unwrap_or((self.address.as_str(), ""));
+        Ok(Some(format!("{local}+{token}@{domain}")))
+    }
+
+    /// A mail in the thread of mail `to`: `text`, `Re:` its subject.
+    async fn follow_up(
+        &self,
+        chat: &str,
+        to: &str,
+        text: &str,
+        message_id: String,
+    ) -> Result<String, PlatformFailure> {
+        let subject = match self.kept.get(&sent_key(to)).await? {
+            Some(subject) => subject,
+            None => self
+                .kept
+                .get(&received_key(to))
+                .await?
+                .unwrap_or_else(|| draw::SUBJECT_PREFIX.trim().to_owned()),
+        };
+        let out = Outgoing {
+            from: &self.from,
+            to: chat,
+            reply_to: None,
+            message_id: message_id.clone(),
+            in_reply_to: Some(to.to_owned()),
+            references: vec![to.to_owned()],
+            date: SystemTime::now(),
+        };
+        let mail = draw::follow_up(text, &subject, &out, self.locale).map_err(built)?;
+        self.kept.store(&sent_key(&message_id), &subject).await?;
+        self.smtp.send(mail).await?;
+        Ok(message_id)
+    }
+}
+
+/// A mail that cannot be built: final.
+fn built(error: draw::RenderError) -> PlatformFailure {
+    PlatformFailure::Permanent(format!("cannot write the mail: {error}"))
+}
+
+impl ChatPlatform for EmailPlatform {
+    type Chat = String;
+    type MessageId = String;
+    type Message = Message;
+    type Reply = ();
+
+    const KIND: ChannelKind = ChannelKind::Email;
+
+    fn conversation(chat: &String) -> String {
+        chat.clone()
+    }
+
+    fn parse_conversation(text: &str) -> Option<String> {
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
+    fn place_of(chat: &String) -> Place {
+        Place::Email {
+            address: chat.clone(),
+        }
+    }
+
+    async fn open(&self, place: &Place) -> Result<String, PlatformFailure> {
+        match place {
+            Place::Email { address } => Ok(address.clone()),
+            _ => Err(PlatformFailure::Permanent("not an email target".to_owned())),
+        }
+    }
+
+    /// One mail: the prompt, then the context.
+    fn post_messages(
+        &self,
+        ask: &AskView,
+        view: &View,
+        context: &[Block],
+        _chat: &String,
+    ) -> Vec<Message> {
+        let text = match view {
+            View::Text(text) => text.parts.join("\n"),
+            _ => render::text_prompt(&ask.ask, self.locale),
+        };
+        vec![Message {
+            text,
+            kind: Kind::Ask {
+                ask: Box::new(ask.ask.clone()),
+                view: view.clone(),
+                context: context.to_vec(),
+            },
+        }]
+    }
+
+    fn ask_messages(&self, view: &View, _chat: &String) -> Vec<Message> {
+        let text = match view {
+            View::Text(text) => text.parts.join("\n"),
+            View::Buttons(buttons) => buttons.parts.join("\n"),
+            View::Rich(rich) => rich
+                .steps
+                .iter()
+                .map(|step| step.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        };
+        vec![Message {
+            text,
+            kind: Kind::Text,
+        }]
+    }
+
+    fn context_message(&self, block: &Block, _chat: &String) -> Message {
+        Message {
+            text: block.text.clone(),
+            kind: Kind::Text,
+        }
+    }
+
+    fn text_message(&self, text: &str, _chat: &String) -> Message {
+        Message {
+            text: text.to_owned(),
+            kind: Kind::Text,
+        }
+    }
+
+    fn text_of(message: &Message) -> &str {
+        &message.text
+    }
+
+    /// The mail's `Message-ID` comes from `once`: sent again after a
+    /// crash, it is the same mail to the person's client.
+    async fn send(
+        &self,
+        chat: &String,
+        message: Message,
+        once: &str,
+    ) -> Result<String, PlatformFailure> {
+        let message_id = self.message_id(once);
+        let mut out = Outgoing {
+            from: &self.from,
+            to: chat,
+            reply_to: None,
+            message_id: message_id.clone(),
+            in_reply_to: None,
+            references: Vec::new(),
+            date: SystemTime::now(),
+        };
+        let (mail, subject) = match &message.kind {
+            Kind::Ask { ask, view, context } => {
+                out.reply_to = self.reply_to(&message_id).await?;
+                let subject = draw::subject(ask, self.locale);
+                let mail = draw::ask_mail(view, context, ask, &out, self.locale).map_err(built)?;
+                (mail, subject)
+            }
+            Kind::Text => {
+                let first = message.text.lines().next().unwrap_or_default();
+                let subject = format!(
+                    "{}{}",
+                    draw::SUBJECT_PREFIX,
+                    render::cut(first.trim(), draw::MAX_SUBJECT_CHARS)
+                );
+                let mail =
+                    draw::follow_up(&message.text, &subject, &out, self.locale).map_err(built)?;
+                (mail, subject)
+            }
+        };
+        self.kept.store(&sent_key(&message_id), &subject).await?;
+        self.smtp.send(mail).await?;
+        Ok(message_id)
+    }
+
+    /// Never asked: an email ask is text.
+    async fn show_step(
+        &self,
+        _chat: &String,
+        _message: String,
+        _step: &render::Step,
+    ) -> Result<Option<String>, PlatformFailure> {
+        Ok(None)
+    }
+
+    /// A mail cannot be edited: the status line is a mail in its thread.
+    async fn close(
+        &self,
+        chat: &String,
+        message: String,
+        _shown: &str,
+        status: &str,
+    ) -> Result<(), PlatformFailure> {
+        let id = self.message_id(&format!("closed.{message}"));
+        self.follow_up(chat, &message, status, id).await.map(|_| ())
+    }
+
+    fn reply(&self, chat: &String, to: String, text: String) {
+        let id = self.message_id(&format!("re.{}", uuid::Uuid::new_v4().simple()));
+        let (platform, chat) = (self.clone_for_reply(), chat.clone());
+        tokio::spawn(async move {
+            if let Err(error) = platform.follow_up(&chat, &to, &text, id).await {
+                tracing::warn!(error = %error, "cannot answer a mail");
+            }
+        });
+    }
+
+    /// A reminder in the ask mail's thread.
+    async fn remind(
+        &self,
+        chat: &String,
+        to: String,
+        reminder: Reminder<'_>,
+    ) -> Result<String, PlatformFailure> {
+        let id = self.message_id(reminder.once);
+        self.follow_up(chat, &to, reminder.text, id).await
+    }
+
+    /// Nothing is pressed in a mail.
+    async fn acknowledge(&self, _reply: (), _ack: Ack) {}
+
+    /// Nothing is pressed in a mail.
+    async fn ask_own_words(
+        &self,
+        _reply: (),
+        _chat: &String,
+        _prompt: OwnWords<'_>,
+    ) -> Result<Option<String>, PlatformFailure> {
+        Ok(None)
+    }
+}
+
+impl EmailPlatform {
+    /// What a reply sent in the background needs.
+    fn clone_for_reply(&self) -> EmailPlatform {
+        EmailPlatform {
+            smtp: self.smtp.clone(),
+            from: self.from.clone(),
+            address: self.address.clone(),
+            plus_addressing: self.plus_addressing,
+            kept: Arc::clone(&self.kept),
+            locale: self.locale,
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The email channel end to end against real mail servers
+//! (`askbridge_testkit::mail`): a private Dovecot holds the bot's mailbox
+//! (IMAP with IDLE; the person's replies are delivered into it by LMTP),
+//! aiosmtpd records what askbridge sends, and the real daemon sits
+//! between them. An agent asks over HTTP; the person replies by mail.
+//!
+//! Nothing sleeps: mails are handled in the order they arrive, so a mail
+//! delivered after others is handled after them, and the agent's side
+//! long-polls.
+
+mod daemon;
+
+use askbridge_testkit::mail::{Dovecot, DovecotOptions, SentMail, SmtpSink};
+use daemon::{Builder, Daemon, create, outcome, status};
+use serde_json::{Value, json};
+
+const ALICE: &str = "alice@example.com";
+
+/// A daemon sending through the sink and reading Dovecot's mailbox.
+struct World {
+    dovecot: Dovecot,
+    smtp: SmtpSink,
+    daemon: Daemon,
+}
+
+impl World {
+    async fn new() -> World {
+        World::with(|builder| builder).await
+    }
+
+    async fn with(configure: impl FnOnce(Builder) -> Builder) -> World {
+        let dovecot = Dovecot::start_with(DovecotOptions {
+            folders: vec!["Processed".to_owned()],
+        })
+        .await;
+        let smtp = SmtpSink::start_requiring("bot@example.com", "smtp-secret").await;
+        let builder = Daemon::builder()
+            .env(
+                "ASKBRIDGE_EMAIL_SMTP_URL",
+                format!("smtp://bot%40example.com@127.0.0.1:{}", smtp.port()),
+            )
+            .env("EMAIL_SMTP_PASSWORD", "smtp-secret")
+            .env("ASKBRIDGE_EMAIL_IMAP_URL", dovecot.imap_url())
+            .env("EMAIL_IMAP_PASSWORD", dovecot.password())
+            .env("ASKBRIDGE_EMAIL_FROM", "askbridge <bot@example.com>");
+        let daemon = configure(builder).start();
+        World {
+            dovecot,
+            smtp,
+            daemon,
+        }
+    }
+
+    /// The `n`-th mail askbridge sent (from 0), waiting for it.
+    async fn sent(&self, n: usize) -> SentMail {
+        self.smtp.wait_for(n + 1).await.swap_remove(n)
+    }
+}
+
+fn deploy_ask() -> Value {
+    json!({
+        "to": format!("email:{ALICE}"),
+        "questions": [{
+            "id": "env", "header": "Deploy", "question": "Where should I deploy?",
+            "options": ["Staging (Recommended)", "Production", "Canary"]
+        }]
+    })
+}
+
+/// A mail's `Message-ID`, without its angle brackets.
+fn message_id(mail: &SentMail) -> String {
+    let id = mail.header("Message-ID").expect("a Message-ID");
+    id.trim().trim_matches(['<', '>']).to_owned()
+}
+
+/// A reply by `from` to the mail `to` (`None`: a new mail), sent to
+/// `recipient`, saying `body`; `extra` headers first.
+fn reply(from: &str, recipient: &str, to: Option<&str>, extra: &str, body: &str) -> Vec<u8> {
+    let threading = match to {
+        Some(id) => format!("In-Reply-To: <{id}>\r\nReferences: <{id}>\r\n"),
+        None => String::new(),
+    };
+    let n = rand_id();
+    format!(
+        "{extra}From: {from}\r\nTo: {recipient}\r\nSubject: Re: [askbridge] Deploy\r\n\
+         Message-ID: <reply-{n}@example.com>\r\n{threading}Date: Mon, 7 Dec 2026 10:00:00 +0000\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+fn rand_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// The text of a mail's `text/plain` part.
+fn text_of(mail: &SentMail) -> String {
+    String::from_utf8_lossy(&mail.raw).replace("=\r\n", "")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_an_ask_is_a_mail_and_a_reply_below_the_quote_answers_it() {
+    let world =
+        World::with(|builder| builder.env("ASKBRIDGE_EMAIL_PROCESSED_FOLDER", "Processed")).await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+
+    let question = world.sent(0).await;
+    assert_eq!(question.to, [ALICE]);
+    assert_eq!(question.login.as_deref(), Some("bot@example.com"));
+    assert_eq!(
+        question.header("Subject").as_deref(),
+        Some("[askbridge] Deploy: Where should I deploy?")
+    );
+    assert_eq!(
+        question.header("Auto-Submitted").as_deref(),
+        Some("auto-generated")
+    );
+    let reply_to = question.header("Reply-To").expect("a Reply-To");
+    assert!(reply_to.starts_with("bot+"), "{reply_to}");
+    let text = text_of(&question);
+    assert!(text.contains("multipart/alternative"), "{text}");
+    assert!(text.contains("text/html"), "{text}");
+    assert!(text.contains("Where should I deploy?"), "{text}");
+
+    // Below a quote of the question, whose numbers must not answer.
+    let asked = message_id(&question);
+    let answer = reply(
+        "Alice <alice@example.com>",
+        &reply_to,
+        Some(&asked),
+        "",
+        "On Mon, 7 Dec 2026 at 09:00, askbridge <bot@example.com> wrote:\r\n\
+         > Where should I deploy?\r\n> 1. Staging\r\n> 3. Canary\r\n\r\nProduction, please.\r\n\r\n-- \r\nAlice",
+    );
+    world.dovecot.deliver(&answer).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
+    assert_eq!(done["answeredBy"]["name"], "Alice");
+
+    // The closing line is a mail in the question's thread.
+    let closing = world.sent(1).await;
+    assert_eq!(closing.to, [ALICE]);
+    assert_eq!(
+        closing.header("In-Reply-To").as_deref(),
+        Some(format!("<{asked}>").as_str())
+    );
+    assert_eq!(
+        closing.header("Subject").as_deref(),
+        Some("Re: [askbridge] Deploy: Where should I deploy?")
+    );
+    assert!(
+        text_of(&closing).contains("Production"),
+        "{}",
+        text_of(&closing)
+    );
+
+    // The reply is kept, flagged, in the processed folder.
+    let kept = world
+        .dovecot
+        .wait_for("Processed", |mails| {
+            mails.iter().find(|m| m.has_flag("\\Flagged")).cloned()
+        })
+        .await;
+    assert!(kept.has_flag("\\Seen"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_forgers_and_robots_are_not_answers_and_are_never_answered() {
+    let world = World::new().await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let question = world.sent(0).await;
+    let asked = message_id(&question);
+    let reply_to = question.header("Reply-To").expect("a Reply-To");
+
+    // Someone else, in the question's thread.
+    let forged = reply("mallory@example.com", &reply_to, Some(&asked), "", "3");
+    world.dovecot.deliver(&forged).await;
+    // Alice's out-of-office.
+    let away = reply(
+        ALICE,
+        &reply_to,
+        Some(&asked),
+        "Auto-Submitted: auto-replied\r\n",
+        "I am away until Monday.",
+    );
+    world.dovecot.deliver(&away).await;
+    // A new mail (no thread headers) to the ask's own address, on top of
+    // a quote: the plus-address names the ask.
+    let answer = reply(
+        ALICE,
+        &reply_to,
+        None,
+        "",
+        "1\r\n\r\nSent from my iPhone\r\n\r\n> 2. Production\r\n",
+    );
+    world.dovecot.deliver(&answer).await;
+
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
+    // Only the question and its closing line went out: nobody else was
+    // told anything.
+    let closing = world.sent(1).await;
+    assert_eq!(closing.to, [ALICE]);
+    assert!(world.smtp.sent().iter().all(|mail| mail.to == [ALICE]));
+    assert_eq!(world.smtp.sent().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_with_require_authentication_only_a_dmarc_pass_of_the_trusted_server_counts() {
+    let world = World::with(|builder| {
+        builder
+            .env("ASKBRIDGE_EMAIL_REQUIRE_AUTHENTICATION", "true")
+            .env("ASKBRIDGE_EMAIL_TRUSTED_AUTHSERV_ID", "mx.example.com")
+    })
+    .await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+    let results = |server: &str, dmarc: &str| {
+        format!(
+            "Authentication-Results: {server}; spf=pass; dmarc={dmarc} header.from=example.com\r\n"
+        )
+    };
+    for (headers, body) in [
+        (results("mx.example.com", "fail"), "3"),
+        (results("mx.attacker.example", "pass"), "3"),
+        (String::new(), "3"),
+    ] {
+        let mail = reply(ALICE, "bot@example.com", Some(&asked), &headers, body);
+        world.dovecot.deliver(&mail).await;
+    }
+    let passed = reply(
+        ALICE,
+        "bot@example.com",
+        Some(&asked),
+        &results("mx.example.com", "pass"),
+        "staging",
+    );
+    world.dovecot.deliver(&passed).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
+    assert_eq!(status(&world.daemon, &id).await["status"], "answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_a_reply_that_came_while_askbridge_was_down_is_handled_once_after_the_restart() {
+    let mut world = World::new().await;
+    let first = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+    world.daemon.kill();
+    let answer = reply(ALICE, "bot@example.com", Some(&asked), "", "canary");
+    world.dovecot.deliver(&answer).await;
+    world.daemon.restart();
+    let done = outcome(&world.daemon, &first).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+    world.sent(1).await;
+
+    // Restarted again: the reply is not read again (the next ask is not
+    // answered by it, and nothing more is said about the first).
+    world.daemon.kill();
+    world.daemon.restart();
+    let second = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(2).await);
+    let answer = reply(ALICE, "bot@example.com", Some(&asked), "", "2");
+    world.dovecot.deliver(&answer).await;
+    let done = outcome(&world.daemon, &second).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    let sent = world.smtp.wait_for(4).await;
+    assert_eq!(sent.len(), 4, "two questions and their closing lines");
+}
