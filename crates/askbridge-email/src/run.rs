@@ -280,6 +280,11 @@ impl Mailbox {
         .await
     }
 
+    /// Whether the server offers IDLE (else the folder is polled).
+    pub fn has_idle(&self) -> bool {
+        self.idle
+    }
+
     /// The mails after UID `after`, oldest first.
     pub async fn fetch_after(&mut self, after: u32) -> Result<Vec<Fetched>, PlatformFailure> {
         let set = format!("{}:*", after.saturating_add(1));

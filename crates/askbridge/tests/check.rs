@@ -165,7 +165,7 @@ async fn check_names_a_bad_config_key_and_its_file() {
         )
     );
     for name in [
-        "database", "telegram", "discord", "slack", "feishu", "matrix", "hooks",
+        "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "email", "hooks",
     ] {
         assert_eq!(
             checked.line(name),
@@ -173,6 +173,47 @@ async fn check_names_a_bad_config_key_and_its_file() {
         );
     }
     assert!(checked.stdout.ends_with("\n1 check failed.\n"));
+}
+
+#[tokio::test]
+async fn check_logs_in_to_both_mail_servers_and_says_which_refused() {
+    use askbridge_testkit::mail::{Dovecot, SmtpSink};
+    let dovecot = Dovecot::start().await;
+    let smtp = SmtpSink::start_requiring("bot@example.com", "smtp-secret").await;
+    let env = |imap_password: &str| {
+        vec![
+            (
+                "ASKBRIDGE_EMAIL_SMTP_URL",
+                format!("smtp://bot%40example.com@127.0.0.1:{}", smtp.port()),
+            ),
+            ("EMAIL_SMTP_PASSWORD", "smtp-secret".to_owned()),
+            ("ASKBRIDGE_EMAIL_IMAP_URL", dovecot.imap_url()),
+            ("EMAIL_IMAP_PASSWORD", imap_password.to_owned()),
+        ]
+    };
+    let checked = check(&[], &env(dovecot.password())).await;
+    assert_eq!(checked.code, Some(0), "{}", checked.stdout);
+    let line = checked.line("email");
+    assert!(
+        line.starts_with(&format!(
+            "✓ email: SMTP 127.0.0.1:{} takes the login; IMAP 127.0.0.1:{} folder \"INBOX\" opens as bot@example.com; replies are heard at once (IDLE)",
+            smtp.port(),
+            dovecot.imap_port()
+        )),
+        "{line}"
+    );
+
+    let checked = check(&[], &env("wrong")).await;
+    assert_eq!(checked.code, Some(1));
+    let line = checked.line("email");
+    assert!(
+        line.starts_with(&format!(
+            "✗ email: IMAP 127.0.0.1:{}: the IMAP server refused the login of \"bot@example.com\"",
+            dovecot.imap_port()
+        )),
+        "{line}"
+    );
+    assert!(line.contains("EMAIL_IMAP_PASSWORD"), "{line}");
 }
 
 #[tokio::test]
@@ -243,7 +284,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
         names,
         [
             "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
-            "hooks"
+            "email", "hooks"
         ]
     );
     let statuses: Vec<&str> = checks
@@ -253,7 +294,8 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         statuses,
         [
-            "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped", "skipped"
+            "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped", "skipped",
+            "skipped"
         ]
     );
     for check in checks {
@@ -613,7 +655,7 @@ async fn check_lists_the_coding_agent_hooks_and_warns_when_they_ask_another_daem
 
     install("http://127.0.0.1:8790");
     let checked = check_in(dir.path(), &["--json"], &[]).await;
-    let hooks = &checked.json()["checks"][8];
+    let hooks = &checked.json()["checks"][9];
     assert_eq!(hooks["status"], "ok", "{hooks}");
     assert_eq!(
         hooks["message"],

@@ -285,6 +285,37 @@ fn render_reminders_prints_what_each_place_is_reminded_with() {
 }
 
 #[test]
+fn render_for_email_prints_the_mail_and_its_reminders_in_its_thread() {
+    let ask = r#"{"to": "email:Carol@Example.com", "timeoutSeconds": 1800, "remindAfterSeconds": 300,
+        "context": {"text": "fn main() {}", "language": "rust"},
+        "questions": [{"header": "Release", "question": "Ship <it>?", "type": "confirm"}]}"#;
+    let output = askbridge(&["render", "--channel", "email", "-"], ask);
+    assert_eq!(output.status.code(), Some(0));
+    let mail = String::from_utf8_lossy(&output.stdout).replace("=\r\n", "");
+    for expected in [
+        "To: carol@example.com\r\n",
+        "Subject: [askbridge] Release: Ship <it>?\r\n",
+        "Reply-To: bot+",
+        "Auto-Submitted: auto-generated\r\n",
+        "Content-Type: multipart/alternative",
+        "Content-Type: text/plain; charset=utf-8",
+        "Content-Type: text/html; charset=utf-8",
+        "Ship &lt;it&gt;?",
+        "```rust",
+    ] {
+        assert!(mail.contains(expected), "{expected:?} in {mail}");
+    }
+    let reminders = askbridge(&["render", "--reminders", "--channel", "email", "-"], ask);
+    assert_eq!(reminders.status.code(), Some(0));
+    let reminders = String::from_utf8_lossy(&reminders.stdout);
+    assert!(
+        reminders.contains("Subject: Re: [askbridge] Release: Ship <it>?\r\n"),
+        "{reminders}"
+    );
+    assert!(reminders.contains("In-Reply-To: <ask_"), "{reminders}");
+}
+
+#[test]
 fn render_rejects_an_unknown_locale() {
     let output = askbridge(&["render", "--locale", "xx", "-"], "{}");
     assert_eq!(output.status.code(), Some(2));

@@ -9,7 +9,7 @@
 //!   unknown; pending ones are a warning, since `serve` applies them). Read
 //!   only: a SQLite file that is not there yet passes, since the first
 //!   start creates it.
-//! - **telegram**, **discord**, **slack**, **feishu**, **matrix**, **teams** — each configured platform,
+//! - **telegram**, **discord**, **slack**, **feishu**, **matrix**, **teams**, **email** — each configured platform,
 //!   through the client its channel uses: Telegram's `getMe` (the bot's
 //!   name, its privacy mode), Discord's current user and application (the
 //!   Message Content intent, the interactions public key), Slack's
@@ -43,8 +43,8 @@ use serde_json::{Map, Value, json};
 
 use super::ConfigArgs;
 use crate::config::{
-    Config, ConfigError, DiscordConfig, FeishuConfig, FeishuMode, MatrixConfig, SlackConfig,
-    TeamsConfig, TelegramConfig,
+    Config, ConfigError, DiscordConfig, EmailConfig, FeishuConfig, FeishuMode, MatrixConfig,
+    SlackConfig, TeamsConfig, TelegramConfig,
 };
 use crate::error_chain as chain;
 use crate::store::{self, Inspection, Migrations, StoreError};
@@ -53,8 +53,8 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 8] = [
-    "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "hooks",
+const AFTER_CONFIG: [&str; 9] = [
+    "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "email", "hooks",
 ];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
@@ -180,7 +180,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             return Report::new(checks);
         }
     };
-    let (database, telegram, discord, slack, feishu, matrix, teams) = tokio::join!(
+    let (database, telegram, discord, slack, feishu, matrix, teams, email) = tokio::join!(
         within(
             limit,
             "database",
@@ -196,6 +196,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
             &config.data_dir
         )),
         configured(limit, config.teams.as_ref(), teams),
+        configured(limit, config.email.as_ref(), email),
     );
     Report::new(vec![
         config_loaded(&config),
@@ -206,6 +207,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         feishu,
         matrix,
         teams,
+        email,
         hooks(&config),
     ])
 }
@@ -352,6 +354,19 @@ impl Platform for TeamsConfig {
     const TOKEN_HINT: &'static str = "create a client secret for the bot's app (Azure portal → the bot → Configuration → Manage password, or the Teams Developer Portal → Tools → Bot management) and set app_id, TEAMS_APP_PASSWORD and, for a single-tenant bot, tenant_id";
     fn counterpart(&self) -> String {
         format!("Microsoft's login at {}", self.login_url)
+    }
+}
+
+impl Platform for EmailConfig {
+    const NAME: &'static str = "email";
+    const PLATFORM: &'static str = "email";
+    const TOKEN_VAR: &'static str = "EMAIL_SMTP_PASSWORD and EMAIL_IMAP_PASSWORD";
+    const TOKEN_HINT: &'static str = "check smtp_url and imap_url (the user in the URL, @ written %40) and the passwords in EMAIL_SMTP_PASSWORD and EMAIL_IMAP_PASSWORD (an app password where the provider wants one)";
+    fn counterpart(&self) -> String {
+        format!(
+            "the mail servers {}:{} (SMTP) and {}:{} (IMAP)",
+            self.smtp.host, self.smtp.port, self.imap.host, self.imap.port
+        )
     }
 }
 
@@ -903,6 +918,53 @@ async fn matrix(config: &MatrixConfig, data_dir: &std::path::Path) -> Check {
         .with("homeserver_versions", identity.versions)
 }
 
+// ---------------------------------------------------------------- email
+
+/// Both mail servers take the bot's login, and its folder opens.
+async fn email(config: &EmailConfig) -> Check {
+    let failed = |what: &str, error: PlatformFailure| {
+        Check::new(
+            "email",
+            Status::Failed,
+            format!("{what}: {error}; {}", EmailConfig::TOKEN_HINT),
+        )
+    };
+    let smtp = match askbridge_email::run::Smtp::new(&config.smtp) {
+        Ok(smtp) => smtp,
+        Err(reason) => return Check::new("email", Status::Failed, reason.to_string()),
+    };
+    let smtp_at = format!("SMTP {}:{}", config.smtp.host, config.smtp.port);
+    if let Err(error) = smtp.check().await {
+        return failed(&smtp_at, error);
+    }
+    let imap_at = format!("IMAP {}:{}", config.imap.host, config.imap.port);
+    let mailbox = match askbridge_email::run::Mailbox::open(&config.imap, &config.folder).await {
+        Ok(mailbox) => mailbox,
+        Err(error) => return failed(&imap_at, error),
+    };
+    let idle = mailbox.has_idle();
+    mailbox.close().await;
+    let waits = match idle {
+        true => "replies are heard at once (IDLE)".to_owned(),
+        false => format!(
+            "the server has no IDLE: the folder is looked at every {} s",
+            config.poll.as_secs()
+        ),
+    };
+    Check::new(
+        "email",
+        Status::Ok,
+        format!(
+            "{smtp_at} takes the login; {imap_at} folder {:?} opens as {}; {waits}",
+            config.folder,
+            config.imap.user.as_deref().unwrap_or("(no user)")
+        ),
+    )
+    .with("from", config.from.clone())
+    .with("folder", config.folder.clone())
+    .with("idle", idle)
+}
+
 // ---------------------------------------------------------------- teams
 
 /// The bot's token from Microsoft: its app id and secret work. What
@@ -1012,7 +1074,7 @@ mod tests {
             names,
             [
                 "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
-                "hooks"
+                "email", "hooks"
             ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);

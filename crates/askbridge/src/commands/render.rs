@@ -29,6 +29,14 @@ const SAMPLE_TELEGRAM_MESSAGE: i32 = 42;
 const SAMPLE_SLACK_TS: &str = "1700000000.000100";
 const SAMPLE_FEISHU_MESSAGE: &str = "om_0123456789abcdef";
 const SAMPLE_MATRIX_EVENT: &str = "$question:example.org";
+/// The bot's address in sample mails.
+const SAMPLE_EMAIL_FROM: &str = "askbridge <bot@example.com>";
+/// The ask's own address in sample mails.
+const SAMPLE_EMAIL_REPLY_TO: &str = "bot+5f3c2a9e@example.com";
+/// Whom a sample mail goes to when the ask names nobody.
+const SAMPLE_EMAIL_TO: &str = "alice@example.com";
+/// A sample mail's date: 2026-12-07 09:00 UTC.
+const SAMPLE_EMAIL_DATE: u64 = 1_796_634_000;
 
 /// Channels `render` can draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +61,9 @@ pub enum RenderChannel {
     /// Microsoft Teams activities (each an Adaptive Card), as a JSON
     /// array; the last carries the actions.
     Teams,
+    /// The mail as sent (headers, a text and an HTML part); always the
+    /// numbered prompt, with the context in the same mail.
+    Email,
 }
 
 /// The ask in `input` (any dialect), or the normaliser's errors as JSON.
@@ -163,7 +174,48 @@ pub fn run_reminders(
                 .map(|text| askbridge_teams::render::reminder(text, whom.as_ref()).activity)
                 .collect())
         }
+        RenderChannel::Email => {
+            let subject = askbridge_email::render::subject(&ask, locale);
+            texts
+                .iter()
+                .enumerate()
+                .map(|(n, text)| {
+                    let out = sample_mail(&ask, format!("{SAMPLE_ASK_ID}.r{n}@example.com"), true);
+                    askbridge_email::render::follow_up(text, &subject, &out, locale)
+                        .map(|mail| String::from_utf8_lossy(&mail.formatted()).into_owned())
+                        .unwrap_or_else(|error| error.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
     })
+}
+
+/// Who a sample mail is from and to: the ask's address, else Alice's; in
+/// the thread of the ask's mail when `follow_up`.
+fn sample_mail(
+    ask: &Ask,
+    message_id: String,
+    follow_up: bool,
+) -> askbridge_email::render::Outgoing<'_> {
+    let to = match ask.target.as_ref().map(|target| &target.place) {
+        Some(Place::Email { address }) => address.as_str(),
+        _ => SAMPLE_EMAIL_TO,
+    };
+    let ask_mail = format!("{SAMPLE_ASK_ID}.0@example.com");
+    askbridge_email::render::Outgoing {
+        from: SAMPLE_EMAIL_FROM,
+        to,
+        reply_to: (!follow_up).then(|| SAMPLE_EMAIL_REPLY_TO.to_owned()),
+        message_id,
+        in_reply_to: follow_up.then(|| ask_mail.clone()),
+        references: if follow_up {
+            vec![ask_mail]
+        } else {
+            Vec::new()
+        },
+        date: std::time::UNIX_EPOCH + std::time::Duration::from_secs(SAMPLE_EMAIL_DATE),
+    }
 }
 
 /// A payload as JSON (they are plain data: this cannot fail).
@@ -281,6 +333,14 @@ pub fn run(
                     .map(|message| serde_json::json!({ "type": message.event_type, "content": message.content }))
                     .collect(),
             )
+        }
+        RenderChannel::Email => {
+            let caps = Capabilities::EMAIL;
+            let view = render::view(ask, SAMPLE_ASK_ID, &caps, locale);
+            let out = sample_mail(ask, format!("{SAMPLE_ASK_ID}.0@example.com"), false);
+            askbridge_email::render::ask_mail(&view, &context(&caps), ask, &out, locale)
+                .map(|mail| String::from_utf8_lossy(&mail.formatted()).into_owned())
+                .map_err(|error| serde_json::json!({"ok": false, "errors": [{"path": "", "message": error.to_string()}]}))
         }
         RenderChannel::Teams => {
             let caps = Capabilities::TEAMS.with_mode(mode);
