@@ -269,3 +269,73 @@ async fn email_a_reply_that_came_while_askbridge_was_down_is_handled_once_after_
     let sent = world.smtp.wait_for(4).await;
     assert_eq!(sent.len(), 4, "two questions and their closing lines");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_the_mailbox_server_restarted_is_reconnected_to_and_nothing_is_lost() {
+    let mut world = World::new().await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+    world.dovecot.restart().await;
+    let answer = reply(ALICE, "bot@example.com", Some(&asked), "", "Canary");
+    world.dovecot.deliver(&answer).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Canary"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_two_questions_answered_in_two_mails_the_second_asked_again_in_the_thread() {
+    let world = World::new().await;
+    let id = create(
+        &world.daemon,
+        &json!({
+            "to": format!("email:{ALICE}"),
+            "questions": [
+                {"id": "env", "header": "部署", "question": "部署到哪里？", "options": ["预发布", "生产"]},
+                {"id": "notify", "header": "Notify", "question": "Who should be told?",
+                 "options": ["Team", "On-call", "Nobody"], "multiSelect": true}
+            ]
+        }),
+    )
+    .await;
+    let question = world.sent(0).await;
+    let asked = message_id(&question);
+    // The header is left out where the question starts with it.
+    let read = askbridge_email::parse::mail(&question.raw).expect("a mail");
+    assert_eq!(
+        read.subject.as_deref(),
+        Some("[askbridge] 部署到哪里？ (+1 more)")
+    );
+
+    // The first answer in GB2312, base64: the first question only.
+    let (body, _, _) = encoding_rs::GB18030.encode("Q1: 生产\r\n");
+    let gb2312 = format!(
+        "From: {ALICE}\r\nTo: bot@example.com\r\nSubject: Re: deploy\r\n\
+         Message-ID: <gb-{}@example.com>\r\nIn-Reply-To: <{asked}>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: text/plain; charset=gb2312\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n",
+        rand_id(),
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &body)
+    );
+    world.dovecot.deliver(gb2312.as_bytes()).await;
+    // What is still open is asked again, in the thread.
+    let again = world.sent(1).await;
+    assert!(
+        again
+            .header("In-Reply-To")
+            .is_some_and(|id| id.contains("gb-")),
+        "{again:?}"
+    );
+    assert!(
+        text_of(&again).contains("Who should be told?"),
+        "{}",
+        text_of(&again)
+    );
+    assert_eq!(status(&world.daemon, &id).await["status"], "pending");
+
+    let second = reply(ALICE, "bot@example.com", Some(&asked), "", "Q2: 1, 2");
+    world.dovecot.deliver(&second).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["生产"], "notify": ["Team", "On-call"]})
+    );
+}
