@@ -113,6 +113,11 @@ async fn teams_card_press_by_the_addressed_person_answers_and_anyone_elses_is_re
 
     let (at, card_id, card) = pg.next_card(0, &group).await;
     assert_eq!(card["version"], "1.5");
+    // The switch the Playground needs is said loudly.
+    world.daemon.wait_for_log(
+        "teams.insecure_skip_token_check is on: anyone who can reach /teams/messages can answer asks as anyone",
+        std::time::Duration::from_secs(5),
+    );
     assert!(
         card_text(&card).contains("Where should I deploy?"),
         "{card:#}"
