@@ -73,7 +73,7 @@ async fn main() {
         dovecot.deliver(reply.as_bytes()).await;
         let done = outcome(&daemon, &id).await;
         woken.push(delivered.elapsed());
-        assert_eq!(done["answers"]["go"][0], "Yes", "{done}");
+        assert_eq!(done["answers"]["go"][0], "yes", "{done}");
         // The closing mail, before the next ask.
         smtp.wait_for(2 * n + 2).await;
     }
