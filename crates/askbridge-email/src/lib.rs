@@ -12,12 +12,14 @@
 //!   server's DMARC check said, and the part the person wrote (through
 //!   [`askbridge_core::written`]).
 //!
+//! - [`link`] (pure): one-click answers, signed and expiring.
 //! - [`run`] (the only I/O): sending by SMTP, reading the bot's folder by
 //!   IMAP (IDLE where the server has it).
 //!
 //! It knows no askbridge server crate: the daemon wires these parts to
 //! the bridge.
 
+pub mod link;
 pub mod parse;
 pub mod render;
 pub mod run;

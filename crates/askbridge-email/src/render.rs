@@ -52,6 +52,19 @@ pub struct Outgoing<'a> {
     pub references: Vec<String>,
     /// The mail's `Date`.
     pub date: SystemTime,
+    /// One-click answers shown in the HTML part (none: replying is the
+    /// way).
+    pub links: Vec<Link>,
+}
+
+/// A one-click answer: an option, and the link that answers with it
+/// (after a confirmation: mail scanners open every link).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The option's label.
+    pub label: String,
+    /// The signed link.
+    pub url: String,
 }
 
 /// Why a mail could not be built.
@@ -146,6 +159,22 @@ pub fn ask_mail(
         prompt = escape(&prompt),
         how = escape(how),
     );
+    if !out.links.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p>{}</p>\n<ul>",
+            escape(locale.strings().email_or_click)
+        );
+        for link in &out.links {
+            let _ = writeln!(
+                html,
+                "<li><a href=\"{}\">{}</a></li>",
+                escape(&link.url),
+                escape(&link.label)
+            );
+        }
+        html.push_str("</ul>\n");
+    }
     for block in context {
         if let Some(language) = language(block) {
             let _ = writeln!(
@@ -332,6 +361,7 @@ mod tests {
                 "first@example.org".to_owned(),
             ],
             date: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            links: Vec::new(),
         }
     }
 
@@ -624,5 +654,35 @@ mod tests {
             let error = follow_up("x", "s", &out, Locale::En).expect_err("refused");
             assert!(error.to_string().starts_with(expect), "{error}");
         }
+    }
+
+    #[test]
+    fn one_click_answers_are_links_in_the_html_part_only() {
+        let ask = ask(r#"{"question": "Deploy where?", "options": ["Staging", "Production"]}"#);
+        let drawn = view(&ask, "k1", &Capabilities::EMAIL, Locale::En);
+        let out = Outgoing {
+            links: vec![Link {
+                label: "Production <now>".to_owned(),
+                url: "https://askbridge.example.com/email/answer/a/1?exp=9&sig=ab".to_owned(),
+            }],
+            ..outgoing()
+        };
+        let mail = ask_mail(&drawn, &[], &ask, &out, Locale::En).expect("a mail");
+        let raw = String::from_utf8(mail.formatted())
+            .expect("UTF-8")
+            .replace("=\r\n", "");
+        let parsed = MessageParser::default()
+            .parse(raw.as_bytes())
+            .expect("parsed");
+        let html = parsed.body_html(0).expect("an HTML part").into_owned();
+        assert!(
+            html.contains(
+                "<li><a href=\"https://askbridge.example.com/email/answer/a/1?exp=9&amp;sig=ab\">Production &lt;now&gt;</a></li>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("Or answer with one click"), "{html}");
+        let text = parsed.body_text(0).expect("a text part").into_owned();
+        assert!(!text.contains("https://"), "{text}");
     }
 }

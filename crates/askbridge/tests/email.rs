@@ -339,3 +339,78 @@ async fn email_two_questions_answered_in_two_mails_the_second_asked_again_in_the
         json!({"env": ["生产"], "notify": ["Team", "On-call"]})
     );
 }
+
+/// The link of the mail's one-click answer `label` (its HTML part's).
+fn link(mail: &SentMail, label: &str) -> String {
+    let raw = String::from_utf8_lossy(&mail.raw)
+        .replace("=\r\n", "")
+        .replace("=3D", "=");
+    let end = raw
+        .find(&format!("\">{label}</a>"))
+        .unwrap_or_else(|| panic!("no link {label:?} in {raw}"));
+    let start = raw[..end].rfind("href=\"").expect("its href") + "href=\"".len();
+    raw[start..end].replace("&amp;", "&")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_a_one_click_link_shows_a_confirmation_and_only_its_post_answers() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let world = World::with(|builder| {
+        builder
+            .listen(&format!("127.0.0.1:{port}"))
+            .env("ASKBRIDGE_PUBLIC_URL", &base)
+    })
+    .await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let question = world.sent(0).await;
+    let production = link(&question, "Production");
+    assert!(
+        production.starts_with(&format!(
+            "{base}/email/answer/{id}/1?to=alice%40example.com&exp="
+        )),
+        "{production}"
+    );
+    let http = daemon::client();
+
+    // Opening it (as a mail scanner would) changes nothing.
+    let page = http.get(&production).send().await.expect("GET");
+    assert_eq!(page.status(), 200);
+    let text = page.text().await.expect("a page");
+    assert!(
+        text.contains("Answer “Production”?") && text.contains("Confirm"),
+        "{text}"
+    );
+    assert_eq!(status(&world.daemon, &id).await["status"], "pending");
+
+    // Changed, it counts for nothing.
+    let canary = production.replacen(&format!("/{id}/1?"), &format!("/{id}/2?"), 1);
+    for tampered in [canary, production.replace("alice%40", "mallory%40")] {
+        let refused = http.post(&tampered).send().await.expect("POST");
+        assert_eq!(refused.status(), 403, "{tampered}");
+    }
+    assert_eq!(status(&world.daemon, &id).await["status"], "pending");
+
+    let answered = http.post(&production).send().await.expect("POST");
+    assert_eq!(answered.status(), 200);
+    let text = answered.text().await.expect("a page");
+    assert!(text.contains("✅ Answered: Production"), "{text}");
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
+
+    // Once answered, the link takes nothing more.
+    let again = http
+        .post(link(&question, "Canary"))
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(again.status(), 409);
+    assert_eq!(
+        outcome(&world.daemon, &id).await["answers"],
+        json!({"env": ["Production"]})
+    );
+}

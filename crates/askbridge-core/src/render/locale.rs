@@ -433,6 +433,18 @@ pub struct Strings {
     /// Ends a mail's subject (with the space before it, if any) when the
     /// ask has more questions than the one it names. `{n}`: how many more.
     pub email_more_questions: &'static str,
+    /// Above a mail's one-click answers (a link per option).
+    pub email_or_click: &'static str,
+    /// A one-click answer's confirmation page asks. `{a}`: the option.
+    pub email_link_confirm: &'static str,
+    /// Its button.
+    pub email_link_button: &'static str,
+    /// Shown once the click answered. `{a}`: the option.
+    pub email_link_done: &'static str,
+    /// A link that is forged, changed or out of date.
+    pub email_link_invalid: &'static str,
+    /// A link to an ask that is no longer open, or not the person's.
+    pub email_link_not_taken: &'static str,
 }
 
 static EN: Strings = Strings {
@@ -577,6 +589,12 @@ static EN: Strings = Strings {
     page_answer_again: "{q}: please answer again.",
     email_how_to_answer: "To answer, reply to this mail.",
     email_more_questions: " (+{n} more)",
+    email_or_click: "Or answer with one click (you will be asked to confirm):",
+    email_link_confirm: "Answer “{a}”?",
+    email_link_button: "Confirm",
+    email_link_done: "✅ Answered: {a}. You can close this page.",
+    email_link_invalid: "This link is not valid, or it has expired.",
+    email_link_not_taken: "This answer was not taken: the question is no longer open.",
 };
 
 static ZH_CN: Strings = Strings {
@@ -721,6 +739,12 @@ static ZH_CN: Strings = Strings {
     page_answer_again: "{q}：请重新回答。",
     email_how_to_answer: "直接回复此邮件即可作答。",
     email_more_questions: "（另有 {n} 个问题）",
+    email_or_click: "也可以一键作答（会请你确认）：",
+    email_link_confirm: "回答“{a}”？",
+    email_link_button: "确认",
+    email_link_done: "✅ 已回答：{a}。可以关闭此页面。",
+    email_link_invalid: "此链接无效或已过期。",
+    email_link_not_taken: "未采纳此回答：该问题已不再开放。",
 };
 
 static TH: Strings = Strings {
@@ -865,6 +889,12 @@ static TH: Strings = Strings {
     page_answer_again: "{q}: กรุณาตอบอีกครั้ง",
     email_how_to_answer: "ตอบได้โดยตอบกลับอีเมลนี้",
     email_more_questions: " (และอีก {n} คำถาม)",
+    email_or_click: "หรือตอบด้วยคลิกเดียว (จะมีให้ยืนยัน):",
+    email_link_confirm: "ตอบ “{a}” ใช่ไหม?",
+    email_link_button: "ยืนยัน",
+    email_link_done: "✅ ตอบแล้ว: {a} ปิดหน้านี้ได้เลย",
+    email_link_invalid: "ลิงก์นี้ไม่ถูกต้องหรือหมดอายุแล้ว",
+    email_link_not_taken: "ไม่ได้รับคำตอบนี้: คำถามปิดไปแล้ว",
 };
 
 /// Fills a template's `{name}` placeholders in one pass; inserted values

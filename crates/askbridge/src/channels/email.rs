@@ -22,20 +22,33 @@
 //!   set), and the folder's progress (UIDVALIDITY and the last UID) is
 //!   kept in the database, so a restart neither loses a reply nor acts on
 //!   one twice.
+//! - With the daemon's `public_url`, an ask of one single-choice or
+//!   yes/no question carries a one-click link per option
+//!   ([`askbridge_email::link`], signed with a secret kept in the
+//!   database, expiring with the ask). `GET /email/answer/…` only shows a
+//!   confirmation (mail scanners open every link); its `POST` answers, as
+//!   the number typed in a reply to the ask's mail by the address it went
+//!   to would.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::{self, Handled, Inbound, Person};
-use askbridge_core::model::{Ask, ChannelKind, Place, Responder};
-use askbridge_core::render::{self, Block, Capabilities, Locale, View};
+use askbridge_core::model::{Ask, ChannelKind, Place, QuestionKind, Responder};
+use askbridge_core::render::{self, Block, Capabilities, Locale, View, fill};
+use askbridge_email::link::{self, ANSWER_PATH, Claim, LinkError};
 use askbridge_email::parse::{self, Mail};
-use askbridge_email::render::{self as draw, Outgoing};
+use askbridge_email::render::{self as draw, Link, Outgoing};
 use askbridge_email::run::{Fetched, Mailbox, Smtp};
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
 use tokio::task::JoinHandle;
 
-use crate::bridge::{AskView, Bridge};
+use crate::bridge::{AskView, Bridge, WeakBridge};
 use crate::chat::AllowList;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::chat::kept::Kept;
@@ -53,7 +66,11 @@ pub struct Email {
 impl Email {
     /// Builds the SMTP client and registers the channel with the bridge.
     /// Call inside the runtime.
-    pub fn new(bridge: &Bridge, config: &EmailConfig) -> Result<Email, SetupError> {
+    pub fn new(
+        bridge: &Bridge,
+        config: &EmailConfig,
+        public_url: Option<&str>,
+    ) -> Result<Email, SetupError> {
         let smtp = Smtp::new(&config.smtp)?;
         let kept = Arc::new(Kept::new(ChannelKind::Email, bridge));
         let driver = ChatDriver::register(
@@ -63,6 +80,7 @@ impl Email {
                 from: config.from.clone(),
                 address: config.address.clone(),
                 plus_addressing: config.plus_addressing,
+                public_url: public_url.map(str::to_owned),
                 kept: Arc::clone(&kept),
                 locale: config.locale,
             },
@@ -77,8 +95,19 @@ impl Email {
                 driver,
                 config: config.clone(),
                 kept,
+                bridge: bridge.downgrade(),
             }),
         })
+    }
+
+    /// `GET` and `POST /email/answer/{ask}/{option}`: one-click answers.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(
+                &format!("{ANSWER_PATH}/{{ask}}/{{option}}"),
+                get(confirm_page).post(answer_by_link),
+            )
+            .with_state(Arc::clone(&self.reader))
     }
 
     /// The lease the mailbox is read under: one instance reads it.
@@ -99,6 +128,7 @@ struct Reader {
     driver: Arc<ChatDriver<EmailPlatform>>,
     config: EmailConfig,
     kept: Arc<Kept>,
+    bridge: WeakBridge,
 }
 
 /// The stored key of a folder's progress (`<uidvalidity>:<uid>`).
@@ -119,6 +149,28 @@ fn received_key(message_id: &str) -> String {
 /// The stored key of an ask mail's plus-address token.
 fn token_key(token: &str) -> String {
     format!("token/{token}")
+}
+
+/// The stored key of the mail an ask was sent as.
+fn ask_key(ask_id: &str) -> String {
+    format!("ask/{ask_id}")
+}
+
+/// The stored key of the secret links are signed with.
+const SECRET_KEY: &str = "link-secret";
+
+/// The secret links are signed with: kept, else made and kept.
+async fn secret(kept: &Kept) -> Result<Vec<u8>, PlatformFailure> {
+    if let Some(secret) = kept.get(SECRET_KEY).await? {
+        return Ok(secret.into_bytes());
+    }
+    let made = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    kept.store(SECRET_KEY, &made).await?;
+    Ok(made.into_bytes())
 }
 
 impl Reader {
@@ -288,9 +340,12 @@ pub struct Message {
 enum Kind {
     /// An ask: its view and context, drawn when sent.
     Ask {
+        id: String,
         ask: Box<Ask>,
         view: View,
         context: Vec<Block>,
+        /// When the ask ends (Unix seconds): its links' expiry.
+        deadline: u64,
     },
     /// A plain mail with a subject of its own (a notice).
     Text,
@@ -305,11 +360,57 @@ pub struct EmailPlatform {
     /// The bot's address.
     address: String,
     plus_addressing: bool,
+    /// The daemon's public URL: one-click links when set.
+    public_url: Option<String>,
     kept: Arc<Kept>,
     locale: Locale,
 }
 
 impl EmailPlatform {
+    /// The one-click links of ask `id` for `to`: one per option of its
+    /// one single-choice or yes/no question, with a public URL to point to.
+    async fn links(
+        &self,
+        id: &str,
+        ask: &Ask,
+        to: &str,
+        deadline: u64,
+    ) -> Result<Vec<Link>, PlatformFailure> {
+        let (Some(base), [question]) = (&self.public_url, ask.questions.as_slice()) else {
+            return Ok(Vec::new());
+        };
+        let labels: Vec<String> = match question.kind {
+            QuestionKind::Single => question
+                .options
+                .iter()
+                .map(|option| option.label.clone())
+                .collect(),
+            QuestionKind::Confirm => {
+                let s = self.locale.strings();
+                vec![s.yes.to_owned(), s.no.to_owned()]
+            }
+            _ => return Ok(Vec::new()),
+        };
+        let secret = secret(&self.kept).await?;
+        Ok(labels
+            .into_iter()
+            .enumerate()
+            .map(|(option, label)| Link {
+                label,
+                url: link::url(
+                    base,
+                    &secret,
+                    &Claim {
+                        ask: id.to_owned(),
+                        option,
+                        to: to.to_owned(),
+                        expires: deadline,
+                    },
+                ),
+            })
+            .collect())
+    }
+
     /// The `Message-ID` of the mail `once` names: the same whenever it is
     /// sent again.
     fn message_id(&self, once: &str) -> String {
@@ -364,6 +465,7 @@ impl EmailPlatform {
             in_reply_to: Some(to.to_owned()),
             references: vec![to.to_owned()],
             date: SystemTime::now(),
+            links: Vec::new(),
         };
         let mail = draw::follow_up(text, &subject, &out, self.locale).map_err(built)?;
         self.kept.store(&sent_key(&message_id), &subject).await?;
@@ -421,9 +523,11 @@ impl ChatPlatform for EmailPlatform {
         vec![Message {
             text,
             kind: Kind::Ask {
+                id: ask.id.clone(),
                 ask: Box::new(ask.ask.clone()),
                 view: view.clone(),
                 context: context.to_vec(),
+                deadline: ask.deadline.0 / 1_000,
             },
         }]
     }
@@ -480,10 +584,19 @@ impl ChatPlatform for EmailPlatform {
             in_reply_to: None,
             references: Vec::new(),
             date: SystemTime::now(),
+            links: Vec::new(),
         };
         let (mail, subject) = match &message.kind {
-            Kind::Ask { ask, view, context } => {
+            Kind::Ask {
+                id,
+                ask,
+                view,
+                context,
+                deadline,
+            } => {
                 out.reply_to = self.reply_to(&message_id).await?;
+                out.links = self.links(id, ask, chat, *deadline).await?;
+                self.kept.store(&ask_key(id), &message_id).await?;
                 let subject = draw::subject(ask, self.locale);
                 let mail = draw::ask_mail(view, context, ask, &out, self.locale).map_err(built)?;
                 (mail, subject)
@@ -570,8 +683,199 @@ impl EmailPlatform {
             from: self.from.clone(),
             address: self.address.clone(),
             plus_addressing: self.plus_addressing,
+            public_url: self.public_url.clone(),
             kept: Arc::clone(&self.kept),
             locale: self.locale,
         }
+    }
+}
+
+/// What a one-click link carries besides its path.
+#[derive(Debug, serde::Deserialize)]
+struct LinkQuery {
+    to: String,
+    exp: u64,
+    sig: String,
+}
+
+/// A small page in the ask's language.
+fn page(status: StatusCode, locale: Locale, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>askbridge</title></head>\
+         <body style=\"font-family: sans-serif; max-width: 36em; margin: 3em auto\">\
+         <h1 style=\"font-size: 1.3em\">{}</h1>{body}</body></html>\n",
+        locale.as_str(),
+        escape(title)
+    );
+    (status, Html(html)).into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+impl Reader {
+    /// The claim of a link, if its signature and time hold, with the
+    /// ask it names and the option's label.
+    async fn claimed(
+        &self,
+        ask: String,
+        option: usize,
+        query: LinkQuery,
+    ) -> Result<(Claim, AskView, String), Response> {
+        let locale = self.config.locale;
+        let invalid = |status| {
+            let text = locale.strings().email_link_invalid;
+            page(status, locale, text, "")
+        };
+        let bridge = self
+            .bridge
+            .upgrade()
+            .ok_or_else(|| invalid(StatusCode::SERVICE_UNAVAILABLE))?;
+        let claim = Claim {
+            ask,
+            option,
+            to: query.to,
+            expires: query.exp,
+        };
+        let secret = secret(&self.kept)
+            .await
+            .map_err(|_| invalid(StatusCode::SERVICE_UNAVAILABLE))?;
+        let now = bridge.now().0 / 1_000;
+        match link::verify(&secret, &claim, &query.sig, now) {
+            Ok(()) => {}
+            Err(LinkError::Forged) => return Err(invalid(StatusCode::FORBIDDEN)),
+            Err(LinkError::Expired) => return Err(invalid(StatusCode::GONE)),
+        }
+        let view = bridge
+            .get(&claim.ask)
+            .await
+            .map_err(|_| invalid(StatusCode::NOT_FOUND))?;
+        let label = match view.ask.questions.as_slice() {
+            [question] if question.kind == QuestionKind::Confirm => {
+                let s = locale.strings();
+                [s.yes, s.no].get(option).map(|label| (*label).to_owned())
+            }
+            [question] => question
+                .options
+                .get(option)
+                .map(|choice| choice.label.clone()),
+            _ => None,
+        }
+        .ok_or_else(|| invalid(StatusCode::NOT_FOUND))?;
+        Ok((claim, view, label))
+    }
+}
+
+/// `GET /email/answer/{ask}/{option}`: what the link would answer, and a
+/// button that does. Nothing changes.
+async fn confirm_page(
+    State(reader): State<Arc<Reader>>,
+    Path((ask, option)): Path<(String, usize)>,
+    Query(query): Query<LinkQuery>,
+) -> Response {
+    let locale = reader.config.locale;
+    let (_, view, label) = match reader.claimed(ask, option, query).await {
+        Ok(claimed) => claimed,
+        Err(refused) => return refused,
+    };
+    let s = locale.strings();
+    if view.state.as_str() != "pending" {
+        return page(StatusCode::OK, locale, s.email_link_not_taken, "");
+    }
+    let question = view
+        .ask
+        .questions
+        .first()
+        .map(|question| question.text.clone())
+        .unwrap_or_default();
+    let body = format!(
+        "<p style=\"white-space: pre-wrap\">{}</p>\
+         <form method=\"post\"><button type=\"submit\" style=\"font-size: 1.1em\">{}</button></form>",
+        escape(&question),
+        escape(s.email_link_button)
+    );
+    let title = fill(s.email_link_confirm, &[("a", &label)]);
+    page(StatusCode::OK, locale, &title, &body)
+}
+
+/// `POST /email/answer/{ask}/{option}`: answers, as the option's number
+/// in a reply to the ask's mail from the address it went to.
+async fn answer_by_link(
+    State(reader): State<Arc<Reader>>,
+    Path((ask, option)): Path<(String, usize)>,
+    Query(query): Query<LinkQuery>,
+) -> Response {
+    let locale = reader.config.locale;
+    let s = locale.strings();
+    let signature = query.sig.clone();
+    let (claim, view, label) = match reader.claimed(ask, option, query).await {
+        Ok(claimed) => claimed,
+        Err(refused) => return refused,
+    };
+    if view.state.as_str() != "pending" {
+        return page(StatusCode::CONFLICT, locale, s.email_link_not_taken, "");
+    }
+    let Ok(Some(mail)) = reader.kept.get(&ask_key(&claim.ask)).await else {
+        return page(StatusCode::OK, locale, s.email_link_not_taken, "");
+    };
+    let typed = inbound::Typed {
+        chat: claim.to.clone(),
+        place: Place::Email {
+            address: claim.to.clone(),
+        },
+        message: format!(
+            "link.{}.{}",
+            claim.ask,
+            &signature[..signature.len().min(16)]
+        ),
+        reply_to: Some(mail),
+        text: (claim.option + 1).to_string(),
+        from: Person {
+            responder: Responder {
+                channel: ChannelKind::Email,
+                user_id: claim.to.clone(),
+                name: None,
+                place: None,
+            },
+            username: None,
+            roles: Vec::new(),
+        },
+    };
+    let delivery = typed.message.clone();
+    if reader
+        .driver
+        .line_up(Inbound::Typed(typed), Some(&delivery))
+        .await
+        == Handled::Retry
+    {
+        return page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            locale,
+            s.email_link_invalid,
+            "",
+        );
+    }
+    let taken = match reader.bridge.upgrade() {
+        Some(bridge) => bridge.get(&claim.ask).await.ok().is_some_and(|view| {
+            view.outcome
+                .and_then(|outcome| outcome.answered_by)
+                .is_some_and(|by| by.user_id == claim.to)
+                && view.answers.first().is_some_and(Option::is_some)
+        }),
+        None => false,
+    };
+    match taken {
+        true => page(
+            StatusCode::OK,
+            locale,
+            &fill(s.email_link_done, &[("a", &label)]),
+            "",
+        ),
+        false => page(StatusCode::CONFLICT, locale, s.email_link_not_taken, ""),
     }
 }

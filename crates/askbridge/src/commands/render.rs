@@ -215,6 +215,7 @@ fn sample_mail(
             Vec::new()
         },
         date: std::time::UNIX_EPOCH + std::time::Duration::from_secs(SAMPLE_EMAIL_DATE),
+        links: Vec::new(),
     }
 }
 

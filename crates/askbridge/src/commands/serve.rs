@@ -133,7 +133,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let email = config
         .email
         .as_ref()
-        .map(|email| crate::channels::email::Email::new(&bridge, email))
+        .map(|email| {
+            crate::channels::email::Email::new(&bridge, email, config.public_url.as_deref())
+        })
         .transpose()
         .map_err(|message| anyhow::anyhow!("email: {message}"))?;
     if config
@@ -177,6 +179,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
                     .filter_map(crate::channels::feishu::Feishu::webhook_router),
             )
             .chain(teams.iter().map(crate::channels::teams::Teams::router))
+            .chain(email.iter().map(crate::channels::email::Email::router))
             .collect(),
     };
     let (stop, shutdown) = ShutdownSignal::new();

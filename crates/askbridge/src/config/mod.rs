@@ -109,6 +109,10 @@ pub struct Config {
     /// Cancel an ask when the agent's waiting `POST /v1/asks?wait=`
     /// connection closes before the outcome (default true).
     pub cancel_on_disconnect: bool,
+    /// The daemon's address as people's browsers reach it
+    /// (`https://askbridge.example.com`), for links in what it sends;
+    /// `None`: no links.
+    pub public_url: Option<String>,
     /// The built-in web channel.
     pub web: WebConfig,
     /// MCP over streamable HTTP at `/mcp`.
@@ -415,6 +419,8 @@ pub struct RawConfig {
     pub default_target: Option<String>,
     /// `cancel_on_disconnect = true`.
     pub cancel_on_disconnect: Option<bool>,
+    /// `public_url = "https://askbridge.example.com"`.
+    pub public_url: Option<String>,
     /// `[defaults]`.
     #[serde(default)]
     pub defaults: RawDefaults,
@@ -740,6 +746,7 @@ settings! {
     file "database_url" "ASKBRIDGE_DATABASE_URL" text => database_url;
     file "api_token" "ASKBRIDGE_API_TOKEN" text => api_token;
     file "default_target" "ASKBRIDGE_DEFAULT_TARGET" text => default_target;
+    file "public_url" "ASKBRIDGE_PUBLIC_URL" text => public_url;
     file "cancel_on_disconnect" "ASKBRIDGE_CANCEL_ON_DISCONNECT" flag => cancel_on_disconnect;
     file "defaults.remind_after_seconds" "ASKBRIDGE_DEFAULTS_REMIND_AFTER_SECONDS" seconds => defaults.remind_after_seconds;
     file "defaults.remind_every_seconds" "ASKBRIDGE_DEFAULTS_REMIND_EVERY_SECONDS" seconds => defaults.remind_every_seconds;
@@ -1003,6 +1010,9 @@ impl RawConfig {
         let matrix = self.matrix_config(&invalid)?;
         let teams = self.teams_config(&invalid)?;
         let email = self.email_config(&invalid)?;
+        let public_url = set(&self.public_url)
+            .map(|url| http_url(url).map_err(|message| invalid("public_url", message)))
+            .transpose()?;
 
         Ok(Config {
             listen,
@@ -1012,6 +1022,7 @@ impl RawConfig {
             api_token,
             defaults,
             cancel_on_disconnect: self.cancel_on_disconnect.unwrap_or(true),
+            public_url,
             web: WebConfig {
                 enabled: self.web.enabled.unwrap_or(true),
                 locale: locale(self.web.locale.as_deref(), "web.locale", &invalid)?,
