@@ -187,13 +187,6 @@ pub struct Fetched {
     pub raw: Vec<u8>,
 }
 
-/// What waiting for news ended with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum News {
-    /// Something changed (or may have): fetch.
-    Maybe,
-}
-
 /// One IMAP session on the bot's folder.
 pub struct Mailbox {
     session: Session,
@@ -339,9 +332,10 @@ impl Mailbox {
         .await
     }
 
-    /// Waits until the folder may have changed: IDLE (renewed every 25
-    /// minutes, as servers end it after 30), else `poll`.
-    pub async fn wait(self, poll: Duration) -> Result<(Mailbox, News), PlatformFailure> {
+    /// Waits until the folder may have changed — IDLE (renewed every 25
+    /// minutes, as servers end it after 30), else `poll` — and gives the
+    /// session back.
+    pub async fn wait(self, poll: Duration) -> Result<Mailbox, PlatformFailure> {
         let Mailbox {
             session,
             folder,
@@ -350,15 +344,12 @@ impl Mailbox {
         } = self;
         if !idle {
             tokio::time::sleep(poll).await;
-            return Ok((
-                Mailbox {
-                    session,
-                    folder,
-                    uid_validity,
-                    idle,
-                },
-                News::Maybe,
-            ));
+            return Ok(Mailbox {
+                session,
+                folder,
+                uid_validity,
+                idle,
+            });
         }
         let mut waiting = session.idle();
         waiting.init().await.map_err(imap)?;
@@ -372,15 +363,12 @@ impl Mailbox {
             ));
         }
         let session = step("done", async { waiting.done().await.map_err(imap) }).await?;
-        Ok((
-            Mailbox {
-                session,
-                folder,
-                uid_validity,
-                idle,
-            },
-            News::Maybe,
-        ))
+        Ok(Mailbox {
+            session,
+            folder,
+            uid_validity,
+            idle,
+        })
     }
 
     /// Logs out (best effort).

@@ -414,3 +414,33 @@ async fn email_a_one_click_link_shows_a_confirmation_and_only_its_post_answers()
         json!({"env": ["Production"]})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_an_allowed_sender_answers_in_the_thread_for_the_person_asked() {
+    let world =
+        World::with(|builder| builder.env("ASKBRIDGE_EMAIL_ALLOWED_SENDERS", "Deputy@example.com"))
+            .await;
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+    // Not allowed: nothing. Allowed, in the thread: the answer.
+    let mallory = reply(
+        "mallory@example.com",
+        "bot@example.com",
+        Some(&asked),
+        "",
+        "3",
+    );
+    world.dovecot.deliver(&mallory).await;
+    let deputy = reply(
+        "Dee Puty <deputy@example.com>",
+        "bot@example.com",
+        Some(&asked),
+        "",
+        "2",
+    );
+    world.dovecot.deliver(&deputy).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Production"]}));
+    assert_eq!(done["answeredBy"]["userId"], "deputy@example.com");
+    assert_eq!(done["answeredBy"]["name"], "Dee Puty");
+}

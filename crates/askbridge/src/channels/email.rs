@@ -40,7 +40,7 @@ use askbridge_core::render::{self, Block, Capabilities, Locale, View, fill};
 use askbridge_email::link::{self, ANSWER_PATH, Claim, LinkError};
 use askbridge_email::parse::{self, Mail};
 use askbridge_email::render::{self as draw, Link, Outgoing};
-use askbridge_email::run::{Fetched, Mailbox, Smtp};
+use askbridge_email::run::{Account, Fetched, Mailbox, Smtp};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -131,9 +131,11 @@ struct Reader {
     bridge: WeakBridge,
 }
 
-/// The stored key of a folder's progress (`<uidvalidity>:<uid>`).
-fn progress_key(folder: &str) -> String {
-    format!("progress/{folder}")
+/// The stored key of a mailbox folder's progress (`<uidvalidity>:<uid>`):
+/// the account's and the folder's.
+fn progress_key(account: &Account, folder: &str) -> String {
+    let user = account.user.as_deref().unwrap_or_default();
+    format!("progress/{user}@{}:{}/{folder}", account.host, account.port)
 }
 
 /// The stored key of the subject of a mail askbridge sent.
@@ -149,6 +151,11 @@ fn received_key(message_id: &str) -> String {
 /// The stored key of an ask mail's plus-address token.
 fn token_key(token: &str) -> String {
     format!("token/{token}")
+}
+
+/// The stored key of whom a mail askbridge sent went to.
+fn to_key(message_id: &str) -> String {
+    format!("to/{message_id}")
 }
 
 /// The stored key of the mail an ask was sent as.
@@ -199,7 +206,7 @@ impl Reader {
         tracing::info!(folder = %config.folder, "reading the bot's mailbox");
         *backoff = Duration::from_secs(1);
         loop {
-            let key = progress_key(&config.folder);
+            let key = progress_key(&config.imap, &config.folder);
             let last = match self.kept.get(&key).await? {
                 Some(progress) => match progress.split_once(':') {
                     Some((validity, uid)) if validity == mailbox.uid_validity.to_string() => {
@@ -225,7 +232,7 @@ impl Reader {
                 let progress = format!("{}:{}", mailbox.uid_validity, mail.uid);
                 self.kept.store(&key, &progress).await?;
             }
-            mailbox = mailbox.wait(config.poll).await?.0;
+            mailbox = mailbox.wait(config.poll).await?;
         }
     }
 
@@ -261,10 +268,22 @@ impl Reader {
             Ok(reply_to) => reply_to,
             Err(_) => return Handled::Retry,
         };
+        // Someone allowed to answer for others, in the thread of a mail to
+        // another: an answer there, in that person's conversation.
+        let mut conversation = mail.from.address.clone();
+        if let Some(id) = &reply_to
+            && self.config.allowed_senders.contains(&mail.from.address)
+        {
+            match self.kept.get(&to_key(id)).await {
+                Ok(Some(to)) => conversation = to,
+                Ok(None) => {}
+                Err(_) => return Handled::Retry,
+            }
+        }
         let typed = inbound::Typed {
-            chat: mail.from.address.clone(),
+            chat: conversation.clone(),
             place: Place::Email {
-                address: mail.from.address.clone(),
+                address: conversation,
             },
             message: message.clone(),
             reply_to,
@@ -614,6 +633,7 @@ impl ChatPlatform for EmailPlatform {
             }
         };
         self.kept.store(&sent_key(&message_id), &subject).await?;
+        self.kept.store(&to_key(&message_id), chat).await?;
         self.smtp.send(mail).await?;
         Ok(message_id)
     }

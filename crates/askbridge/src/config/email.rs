@@ -30,6 +30,9 @@ pub struct EmailConfig {
     pub folder: String,
     /// Where processed mail is moved, if anywhere.
     pub processed_folder: Option<String>,
+    /// Who may answer, in the thread of an ask's mail, for the person it
+    /// went to (addresses, lower case).
+    pub allowed_senders: Vec<String>,
     /// Count a reply only when the receiving server's
     /// `Authentication-Results` says `dmarc=pass`.
     pub require_authentication: bool,
@@ -59,6 +62,8 @@ pub struct RawEmail {
     pub folder: Option<String>,
     /// `processed_folder = "askbridge/processed"`.
     pub processed_folder: Option<String>,
+    /// `allowed_senders = ["ops@example.com"]`.
+    pub allowed_senders: Option<Vec<String>>,
     /// `require_authentication = true`.
     pub require_authentication: Option<bool>,
     /// `trusted_authserv_id = "mx.example.com"`.
@@ -128,6 +133,18 @@ impl RawConfig {
                 format!("{from:?} is not an address (askbridge <bot@example.com>)"),
             )
         })?;
+        let mut allowed_senders = Vec::new();
+        for sender in raw.allowed_senders.iter().flatten() {
+            match address_of(sender) {
+                Some(address) => allowed_senders.push(address),
+                None => {
+                    return Err(invalid(
+                        "email.allowed_senders",
+                        format!("{sender:?} is not an address"),
+                    ));
+                }
+            }
+        }
         let require_authentication = raw.require_authentication.unwrap_or(false);
         let trusted_authserv_id = set(&raw.trusted_authserv_id).map(str::to_ascii_lowercase);
         if require_authentication && trusted_authserv_id.is_none() {
@@ -156,6 +173,7 @@ impl RawConfig {
             plus_addressing: raw.plus_addressing.unwrap_or(true),
             folder: set(&raw.folder).unwrap_or("INBOX").to_owned(),
             processed_folder: set(&raw.processed_folder).map(str::to_owned),
+            allowed_senders,
             require_authentication,
             trusted_authserv_id,
             poll,
@@ -191,13 +209,14 @@ mod tests {
 
         let text = format!(
             "{text}from = \"askbridge <Bot@Example.com>\"\nfolder = \"askbridge\"\n\
-             processed_folder = \"askbridge/done\"\n\
+             processed_folder = \"askbridge/done\"\nallowed_senders = [\"Ops@example.com\"]\n\
              require_authentication = true\ntrusted_authserv_id = \"MX.example.com\"\n\
              plus_addressing = false\npoll_seconds = 5\nlocale = \"th\"\n"
         );
         let email = from(&text, &env).expect("valid").email.expect("on");
         assert_eq!(email.address, "bot@example.com");
         assert_eq!(email.from, "askbridge <Bot@Example.com>");
+        assert_eq!(email.allowed_senders, ["ops@example.com"]);
         assert_eq!(email.trusted_authserv_id.as_deref(), Some("mx.example.com"));
         assert_eq!(email.processed_folder.as_deref(), Some("askbridge/done"));
         assert!(!email.plus_addressing);
@@ -236,6 +255,10 @@ mod tests {
             (
                 format!("[email]\n{smtp}{imap}require_authentication = true\n"),
                 "email.trusted_authserv_id: require_authentication is on",
+            ),
+            (
+                format!("[email]\n{smtp}{imap}allowed_senders = [\"ops\"]\n"),
+                "email.allowed_senders: \"ops\" is not an address",
             ),
             (
                 format!("[email]\n{smtp}{imap}poll_seconds = 0\n"),

@@ -821,6 +821,7 @@ settings! {
     file "email.plus_addressing" "ASKBRIDGE_EMAIL_PLUS_ADDRESSING" flag => email.plus_addressing;
     file "email.folder" "ASKBRIDGE_EMAIL_FOLDER" text => email.folder;
     file "email.processed_folder" "ASKBRIDGE_EMAIL_PROCESSED_FOLDER" text => email.processed_folder;
+    file "email.allowed_senders" "ASKBRIDGE_EMAIL_ALLOWED_SENDERS" list => email.allowed_senders;
     file "email.require_authentication" "ASKBRIDGE_EMAIL_REQUIRE_AUTHENTICATION" flag => email.require_authentication;
     file "email.trusted_authserv_id" "ASKBRIDGE_EMAIL_TRUSTED_AUTHSERV_ID" text => email.trusted_authserv_id;
     file "email.poll_seconds" "ASKBRIDGE_EMAIL_POLL_SECONDS" seconds => email.poll_seconds;
