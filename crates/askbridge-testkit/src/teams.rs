@@ -304,16 +304,14 @@ async fn send(
     }
 }
 
+/// A reply to an activity is a post in its conversation.
 async fn reply(
-    State(shared): State<Arc<Shared>>,
+    state: State<Arc<Shared>>,
     Path((conversation, _to)): Path<(String, String)>,
     headers: HeaderMap,
-    Json(activity): Json<Value>,
+    activity: Json<Value>,
 ) -> Response {
-    match shared.take(&headers, &conversation, activity, None) {
-        Ok(id) => (StatusCode::CREATED, Json(json!({"id": id}))).into_response(),
-        Err(response) => *response,
-    }
+    send(state, Path(conversation), headers, activity).await
 }
 
 async fn update(

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
+use askbridge::bridge::{Bridge, BridgeOptions};
 use askbridge::channels::discord::Discord;
 use askbridge::config::{DiscordConfig, Secret};
 use askbridge_core::model::Target;
@@ -219,16 +219,7 @@ async fn run(dir: &std::path::Path, total: usize) {
         burst::percentile(&waits, 1.0).as_secs_f64(),
     );
 
-    let views = bridge.list(ListFilter::default()).await.expect("list");
-    let answered = views
-        .iter()
-        .filter(|view| view.state.as_str() == "answered")
-        .count();
-    println!(
-        "asks: {} of {total} answered, {} lost",
-        answered,
-        total - answered
-    );
+    burst::report_answered(&bridge, total).await;
 }
 
 fn main() {

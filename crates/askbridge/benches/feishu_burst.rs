@@ -22,7 +22,7 @@ mod burst;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use askbridge::bridge::{Bridge, BridgeOptions, ListFilter};
+use askbridge::bridge::{Bridge, BridgeOptions};
 use askbridge::channels::feishu::Feishu;
 use askbridge::config::{FeishuConfig, FeishuMode, Secret};
 use askbridge_core::model::Target;
@@ -177,22 +177,12 @@ async fn run(dir: &std::path::Path, total: usize) {
     }
     waits.sort_unstable();
     println!(
-        "presses: {pressed} at once over the long connection; answered after p50 {:.3} s, p99 {:.3} s, max {:.3} s; \
+        "presses: {pressed} at once over the long connection; answered after {}; \
          shown as failed by Feishu (later than 3 s or no answer): {failed}",
-        burst::percentile(&waits, 0.5).as_secs_f64(),
-        burst::percentile(&waits, 0.99).as_secs_f64(),
-        burst::percentile(&waits, 1.0).as_secs_f64(),
+        burst::spread(&waits),
     );
 
-    let views = bridge.list(ListFilter::default()).await.expect("list");
-    let answered = views
-        .iter()
-        .filter(|view| view.state.as_str() == "answered")
-        .count();
-    println!(
-        "asks: {answered} of {total} answered, {} lost",
-        total - answered
-    );
+    burst::report_answered(&bridge, total).await;
 }
 
 fn main() {

@@ -67,3 +67,29 @@ pub fn percentile(sorted: &[Duration], share: f64) -> Duration {
     let index = ((sorted.len() as f64 * share).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[index]
 }
+
+/// `p50 0.162 s, p99 0.262 s, max 0.263 s` of sorted durations.
+pub fn spread(sorted: &[Duration]) -> String {
+    format!(
+        "p50 {:.3} s, p99 {:.3} s, max {:.3} s",
+        percentile(sorted, 0.5).as_secs_f64(),
+        percentile(sorted, 0.99).as_secs_f64(),
+        percentile(sorted, 1.0).as_secs_f64(),
+    )
+}
+
+/// Prints how many of the `total` asks ended answered, and how many not.
+pub async fn report_answered(bridge: &askbridge::bridge::Bridge, total: usize) {
+    let views = bridge
+        .list(askbridge::bridge::ListFilter::default())
+        .await
+        .expect("list");
+    let answered = views
+        .iter()
+        .filter(|view| view.state.as_str() == "answered")
+        .count();
+    println!(
+        "asks: {answered} of {total} answered, {} lost",
+        total - answered
+    );
+}
