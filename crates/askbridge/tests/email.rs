@@ -331,13 +331,24 @@ async fn email_two_questions_answered_in_two_mails_the_second_asked_again_in_the
     );
     assert_eq!(status(&world.daemon, &id).await["status"], "pending");
 
-    let second = reply(ALICE, "bot@example.com", Some(&asked), "", "Q2: 1, 2");
+    // A reply to the re-ask: its thread goes back to the question, even
+    // with another ask of Alice's open meanwhile.
+    let other = create(&world.daemon, &deploy_ask()).await;
+    world.sent(2).await;
+    let second = reply(
+        ALICE,
+        "bot@example.com",
+        Some(&message_id(&again)),
+        "",
+        "Q2: 1, 2",
+    );
     world.dovecot.deliver(&second).await;
     let done = outcome(&world.daemon, &id).await;
     assert_eq!(
         done["answers"],
         json!({"env": ["生产"], "notify": ["Team", "On-call"]})
     );
+    assert_eq!(status(&world.daemon, &other).await["status"], "pending");
 }
 
 /// The link of the mail's one-click answer `label` (its HTML part's).

@@ -153,6 +153,21 @@ fn token_key(token: &str) -> String {
     format!("token/{token}")
 }
 
+/// The stored key of the mail of askbridge's a mail in a thread goes
+/// back to: the question (or reminder) the thread is about.
+fn root_key(message_id: &str) -> String {
+    format!("root/{message_id}")
+}
+
+/// The mail of askbridge's that mail `id` goes back to: kept, else
+/// itself.
+async fn root_of(kept: &Kept, id: &str) -> Result<String, PlatformFailure> {
+    Ok(kept
+        .get(&root_key(id))
+        .await?
+        .unwrap_or_else(|| id.to_owned()))
+}
+
 /// The stored key of whom a mail askbridge sent went to.
 fn to_key(message_id: &str) -> String {
     format!("to/{message_id}")
@@ -268,6 +283,11 @@ impl Reader {
             Ok(reply_to) => reply_to,
             Err(_) => return Handled::Retry,
         };
+        if let Some(root) = &reply_to
+            && self.kept.store(&root_key(&message), root).await.is_err()
+        {
+            return Handled::Retry;
+        }
         // Someone allowed to answer for others, in the thread of a mail to
         // another: an answer there, in that person's conversation.
         let mut conversation = mail.from.address.clone();
@@ -311,7 +331,9 @@ impl Reader {
         let thread = mail.in_reply_to.iter().chain(mail.references.iter().rev());
         for id in thread {
             if self.kept.get(&sent_key(id)).await?.is_some() {
-                return Ok(Some(id.clone()));
+                // A reply to a re-ask or a closing line answers what the
+                // thread is about.
+                return root_of(&self.kept, id).await.map(Some);
             }
         }
         let local = self
@@ -488,6 +510,8 @@ impl EmailPlatform {
         };
         let mail = draw::follow_up(text, &subject, &out, self.locale).map_err(built)?;
         self.kept.store(&sent_key(&message_id), &subject).await?;
+        let root = root_of(&self.kept, to).await?;
+        self.kept.store(&root_key(&message_id), &root).await?;
         self.smtp.send(mail).await?;
         Ok(message_id)
     }
