@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use async_imap::extensions::idle::IdleResponse;
+use async_imap::types::UnsolicitedResponse;
 use futures_util::TryStreamExt;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
@@ -342,6 +343,17 @@ impl Mailbox {
             uid_validity,
             idle,
         } = self;
+        // What the server said between commands: mail that arrived while
+        // the last ones ran is news already.
+        let said = session.unsolicited_responses.clone();
+        if heard_of_mail(&said) {
+            return Ok(Mailbox {
+                session,
+                folder,
+                uid_validity,
+                idle,
+            });
+        }
         if !idle {
             tokio::time::sleep(poll).await;
             return Ok(Mailbox {
@@ -353,6 +365,17 @@ impl Mailbox {
         }
         let mut waiting = session.idle();
         waiting.init().await.map_err(imap)?;
+        // Mail that arrived just before IDLE began is said before the
+        // server's go-ahead, which async-imap files away: look there.
+        if heard_of_mail(&said) {
+            let session = step("done", async { waiting.done().await.map_err(imap) }).await?;
+            return Ok(Mailbox {
+                session,
+                folder,
+                uid_validity,
+                idle,
+            });
+        }
         let (heard, stop) = waiting.wait_with_timeout(Duration::from_secs(25 * 60));
         let heard = heard.await.map_err(imap)?;
         drop(stop);
@@ -375,6 +398,21 @@ impl Mailbox {
     pub async fn close(mut self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.session.logout()).await;
     }
+}
+
+/// Whether the server said, outside an answer, that mail arrived
+/// (`EXISTS`, `RECENT`); takes what it said. async-imap keeps at most 100
+/// such words and drops the rest: a full queue may have dropped news.
+fn heard_of_mail(said: &async_channel::Receiver<UnsolicitedResponse>) -> bool {
+    let (mut heard, mut count) = (false, 0);
+    while let Ok(word) = said.try_recv() {
+        count += 1;
+        heard |= matches!(
+            word,
+            UnsolicitedResponse::Exists(_) | UnsolicitedResponse::Recent(_)
+        );
+    }
+    heard || count >= 100
 }
 
 /// A TLS connection to `host` over `tcp`, checked against the web's
