@@ -1836,6 +1836,44 @@ async fn list_filters_by_state_and_channel_newest_first(db: Scratch) {
     assert_eq!(ids(newest), [third.id]);
 }
 
+async fn a_channel_value_set_first_stands_and_a_later_one_replaces_it_only_when_set(db: Scratch) {
+    let clock = Clock::manual(START);
+    let a = open(&db, &clock).await;
+    let b = open(&db, &clock).await;
+    let kind = ChannelKind::Email;
+    assert_eq!(a.channel_value(kind, "secret").await.expect("read"), None);
+    // Two instances making one: the first stands for both.
+    let first = a
+        .first_channel_value(kind, "secret", "made-by-a")
+        .await
+        .expect("first");
+    let second = b
+        .first_channel_value(kind, "secret", "made-by-b")
+        .await
+        .expect("second");
+    assert_eq!(
+        (first.as_str(), second.as_str()),
+        ("made-by-a", "made-by-a")
+    );
+    // Setting outright replaces it; the first-write path then keeps that.
+    b.set_channel_value(kind, "secret", "set")
+        .await
+        .expect("set");
+    assert_eq!(
+        a.first_channel_value(kind, "secret", "again")
+            .await
+            .expect("first"),
+        "set"
+    );
+    // Another channel's key of the same name is its own.
+    assert_eq!(
+        a.channel_value(ChannelKind::Teams, "secret")
+            .await
+            .expect("read"),
+        None
+    );
+}
+
 async fn message_references_are_stored_and_found_after_a_restart(db: Scratch) {
     let clock = Clock::manual(START);
     let a = open(&db, &clock).await;
@@ -2323,6 +2361,7 @@ on_both_backends!(
         progress_is_an_update_event_and_a_channel_update,
         list_filters_by_state_and_channel_newest_first,
         message_references_are_stored_and_found_after_a_restart,
+        a_channel_value_set_first_stands_and_a_later_one_replaces_it_only_when_set,
         an_ask_in_several_places_is_answered_once_and_closed_in_each,
         a_place_that_fails_does_not_fail_the_ask_while_another_holds_it,
         an_ask_in_several_places_comes_back_in_each_after_a_restart,

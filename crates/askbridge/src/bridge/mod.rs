@@ -1096,6 +1096,22 @@ impl Bridge {
             .await?)
     }
 
+    /// Sets channel `channel`'s value under `key` unless one is set (on
+    /// any instance: the first write wins); returns the value that stands.
+    pub async fn first_channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+        value: &str,
+    ) -> Result<String, BridgeError> {
+        let at = record::millis(self.inner.clock.now());
+        Ok(self
+            .inner
+            .store
+            .first_channel_value(channel, key, value, at)
+            .await?)
+    }
+
     /// The key of the thread whose first message this is, if it is one.
     pub async fn thread_of(
         &self,

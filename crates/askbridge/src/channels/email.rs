@@ -181,7 +181,8 @@ fn ask_key(ask_id: &str) -> String {
 /// The stored key of the secret links are signed with.
 const SECRET_KEY: &str = "link-secret";
 
-/// The secret links are signed with: kept, else made and kept.
+/// The secret links are signed with: kept, else made and kept — by the
+/// first instance to make one, which every instance then uses.
 async fn secret(kept: &Kept) -> Result<Vec<u8>, PlatformFailure> {
     if let Some(secret) = kept.get(SECRET_KEY).await? {
         return Ok(secret.into_bytes());
@@ -191,8 +192,7 @@ async fn secret(kept: &Kept) -> Result<Vec<u8>, PlatformFailure> {
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    kept.store(SECRET_KEY, &made).await?;
-    Ok(made.into_bytes())
+    Ok(kept.first(SECRET_KEY, &made).await?.into_bytes())
 }
 
 impl Reader {

@@ -73,6 +73,24 @@ impl Kept {
             .map_err(|error| PlatformFailure::Transient(error.to_string()))
     }
 
+    /// The value under `key`: kept, else `value`, kept unless another
+    /// instance kept one first (then that one).
+    pub async fn first(&self, key: &str, value: &str) -> Result<String, PlatformFailure> {
+        if let Some(kept) = self.cached(key) {
+            return Ok(kept);
+        }
+        let bridge = self
+            .bridge
+            .upgrade()
+            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
+        let standing = bridge
+            .first_channel_value(self.kind, key, value)
+            .await
+            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+        self.remember(key, &standing);
+        Ok(standing)
+    }
+
     fn cached(&self, key: &str) -> Option<String> {
         self.lock().get(key).cloned()
     }

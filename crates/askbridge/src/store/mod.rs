@@ -465,6 +465,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         at: i64,
     ) -> Result<(), StoreError>;
 
+    /// Sets channel `channel`'s value under `key` unless it has one (the
+    /// first write wins); returns the value that stands.
+    async fn first_channel_value(
+        &self,
+        channel: ChannelKind,
+        key: &str,
+        value: &str,
+        at: i64,
+    ) -> Result<String, StoreError>;
+
     /// The key of the thread whose first message this is, if it is one.
     async fn thread_of(
         &self,

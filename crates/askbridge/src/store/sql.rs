@@ -470,6 +470,34 @@ macro_rules! sql_store {
                 Ok(())
             }
 
+            async fn first_channel_value(
+                &self,
+                channel: ChannelKind,
+                key: &str,
+                value: &str,
+                at: i64,
+            ) -> Result<String, StoreError> {
+                sqlx::query(
+                    "INSERT INTO channel_values (channel, key, value, updated_at) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (channel, key) DO NOTHING",
+                )
+                .bind(channel.as_str())
+                .bind(key)
+                .bind(value)
+                .bind(at)
+                .execute(&self.writer)
+                .await?;
+                // Read where it was written: the value that stands.
+                let standing: String = sqlx::query_scalar(
+                    "SELECT value FROM channel_values WHERE channel = $1 AND key = $2",
+                )
+                .bind(channel.as_str())
+                .bind(key)
+                .fetch_one(&self.writer)
+                .await?;
+                Ok(standing)
+            }
+
             async fn save_thread_root(
                 &self,
                 channel: ChannelKind,
