@@ -136,13 +136,7 @@ pub fn ask_mail(
     out: &Outgoing,
     locale: Locale,
 ) -> Result<Message, RenderError> {
-    let prompt = match view {
-        View::Text(TextView { parts }) => parts.join("\n"),
-        View::Buttons(ButtonsView { parts: _, rows: _ }) | View::Rich(RichView { steps: _ }) => {
-            text_prompt(ask, locale)
-        }
-    };
-    let prompt = non_blank(&prompt);
+    let prompt = non_blank(&prompt(view, ask, locale));
     let how = locale.strings().email_how_to_answer;
 
     let mut text = format!("{prompt}\n\n{how}\n");
@@ -196,6 +190,19 @@ pub fn ask_mail(
         .singlepart(SinglePart::plain(text))
         .singlepart(SinglePart::html(html));
     Ok(headers(out, subject(ask, locale), locale)?.multipart(body)?)
+}
+
+/// The prompt a mail shows for `view` of `ask`: the numbered prompt the
+/// core drew, else (a view that is not text: only a mis-set channel draws
+/// one) the core's numbered prompt for the ask, since a mail is answered
+/// by typing.
+pub fn prompt(view: &View, ask: &Ask, locale: Locale) -> String {
+    match view {
+        View::Text(TextView { parts }) => parts.join("\n"),
+        View::Buttons(ButtonsView { parts: _, rows: _ }) | View::Rich(RichView { steps: _ }) => {
+            text_prompt(ask, locale)
+        }
+    }
 }
 
 /// A plain text mail in an ask's thread: subject `Re: {subject_of_ask}`
@@ -319,6 +326,32 @@ fn starts_with_caseless(text: &str, prefix: &str) -> bool {
 }
 
 /// `text` safe inside HTML text and attribute values.
+/// A small page in `locale` titled `title`, `body` (HTML) under it: what
+/// a one-click link shows.
+pub fn page(locale: Locale, title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width\"><title>askbridge</title></head>\
+         <body style=\"font-family: sans-serif; max-width: 36em; margin: 3em auto\">\
+         <h1 style=\"font-size: 1.3em\">{}</h1>{body}</body></html>\n",
+        locale.as_str(),
+        escape(title)
+    )
+}
+
+/// A one-click link's confirmation: "Answer “{label}”?", the question,
+/// and the button that answers (the form posts back to the link).
+pub fn confirm_page(question: &str, label: &str, locale: Locale) -> String {
+    let s = locale.strings();
+    let body = format!(
+        "<p style=\"white-space: pre-wrap\">{}</p>\
+         <form method=\"post\"><button type=\"submit\" style=\"font-size: 1.1em\">{}</button></form>",
+        escape(question),
+        escape(s.email_link_button)
+    );
+    page(locale, &fill(s.email_link_confirm, &[("a", label)]), &body)
+}
+
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

@@ -37,5 +37,5 @@ pub use text::{
 };
 pub use view::{
     Button, ButtonStyle, ButtonsView, EMPTY_TEXT, RichView, Step, StepInput, StepOption, TextView,
-    View, non_blank, rich_step, view,
+    View, non_blank, pick_labels, rich_step, view,
 };

@@ -363,6 +363,23 @@ fn buttons_view(
     }
 }
 
+/// What each option of a pick question is called, by index — its
+/// options, or Yes / No for a confirm — as a person picks it by number;
+/// `None` for a question that is no pick (multi-select, text).
+pub fn pick_labels(q: &Question, locale: Locale) -> Option<Vec<String>> {
+    let s = locale.strings();
+    match q.kind {
+        QuestionKind::Confirm => Some(vec![s.yes.to_owned(), s.no.to_owned()]),
+        QuestionKind::Single => Some(
+            q.options
+                .iter()
+                .map(|choice| choice.label.clone())
+                .collect(),
+        ),
+        QuestionKind::Multi | QuestionKind::Text | QuestionKind::Textarea => None,
+    }
+}
+
 /// The option buttons of a pick: one per option (recommended primary), or
 /// Yes / No for confirm.
 fn pick_buttons(

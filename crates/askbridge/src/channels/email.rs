@@ -35,8 +35,10 @@ use std::time::{Duration, SystemTime};
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::{self, Handled, Inbound, Person};
-use askbridge_core::model::{Ask, ChannelKind, Place, QuestionKind, Responder};
-use askbridge_core::render::{self, Block, Capabilities, Locale, View, fill};
+use askbridge_core::model::{Ask, ChannelKind, Place, Responder};
+use askbridge_core::render::{
+    self, Block, ButtonsView, Capabilities, Locale, View, fill, pick_labels,
+};
 use askbridge_email::link::{self, ANSWER_PATH, Claim, LinkError};
 use askbridge_email::parse::{self, Mail};
 use askbridge_email::render::{self as draw, Link, Outgoing};
@@ -308,7 +310,7 @@ impl Reader {
             message: message.clone(),
             reply_to,
             text: mail.text.clone(),
-            from: person(&mail),
+            from: person(&mail.from.address, mail.from.name.clone()),
         };
         self.driver
             .line_up(Inbound::Typed(typed), Some(&message))
@@ -354,13 +356,13 @@ impl Reader {
     }
 }
 
-/// The sender as a person: their address, and their name.
-fn person(mail: &Mail) -> Person {
+/// Someone by their address, and their name when known.
+fn person(address: &str, name: Option<String>) -> Person {
     Person {
         responder: Responder {
             channel: ChannelKind::Email,
-            user_id: mail.from.address.clone(),
-            name: mail.from.name.clone(),
+            user_id: address.to_owned(),
+            name,
             place: None,
         },
         username: None,
@@ -393,7 +395,7 @@ enum Kind {
 }
 
 /// Email as a [`ChatPlatform`]: SMTP out.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EmailPlatform {
     smtp: Smtp,
     /// The bot's mailbox as mails show it.
@@ -420,17 +422,8 @@ impl EmailPlatform {
         let (Some(base), [question]) = (&self.public_url, ask.questions.as_slice()) else {
             return Ok(Vec::new());
         };
-        let labels: Vec<String> = match question.kind {
-            QuestionKind::Single => question
-                .options
-                .iter()
-                .map(|option| option.label.clone())
-                .collect(),
-            QuestionKind::Confirm => {
-                let s = self.locale.strings();
-                vec![s.yes.to_owned(), s.no.to_owned()]
-            }
-            _ => return Ok(Vec::new()),
+        let Some(labels) = pick_labels(question, self.locale) else {
+            return Ok(Vec::new());
         };
         let secret = secret(&self.kept).await?;
         Ok(labels
@@ -559,12 +552,8 @@ impl ChatPlatform for EmailPlatform {
         context: &[Block],
         _chat: &String,
     ) -> Vec<Message> {
-        let text = match view {
-            View::Text(text) => text.parts.join("\n"),
-            _ => render::text_prompt(&ask.ask, self.locale),
-        };
         vec![Message {
-            text,
+            text: draw::prompt(view, &ask.ask, self.locale),
             kind: Kind::Ask {
                 id: ask.id.clone(),
                 ask: Box::new(ask.ask.clone()),
@@ -575,16 +564,14 @@ impl ChatPlatform for EmailPlatform {
         }]
     }
 
+    /// What a view's message says. Asks are drawn by
+    /// [`EmailPlatform::post_messages`] (one mail with its context), and
+    /// nothing is pressed in a mail, so only text views reach here.
     fn ask_messages(&self, view: &View, _chat: &String) -> Vec<Message> {
         let text = match view {
             View::Text(text) => text.parts.join("\n"),
-            View::Buttons(buttons) => buttons.parts.join("\n"),
-            View::Rich(rich) => rich
-                .steps
-                .iter()
-                .map(|step| step.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
+            View::Buttons(ButtonsView { parts, .. }) => parts.join("\n"),
+            View::Rich(_) => String::new(),
         };
         vec![Message {
             text,
@@ -686,7 +673,7 @@ impl ChatPlatform for EmailPlatform {
 
     fn reply(&self, chat: &String, to: String, text: String) {
         let id = self.message_id(&format!("re.{}", uuid::Uuid::new_v4().simple()));
-        let (platform, chat) = (self.clone_for_reply(), chat.clone());
+        let (platform, chat) = (self.clone(), chat.clone());
         tokio::spawn(async move {
             if let Err(error) = platform.follow_up(&chat, &to, &text, id).await {
                 tracing::warn!(error = %error, "cannot answer a mail");
@@ -719,21 +706,6 @@ impl ChatPlatform for EmailPlatform {
     }
 }
 
-impl EmailPlatform {
-    /// What a reply sent in the background needs.
-    fn clone_for_reply(&self) -> EmailPlatform {
-        EmailPlatform {
-            smtp: self.smtp.clone(),
-            from: self.from.clone(),
-            address: self.address.clone(),
-            plus_addressing: self.plus_addressing,
-            public_url: self.public_url.clone(),
-            kept: Arc::clone(&self.kept),
-            locale: self.locale,
-        }
-    }
-}
-
 /// What a one-click link carries besides its path.
 #[derive(Debug, serde::Deserialize)]
 struct LinkQuery {
@@ -742,24 +714,9 @@ struct LinkQuery {
     sig: String,
 }
 
-/// A small page in the ask's language.
-fn page(status: StatusCode, locale: Locale, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!DOCTYPE html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width\"><title>askbridge</title></head>\
-         <body style=\"font-family: sans-serif; max-width: 36em; margin: 3em auto\">\
-         <h1 style=\"font-size: 1.3em\">{}</h1>{body}</body></html>\n",
-        locale.as_str(),
-        escape(title)
-    );
-    (status, Html(html)).into_response()
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// A page saying `title` alone, with `status`.
+fn page(status: StatusCode, locale: Locale, title: &str) -> Response {
+    (status, Html(draw::page(locale, title, ""))).into_response()
 }
 
 impl Reader {
@@ -774,7 +731,7 @@ impl Reader {
         let locale = self.config.locale;
         let invalid = |status| {
             let text = locale.strings().email_link_invalid;
-            page(status, locale, text, "")
+            page(status, locale, text)
         };
         let bridge = self
             .bridge
@@ -800,14 +757,8 @@ impl Reader {
             .await
             .map_err(|_| invalid(StatusCode::NOT_FOUND))?;
         let label = match view.ask.questions.as_slice() {
-            [question] if question.kind == QuestionKind::Confirm => {
-                let s = locale.strings();
-                [s.yes, s.no].get(option).map(|label| (*label).to_owned())
-            }
-            [question] => question
-                .options
-                .get(option)
-                .map(|choice| choice.label.clone()),
+            [question] => pick_labels(question, locale)
+                .and_then(|mut labels| (option < labels.len()).then(|| labels.swap_remove(option))),
             _ => None,
         }
         .ok_or_else(|| invalid(StatusCode::NOT_FOUND))?;
@@ -827,24 +778,20 @@ async fn confirm_page(
         Ok(claimed) => claimed,
         Err(refused) => return refused,
     };
-    let s = locale.strings();
     if view.state.as_str() != "pending" {
-        return page(StatusCode::OK, locale, s.email_link_not_taken, "");
+        return page(
+            StatusCode::OK,
+            locale,
+            locale.strings().email_link_not_taken,
+        );
     }
     let question = view
         .ask
         .questions
         .first()
-        .map(|question| question.text.clone())
+        .map(|question| question.text.as_str())
         .unwrap_or_default();
-    let body = format!(
-        "<p style=\"white-space: pre-wrap\">{}</p>\
-         <form method=\"post\"><button type=\"submit\" style=\"font-size: 1.1em\">{}</button></form>",
-        escape(&question),
-        escape(s.email_link_button)
-    );
-    let title = fill(s.email_link_confirm, &[("a", &label)]);
-    page(StatusCode::OK, locale, &title, &body)
+    Html(draw::confirm_page(question, &label, locale)).into_response()
 }
 
 /// `POST /email/answer/{ask}/{option}`: answers, as the option's number
@@ -862,10 +809,10 @@ async fn answer_by_link(
         Err(refused) => return refused,
     };
     if view.state.as_str() != "pending" {
-        return page(StatusCode::CONFLICT, locale, s.email_link_not_taken, "");
+        return page(StatusCode::CONFLICT, locale, s.email_link_not_taken);
     }
     let Ok(Some(mail)) = reader.kept.get(&ask_key(&claim.ask)).await else {
-        return page(StatusCode::OK, locale, s.email_link_not_taken, "");
+        return page(StatusCode::OK, locale, s.email_link_not_taken);
     };
     let typed = inbound::Typed {
         chat: claim.to.clone(),
@@ -879,16 +826,7 @@ async fn answer_by_link(
         ),
         reply_to: Some(mail),
         text: (claim.option + 1).to_string(),
-        from: Person {
-            responder: Responder {
-                channel: ChannelKind::Email,
-                user_id: claim.to.clone(),
-                name: None,
-                place: None,
-            },
-            username: None,
-            roles: Vec::new(),
-        },
+        from: person(&claim.to, None),
     };
     let delivery = typed.message.clone();
     if reader
@@ -901,7 +839,6 @@ async fn answer_by_link(
             StatusCode::SERVICE_UNAVAILABLE,
             locale,
             s.email_link_invalid,
-            "",
         );
     }
     let taken = match reader.bridge.upgrade() {
@@ -918,8 +855,7 @@ async fn answer_by_link(
             StatusCode::OK,
             locale,
             &fill(s.email_link_done, &[("a", &label)]),
-            "",
         ),
-        false => page(StatusCode::CONFLICT, locale, s.email_link_not_taken, ""),
+        false => page(StatusCode::CONFLICT, locale, s.email_link_not_taken),
     }
 }
