@@ -49,6 +49,8 @@ pub mod limits {
     pub const MAX_THREAD_TITLE_CHARS: usize = 300;
     /// Characters of a notice's text.
     pub const MAX_NOTICE_CHARS: usize = 4_000;
+    /// Characters of a `callbackUrl`.
+    pub const MAX_CALLBACK_URL_CHARS: usize = 2_048;
 }
 
 /// One request from an agent: 1–12 questions for one person.
@@ -78,6 +80,9 @@ pub struct Ask {
     pub escalate: Vec<Escalation>,
     /// When to remind the person while nobody answers; `None`: never.
     pub remind: Option<Reminders>,
+    /// Where the agent is told how the ask goes (a webhook); `None`: it
+    /// asks or waits itself.
+    pub callback: Option<Callback>,
     /// What the ask did not say and the configured defaults fill in when
     /// it is created ([`Ask::with_defaults`]).
     pub unset: Unset,
@@ -108,6 +113,69 @@ pub struct Thread {
     /// The thread's first message ("Claude Code · api-server · session
     /// 1a2b3c4d"), at most [`limits::MAX_THREAD_TITLE_CHARS`] characters.
     pub title: String,
+}
+
+/// A webhook the agent is told of the ask at: always when the ask ends,
+/// and at the further [`CallbackEvent`]s it asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callback {
+    /// An absolute `http://` or `https://` URL, at most
+    /// [`limits::MAX_CALLBACK_URL_CHARS`] characters. Whether askbridge
+    /// may call it (its host, its addresses) is the daemon's to decide.
+    pub url: String,
+    /// The events sent there, in [`CallbackEvent`]'s order, each once;
+    /// always [`CallbackEvent::Ended`].
+    pub events: Vec<CallbackEvent>,
+}
+
+/// What an ask's webhook is told of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CallbackEvent {
+    /// The ask was posted (a place took it).
+    Posted,
+    /// A reminder was sent.
+    Reminded,
+    /// It was passed on to an escalation step's place.
+    Escalated,
+    /// It ended: answered, skipped, timed out, cancelled or not delivered.
+    Ended,
+}
+
+impl CallbackEvent {
+    /// Every event, in order.
+    pub const ALL: [CallbackEvent; 4] = [
+        CallbackEvent::Posted,
+        CallbackEvent::Reminded,
+        CallbackEvent::Escalated,
+        CallbackEvent::Ended,
+    ];
+
+    /// Its name on the wire: `ask.posted`, `ask.reminded`,
+    /// `ask.escalated`, `ask.ended`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallbackEvent::Posted => "ask.posted",
+            CallbackEvent::Reminded => "ask.reminded",
+            CallbackEvent::Escalated => "ask.escalated",
+            CallbackEvent::Ended => "ask.ended",
+        }
+    }
+
+    /// The event named `name`.
+    pub fn parse(name: &str) -> Option<CallbackEvent> {
+        CallbackEvent::ALL
+            .into_iter()
+            .find(|event| event.as_str() == name)
+    }
+}
+
+impl Ask {
+    /// Whether the ask's webhook is told of `event`.
+    pub fn calls_back(&self, event: CallbackEvent) -> bool {
+        self.callback
+            .as_ref()
+            .is_some_and(|callback| callback.events.contains(&event))
+    }
 }
 
 /// A message for a person that asks nothing ("Claude Code finished in

@@ -94,6 +94,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        callback: None,
         unset: Unset::default(),
     }
 }

@@ -1328,6 +1328,11 @@ fn repository_examples_normalise() {
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).expect("examples/") {
         let path = entry.expect("entry").path();
+        // Folders hold programs that use askbridge (examples/langgraph),
+        // not asks.
+        if path.is_dir() {
+            continue;
+        }
         let input = std::fs::read_to_string(&path).expect("read example");
         let got = normalize_input(&input);
         assert!(got.is_ok(), "{}: {got:?}", path.display());
@@ -2119,5 +2124,101 @@ fn a_notice_without_text_or_with_several_places_is_refused_where_it_is() {
     assert_eq!(
         notice(r#"["Hi"]"#),
         r#"error $: expected a notice object {"text", "context", "thread", "to"}, got an array"#
+    );
+}
+
+#[test]
+fn callback_url_and_events_are_read_and_checked() {
+    use askbridge_core::model::{Callback, CallbackEvent};
+    let ask = |extra: &str| {
+        normalize_json(
+            &serde_json::from_str(&format!(
+                r#"{{"questions": [{{"question": "Ship?"}}]{extra}}}"#
+            ))
+            .expect("JSON"),
+        )
+    };
+    let read = ask(r#", "callbackUrl": "https://hooks.example.com/a?b=1""#).expect("valid");
+    assert_eq!(
+        read.ask.callback,
+        Some(Callback {
+            url: "https://hooks.example.com/a?b=1".to_owned(),
+            events: vec![CallbackEvent::Ended],
+        })
+    );
+    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    let read = ask(
+        r#", "callback_url": "http://127.0.0.1:9/h", "callback_events": ["ask.reminded", "ask.posted", "ask.ended", "ask.posted"]"#,
+    )
+    .expect("valid");
+    assert_eq!(
+        read.ask.callback.expect("callback").events,
+        [
+            CallbackEvent::Posted,
+            CallbackEvent::Reminded,
+            CallbackEvent::Ended
+        ]
+    );
+    assert_eq!(ask("").expect("valid").ask.callback, None);
+
+    for (extra, path, says) in [
+        (
+            r#", "callbackUrl": "hooks.example.com""#,
+            "callbackUrl",
+            "expected an absolute https:// URL",
+        ),
+        (
+            r#", "callbackUrl": "ftp://x.example.com/""#,
+            "callbackUrl",
+            "expected an absolute https:// URL",
+        ),
+        (
+            r#", "callbackUrl": "https:///path""#,
+            "callbackUrl",
+            "has no host",
+        ),
+        (
+            r#", "callbackUrl": "https://user:pw@x.example.com/""#,
+            "callbackUrl",
+            "user name or password",
+        ),
+        (
+            r#", "callbackUrl": "https://x.example.com/a b""#,
+            "callbackUrl",
+            "spaces",
+        ),
+        (
+            r#", "callbackUrl": 7"#,
+            "callbackUrl",
+            "expected a URL string",
+        ),
+        (
+            r#", "callbackEvents": ["ask.posted"]"#,
+            "callbackEvents",
+            "needs callbackUrl",
+        ),
+        (
+            r#", "callbackUrl": "https://x.example.com/", "callbackEvents": ["ask.answered"]"#,
+            "callbackEvents[0]",
+            "expected one of ask.posted, ask.reminded, ask.escalated, ask.ended",
+        ),
+        (
+            r#", "callbackUrl": "https://x.example.com/", "callbackEvents": "ask.posted""#,
+            "callbackEvents",
+            "expected an array",
+        ),
+    ] {
+        let problems = ask(extra).expect_err(extra);
+        assert_eq!(problems[0].path, path, "{extra}: {problems:?}");
+        assert!(problems[0].message.contains(says), "{extra}: {problems:?}");
+    }
+    let long = format!(
+        r#", "callbackUrl": "https://x.example.com/{}""#,
+        "a".repeat(2_048)
+    );
+    assert!(
+        ask(&long).expect_err("too long")[0]
+            .message
+            .contains("longer than 2048")
     );
 }

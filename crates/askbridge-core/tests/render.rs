@@ -106,6 +106,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        callback: None,
         unset: Unset::default(),
     }
 }

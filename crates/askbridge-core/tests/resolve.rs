@@ -967,6 +967,7 @@ fn release_ask() -> Ask {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        callback: None,
         unset: Unset::default(),
     }
 }

@@ -121,6 +121,7 @@ proptest! {
             also: Vec::new(),
             escalate: Vec::new(),
             remind: None,
+            callback: None,
             unset: Unset::default(),
         };
         let matcher = AskMatcher::new(&ask);

@@ -95,6 +95,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         also: Vec::new(),
         escalate: Vec::new(),
         remind: None,
+        callback: None,
         unset: Unset::ALL,
     })
 }

@@ -10,14 +10,14 @@ use serde_json::{Map, Value};
 use super::options::{self, RawOption};
 use super::{Report, chars, field, here, ids, item};
 use crate::model::limits::{
-    DEFAULT_TIMEOUT_SECONDS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS, MAX_LANGUAGE_CHARS,
-    MAX_NOTICE_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS, MAX_QUESTIONS,
-    MAX_QUESTIONS_STRICT, MAX_THREAD_KEY_CHARS, MAX_THREAD_TITLE_CHARS, MAX_TIMEOUT_SECONDS,
-    MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
+    DEFAULT_TIMEOUT_SECONDS, MAX_CALLBACK_URL_CHARS, MAX_CONTEXT_CHARS, MAX_HEADER_CHARS,
+    MAX_LANGUAGE_CHARS, MAX_NOTICE_CHARS, MAX_OPTIONS, MAX_PLACES, MAX_QUESTION_CHARS,
+    MAX_QUESTIONS, MAX_QUESTIONS_STRICT, MAX_THREAD_KEY_CHARS, MAX_THREAD_TITLE_CHARS,
+    MAX_TIMEOUT_SECONDS, MIN_REMIND_SECONDS, MIN_TIMEOUT_SECONDS,
 };
 use crate::model::{
-    Ask, Choice, Context, Escalation, Notice, Place, Question, QuestionKind, Reminders, Target,
-    Thread, Unset,
+    Ask, Callback, CallbackEvent, Choice, Context, Escalation, Notice, Place, Question,
+    QuestionKind, Reminders, Target, Thread, Unset,
 };
 
 /// Longest title, description, placeholder or default text, in characters.
@@ -170,6 +170,10 @@ const ASK_KEYS: &[&str] = &[
     "remind_after_seconds",
     "remindEverySeconds",
     "remind_every_seconds",
+    "callbackUrl",
+    "callback_url",
+    "callbackEvents",
+    "callback_events",
 ];
 
 fn read_ask(
@@ -202,6 +206,7 @@ fn read_ask(
     let places = read_places(map, base, report);
     let escalate = read_escalate(map, base, timeout, &places, report);
     let remind = read_reminders(map, base, timeout, report);
+    let callback = read_callback(map, base, report);
     let given = |keys: &[&str]| {
         keys.iter()
             .any(|key| map.get(*key).is_some_and(|v| !v.is_null()))
@@ -210,6 +215,7 @@ fn read_ask(
         places,
         escalate,
         remind,
+        callback,
         unset: Unset {
             remind: !given(&["remindAfterSeconds", "remind_after_seconds"]),
             escalate: !given(&["escalate"]),
@@ -473,6 +479,8 @@ struct Reach {
     places: Vec<Target>,
     escalate: Vec<Escalation>,
     remind: Option<Reminders>,
+    /// Not where the person is, but how the agent hears of it.
+    callback: Option<Callback>,
     unset: Unset,
 }
 
@@ -483,6 +491,7 @@ impl Default for Reach {
             places: Vec::new(),
             escalate: Vec::new(),
             remind: None,
+            callback: None,
             unset: Unset::ALL,
         }
     }
@@ -504,6 +513,7 @@ fn finish(
         places,
         escalate,
         remind,
+        callback,
         unset,
     } = reach;
     let mut places = places.into_iter();
@@ -517,8 +527,110 @@ fn finish(
         also: places.collect(),
         escalate,
         remind,
+        callback,
         unset,
     })
+}
+
+/// Reads `callbackUrl` (an absolute `http(s)://` URL) and
+/// `callbackEvents` (the events besides `ask.ended`, which is always
+/// sent). Whether the daemon may call the URL is decided when the ask is
+/// created, not here.
+fn read_callback(map: &Map<String, Value>, base: &str, report: &mut Report) -> Option<Callback> {
+    let key = |camel: &'static str, snake: &'static str| {
+        if map.contains_key(snake) && !map.contains_key(camel) {
+            snake
+        } else {
+            camel
+        }
+    };
+    let url_key = key("callbackUrl", "callback_url");
+    let events_key = key("callbackEvents", "callback_events");
+    let events = match map.get(events_key) {
+        None | Some(Value::Null) => Some(vec![CallbackEvent::Ended]),
+        Some(Value::Array(items)) => {
+            let mut events = vec![CallbackEvent::Ended];
+            let mut valid = true;
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str().and_then(CallbackEvent::parse) {
+                    Some(event) => events.push(event),
+                    None => {
+                        valid = false;
+                        report.error(
+                            format!("{}[{i}]", field(base, events_key)),
+                            format!(
+                                "expected one of {}, got {item}",
+                                CallbackEvent::ALL.map(CallbackEvent::as_str).join(", ")
+                            ),
+                        );
+                    }
+                }
+            }
+            events.sort_unstable();
+            events.dedup();
+            valid.then_some(events)
+        }
+        Some(other) => {
+            report.error(
+                field(base, events_key),
+                format!("expected an array of event names, got {}", kind_of(other)),
+            );
+            None
+        }
+    };
+    let path = field(base, url_key);
+    let url = match map.get(url_key) {
+        None | Some(Value::Null) => {
+            if map.get(events_key).is_some_and(|v| !v.is_null()) {
+                report.error(
+                    field(base, events_key),
+                    format!("needs {url_key}: where to send the events"),
+                );
+            }
+            return None;
+        }
+        Some(Value::String(url)) => url.trim(),
+        Some(other) => {
+            report.error(
+                path,
+                format!("expected a URL string, got {}", kind_of(other)),
+            );
+            return None;
+        }
+    };
+    if let Err(problem) = check_callback_url(url) {
+        report.error(path, problem);
+        return None;
+    }
+    Some(Callback {
+        url: url.to_owned(),
+        events: events?,
+    })
+}
+
+/// Whether `url` is an absolute `http://` or `https://` URL with a host,
+/// short enough and without spaces; the problem if not.
+fn check_callback_url(url: &str) -> Result<(), String> {
+    if chars(url) > MAX_CALLBACK_URL_CHARS {
+        return Err(format!("longer than {MAX_CALLBACK_URL_CHARS} characters"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("contains spaces or control characters".to_owned());
+    }
+    let lower = url.to_ascii_lowercase();
+    let rest = ["https://", "http://"]
+        .iter()
+        .find_map(|scheme| lower.strip_prefix(scheme))
+        .ok_or_else(|| format!("expected an absolute https:// URL, got {url:?}"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Err(format!("has no host: {url:?}"));
+    }
+    if authority.contains('@') {
+        return Err("must not carry a user name or password".to_owned());
+    }
+    Ok(())
 }
 
 /// Reads `remindAfterSeconds` (0: no reminder) and `remindEverySeconds`:
