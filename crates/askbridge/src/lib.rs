@@ -25,6 +25,7 @@ pub mod instance;
 pub mod mcp;
 pub mod store;
 pub mod web;
+pub mod webhooks;
 pub mod wire;
 
 /// A text as a short, stable name (a name-based UUID, as 32 hex digits):

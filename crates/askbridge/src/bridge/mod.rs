@@ -54,7 +54,7 @@ use std::time::Duration;
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step};
 use askbridge_core::model::Timestamp;
-use askbridge_core::model::{Ask, AskDefaults, ChannelKind, Notice, Place, Target};
+use askbridge_core::model::{Ask, AskDefaults, CallbackEvent, ChannelKind, Notice, Place, Target};
 use askbridge_core::outcome::Outcome;
 use tokio::sync::{Notify, broadcast, watch};
 
@@ -240,7 +240,25 @@ pub enum BridgeError {
     /// The bridge was opened outside a tokio runtime.
     #[error("the bridge needs a tokio runtime")]
     NoRuntime(#[source] tokio::runtime::TryCurrentError),
+    /// The ask's `callbackUrl` may not be called ([`CallbackCheck`]).
+    #[error("callbackUrl: {0}")]
+    Callback(String),
 }
+
+/// Whether an ask's `callbackUrl` may be called: the daemon's webhook
+/// rules (`[webhooks]`), checked when the ask is created.
+#[async_trait::async_trait]
+pub trait CallbackCheck: Send + Sync + std::fmt::Debug {
+    /// `Ok` when `url` may be called, else why not.
+    async fn check(&self, url: &str) -> Result<(), String>;
+}
+
+/// What a bridge without webhooks says of a `callbackUrl`.
+const NO_WEBHOOKS: &str = "webhooks are off in this daemon: set ASKBRIDGE_WEBHOOK_SECRET and \
+                           [webhooks] allowed_hosts to turn them on";
+
+/// Webhook attempts by how they went, in [`Metrics::webhooks`] order.
+pub const WEBHOOK_RESULTS: [&str; 4] = ["delivered", "retry", "gone", "failed"];
 
 /// Why a notice was not posted.
 #[derive(Debug, thiserror::Error)]
@@ -270,7 +288,8 @@ impl BridgeError {
             BridgeError::NotFound(_)
             | BridgeError::IdempotencyConflict(_)
             | BridgeError::NotLoaded
-            | BridgeError::NoRuntime(_) => false,
+            | BridgeError::NoRuntime(_)
+            | BridgeError::Callback(_) => false,
         }
     }
 }
@@ -293,6 +312,9 @@ pub struct Metrics {
     pub lease_takeovers: u64,
     /// Undelivered asks this instance took over from a dead one.
     pub delivery_takeovers: u64,
+    /// Webhook attempts this instance made, by how they went
+    /// ([`WEBHOOK_RESULTS`]).
+    pub webhooks: Vec<(&'static str, u64)>,
 }
 
 /// The final states, in [`Metrics::ended`] order.
@@ -390,6 +412,13 @@ struct Inner {
     delivery_takeovers: AtomicU64,
     /// What this instance still has to do at the time now.
     settle: Arc<settle::Settle>,
+    /// The daemon's webhook rules; unset: asks with a `callbackUrl` are
+    /// refused.
+    callbacks: std::sync::OnceLock<Arc<dyn CallbackCheck>>,
+    /// Wakes the webhook sender: an event's delivery was written.
+    webhook_wake: Arc<Notify>,
+    /// Webhook attempts by how they went ([`WEBHOOK_RESULTS`]).
+    webhook_results: [AtomicU64; WEBHOOK_RESULTS.len()],
 }
 
 /// A change to apply to an ask.
@@ -470,6 +499,9 @@ impl Bridge {
             lease_takeovers: AtomicU64::new(0),
             delivery_takeovers: AtomicU64::new(0),
             settle: Arc::default(),
+            callbacks: std::sync::OnceLock::new(),
+            webhook_wake: Arc::new(Notify::new()),
+            webhook_results: Default::default(),
         });
         if !expired.is_empty() {
             let mut to_close = Vec::new();
@@ -591,6 +623,13 @@ impl Bridge {
             idempotency_key,
         } = new;
         let ask = ask.with_defaults(&inner.defaults);
+        if let Some(callback) = &ask.callback {
+            match inner.callbacks.get() {
+                Some(check) => check.check(&callback.url).await,
+                None => Err(NO_WEBHOOKS.to_owned()),
+            }
+            .map_err(BridgeError::Callback)?;
+        }
         let key = AskKey::new();
         let lifecycle = AskLifecycle::new(key.to_string(), ask, inner.clock.now());
         let row = record::new_row(&lifecycle, idempotency_key, &inner.instance)?;
@@ -826,7 +865,44 @@ impl Bridge {
             resyncs: inner.resyncs.load(Ordering::Relaxed),
             lease_takeovers: inner.lease_takeovers.load(Ordering::Relaxed),
             delivery_takeovers: inner.delivery_takeovers.load(Ordering::Relaxed),
+            webhooks: WEBHOOK_RESULTS
+                .iter()
+                .zip(&inner.webhook_results)
+                .map(|(name, count)| (*name, count.load(Ordering::Relaxed)))
+                .collect(),
         }
+    }
+
+    /// Turns webhooks on: asks with a `callbackUrl` are created when
+    /// `check` allows the URL (until then they are refused). Set once.
+    pub fn set_callbacks(&self, check: Arc<dyn CallbackCheck>) {
+        let _ = self.inner.callbacks.set(check);
+    }
+
+    /// The database, for the webhook sender.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// What wakes the webhook sender: an event's delivery written here.
+    pub(crate) fn webhook_wake(&self) -> Arc<Notify> {
+        Arc::clone(&self.inner.webhook_wake)
+    }
+
+    /// Counts a webhook attempt by how it went (one of
+    /// [`WEBHOOK_RESULTS`]).
+    pub(crate) fn count_webhook(&self, result: &str) {
+        if let Some(index) = WEBHOOK_RESULTS.iter().position(|name| *name == result) {
+            self.inner.webhook_results[index].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The webhook deliveries of ask `id`, oldest first.
+    pub async fn webhooks_of(
+        &self,
+        id: &str,
+    ) -> Result<Vec<crate::store::WebhookRow>, BridgeError> {
+        Ok(self.inner.store.webhooks_of(id).await?)
     }
 
     /// This instance's name among those sharing the database.
@@ -1178,6 +1254,23 @@ impl Inner {
     }
 
     /// Sends an event if anyone listens (building it only then).
+    /// Writes a delivery of `event` to the ask's `callbackUrl`, when it
+    /// asked for that event, and wakes the sender. A failure to write is
+    /// logged: the event is not sent, the ask goes on.
+    async fn call_back(&self, id: &str, ask: &Ask, event: CallbackEvent) {
+        let Some(callback) = ask.callback.as_ref().filter(|_| ask.calls_back(event)) else {
+            return;
+        };
+        let now = record::millis(self.clock.now());
+        let row = crate::store::WebhookRow::new(id, event.as_str(), &callback.url, now, now);
+        match self.store.insert_webhook(&row).await {
+            Ok(()) => self.webhook_wake.notify_one(),
+            Err(error) => {
+                tracing::warn!(ask_id = %id, event = event.as_str(), error = %error, "could not record a webhook event; it is not sent");
+            }
+        }
+    }
+
     fn emit(&self, event: impl FnOnce() -> BridgeEvent) {
         if self.events.receiver_count() > 0 {
             // An error means every receiver went away meanwhile.

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::Input;
+use askbridge_core::model::CallbackEvent;
 use tokio::sync::Notify;
 
 use super::channel::Channel;
@@ -241,6 +242,13 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
                 if entry.settled() {
                     note_delivered(inner, entry);
                 }
+                if spot.due().is_some() {
+                    inner
+                        .call_back(id, &view.ask, CallbackEvent::Escalated)
+                        .await;
+                } else if first_posted(entry, place) {
+                    inner.call_back(id, &view.ask, CallbackEvent::Posted).await;
+                }
                 return;
             }
             Err(error) => error,
@@ -300,6 +308,16 @@ async fn sleep_until_unless_ended(
 
 /// Notes that the ask's delivery is done (every place settled, one took
 /// it), for [`record_deliveries`] to record.
+/// Whether `place`, just posted, is the first of the places posted at
+/// once to have taken the ask (by number, so two posted together tell
+/// the agent at least once).
+fn first_posted(entry: &Entry, place: usize) -> bool {
+    entry.spots[..place]
+        .iter()
+        .filter(|spot| spot.due().is_none())
+        .all(|spot| spot.delivery.load(Ordering::Acquire) != DELIVERED)
+}
+
 fn note_delivered(inner: &Inner, entry: &Entry) {
     lock(&inner.delivered).push(entry.id);
     inner.delivered_wake.notify_one();

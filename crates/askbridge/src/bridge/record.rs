@@ -2,10 +2,10 @@
 //! holds which part of an [`AskLifecycle`].
 
 use askbridge_core::lifecycle::{Answer, AskLifecycle, AskParts, State};
-use askbridge_core::model::Timestamp;
+use askbridge_core::model::{CallbackEvent, Timestamp};
 use askbridge_core::normalize::normalize_json;
 
-use crate::store::{AskRow, PlaceRow, StoreError};
+use crate::store::{AskRow, PlaceRow, StoreError, WebhookRow};
 use crate::wire::ask::CanonicalAsk;
 use crate::wire::stored::{StoredAnswers, StoredState, core_answers, stored_answers};
 
@@ -104,6 +104,16 @@ pub(super) fn new_row(
                     .map(millis),
             })
             .collect(),
+        webhook: lifecycle.ask().callback.as_ref().map(|callback| {
+            let created = millis(lifecycle.created_at());
+            WebhookRow::new(
+                id,
+                CallbackEvent::Ended.as_str(),
+                &callback.url,
+                created,
+                created,
+            )
+        }),
     })
 }
 

@@ -178,6 +178,7 @@ async fn remind(
         claimed,
         next,
         left: AtomicUsize::new(places.len()),
+        ask: view.ask.callback.is_some().then(|| view.ask.clone()),
     });
     if places.is_empty() {
         reminding.finish(inner).await;
@@ -204,6 +205,8 @@ pub(super) struct Reminding {
     next: Option<Timestamp>,
     /// Places still to take their turn.
     left: AtomicUsize,
+    /// The ask, when it has a webhook to tell of the reminder.
+    ask: Option<askbridge_core::model::Ask>,
 }
 
 impl Reminding {
@@ -225,6 +228,15 @@ impl Reminding {
             .await
         {
             Ok(()) => {
+                if let Some(ask) = &self.ask {
+                    inner
+                        .call_back(
+                            &self.id,
+                            ask,
+                            askbridge_core::model::CallbackEvent::Reminded,
+                        )
+                        .await;
+                }
                 inner.remind_wake.notify_one();
                 inner.reminders_done.send_modify(|done| *done += 1);
             }

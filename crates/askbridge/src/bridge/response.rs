@@ -25,6 +25,7 @@ impl From<&AskView> for AskResponse {
                 created_at,
                 warnings: Vec::new(),
                 places: Vec::new(),
+                callback: None,
             }),
             None => {
                 let (answered, open): (Vec<_>, Vec<_>) = view
@@ -54,6 +55,7 @@ impl From<&AskView> for AskResponse {
                     warnings: Vec::new(),
                     places: Vec::new(),
                     host_key: None,
+                    callback: None,
                 })
             }
         }

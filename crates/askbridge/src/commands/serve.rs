@@ -9,6 +9,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -91,6 +92,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             crate::store::redact_url(&config.database_url)
         )
     })?;
+
+    if let Some(webhooks) = &config.webhooks {
+        let webhooks = Arc::new(crate::webhooks::Webhooks::new(webhooks).context("webhooks")?);
+        bridge.set_callbacks(Arc::clone(&webhooks) as Arc<dyn crate::bridge::CallbackCheck>);
+        tokio::spawn(crate::webhooks::run(bridge.downgrade(), webhooks));
+    }
 
     let telegram = config
         .telegram

@@ -137,9 +137,30 @@ pub struct Config {
     pub email: Option<EmailConfig>,
     /// How coding agents' hooks ask (`[hooks]`).
     pub hooks: HooksConfig,
+    /// Webhooks (`[webhooks]`), when a secret to sign them is set.
+    pub webhooks: Option<WebhooksConfig>,
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
 }
+
+/// `[webhooks]`: where asks' `callbackUrl`s may point, and how their
+/// deliveries are signed and retried.
+#[derive(Debug, Clone)]
+pub struct WebhooksConfig {
+    /// `ASKBRIDGE_WEBHOOK_SECRET`: the secrets that sign each delivery,
+    /// the first first (several while one is rotated out).
+    pub secrets: Vec<Secret>,
+    /// Hosts a `callbackUrl` may name: exact hosts, `*.example.com`, or
+    /// `*` (any host with public addresses).
+    pub allowed_hosts: Vec<String>,
+    /// Follow redirects (each checked like the URL itself); default off.
+    pub follow_redirects: bool,
+    /// The wait before the first retry; doubled each time (default 1 s).
+    pub first_retry: std::time::Duration,
+}
+
+/// The longest `webhooks.first_retry_ms`: an hour.
+const MAX_FIRST_RETRY_MS: u64 = 3_600_000;
 
 /// `[hooks]`: how `askbridge hook` asks for coding agents. The hooks read
 /// it from the daemon (`GET /v1/hooks`); a hook's own flags come first.
@@ -505,6 +526,12 @@ pub struct RawConfig {
     /// `EMAIL_IMAP_PASSWORD` (never from the file).
     #[serde(skip)]
     pub email_imap_password: Option<String>,
+    /// `[webhooks]`.
+    #[serde(default)]
+    pub webhooks: RawWebhooks,
+    /// `ASKBRIDGE_WEBHOOK_SECRET` (never from the file).
+    #[serde(skip)]
+    pub webhook_secret: Option<String>,
     /// Where each key's value came from (keys as in [`ConfigError::Invalid`]).
     #[serde(skip)]
     origins: BTreeMap<&'static str, Origin>,
@@ -533,6 +560,18 @@ pub struct RawEscalation {
     pub after_seconds: u64,
     /// Where it is passed on to.
     pub to: String,
+}
+
+/// `[webhooks]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWebhooks {
+    /// `allowed_hosts = ["hooks.example.com", "*.example.org"]`.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// `follow_redirects = false`.
+    pub follow_redirects: Option<bool>,
+    /// `first_retry_ms = 1000`.
+    pub first_retry_ms: Option<u64>,
 }
 
 /// `[web]` as written.
@@ -828,6 +867,10 @@ settings! {
     file "email.locale" "ASKBRIDGE_EMAIL_LOCALE" text => email.locale;
     env "email.smtp_password" "EMAIL_SMTP_PASSWORD" text => email_smtp_password;
     env "email.imap_password" "EMAIL_IMAP_PASSWORD" text => email_imap_password;
+    file "webhooks.allowed_hosts" "ASKBRIDGE_WEBHOOKS_ALLOWED_HOSTS" list => webhooks.allowed_hosts;
+    file "webhooks.follow_redirects" "ASKBRIDGE_WEBHOOKS_FOLLOW_REDIRECTS" flag => webhooks.follow_redirects;
+    file "webhooks.first_retry_ms" "ASKBRIDGE_WEBHOOKS_FIRST_RETRY_MS" millis => webhooks.first_retry_ms;
+    env "webhooks.secret" "ASKBRIDGE_WEBHOOK_SECRET" text => webhook_secret;
 }
 
 /// The environment variable naming the config file.
@@ -1011,6 +1054,7 @@ impl RawConfig {
         let matrix = self.matrix_config(&invalid)?;
         let teams = self.teams_config(&invalid)?;
         let email = self.email_config(&invalid)?;
+        let webhooks = self.webhooks_config(&invalid)?;
         let public_url = set(&self.public_url)
             .map(|url| http_url(url).map_err(|message| invalid("public_url", message)))
             .transpose()?;
@@ -1042,8 +1086,70 @@ impl RawConfig {
             teams,
             email,
             hooks,
+            webhooks,
             file: file.map(Path::to_path_buf),
         })
+    }
+
+    /// `[webhooks]`: on when `ASKBRIDGE_WEBHOOK_SECRET` is set (several
+    /// secrets comma-separated); hosts that are names, `*.name` or `*`.
+    fn webhooks_config(
+        &self,
+        invalid: &impl Fn(&'static str, String) -> ConfigError,
+    ) -> Result<Option<WebhooksConfig>, ConfigError> {
+        let raw = &self.webhooks;
+        let secrets: Vec<Secret> = set(&self.webhook_secret)
+            .map(|value| comma_list(value).into_iter().map(Secret::new).collect())
+            .unwrap_or_default();
+        if secrets.is_empty() {
+            if raw.allowed_hosts.is_some() {
+                return Err(invalid(
+                    "webhooks.secret",
+                    "missing: set ASKBRIDGE_WEBHOOK_SECRET (the key that signs webhooks) to \
+                     turn webhooks on"
+                        .to_owned(),
+                ));
+            }
+            return Ok(None);
+        }
+        let mut allowed_hosts = Vec::new();
+        for host in raw.allowed_hosts.iter().flatten() {
+            let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+            let name = host.strip_prefix("*.").unwrap_or(&host);
+            let valid = host == "*"
+                || (!name.is_empty() && !name.contains(['/', ':', '@', '*', ' '])
+                    || name.parse::<std::net::IpAddr>().is_ok()
+                    || name.starts_with('[') && name.ends_with(']'));
+            if !valid {
+                return Err(invalid(
+                    "webhooks.allowed_hosts",
+                    format!(
+                        "{host:?} is not a host; expected a name (hooks.example.com), \
+                         *.example.com, an IP address or *"
+                    ),
+                ));
+            }
+            allowed_hosts.push(
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned(),
+            );
+        }
+        let first_retry_ms = raw.first_retry_ms.unwrap_or(1_000);
+        if !(1..=MAX_FIRST_RETRY_MS).contains(&first_retry_ms) {
+            return Err(invalid(
+                "webhooks.first_retry_ms",
+                format!(
+                    "must be from 1 to {MAX_FIRST_RETRY_MS} milliseconds, got {first_retry_ms}"
+                ),
+            ));
+        }
+        Ok(Some(WebhooksConfig {
+            secrets,
+            allowed_hosts,
+            follow_redirects: raw.follow_redirects.unwrap_or(false),
+            first_retry: std::time::Duration::from_millis(first_retry_ms),
+        }))
     }
 
     /// `[hooks]`: a target that parses, holds within an ask's timeout
@@ -1309,6 +1415,14 @@ fn steps(value: &str) -> Result<Vec<RawEscalation>, String> {
 }
 
 /// A number of seconds.
+/// A number of milliseconds.
+fn millis(value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of milliseconds, got {value:?}"))
+}
+
 fn seconds(value: &str) -> Result<u64, String> {
     value
         .trim()
@@ -1873,10 +1987,63 @@ escalate = [
             "FEISHU_APP_SECRET" => Some("s3cret".to_owned()),
             "MATRIX_ACCESS_TOKEN" => Some("syt_s3cret".to_owned()),
             "TEAMS_APP_PASSWORD" => Some("pa55".to_owned()),
+            "ASKBRIDGE_WEBHOOK_SECRET" => Some("whsec_new,whsec_old".to_owned()),
             _ => None,
         })
         .and_then(|raw| raw.validate(Some(file)))
         .expect("example values are valid");
+    }
+
+    #[test]
+    fn config_webhooks_need_their_secret_and_hosts_that_are_hosts() {
+        let load = |toml: &str, secret: Option<&str>| {
+            RawConfig::from_toml(toml, Path::new("askbridge.toml"))
+                .and_then(|raw| {
+                    raw.apply_env(|var| {
+                        (var == "ASKBRIDGE_WEBHOOK_SECRET")
+                            .then(|| secret.map(str::to_owned))
+                            .flatten()
+                    })
+                })
+                .and_then(|raw| raw.validate(None))
+        };
+        let off = load("", None).expect("valid");
+        assert!(off.webhooks.is_none());
+        let on = load(
+            "[webhooks]\nallowed_hosts = [\"Hooks.Example.com\", \"*.example.org\", \"[::1]\"]\n",
+            Some(" new , old "),
+        )
+        .expect("valid")
+        .webhooks
+        .expect("on");
+        assert_eq!(
+            on.allowed_hosts,
+            ["hooks.example.com", "*.example.org", "::1"]
+        );
+        let secrets: Vec<&str> = on.secrets.iter().map(Secret::expose).collect();
+        assert_eq!(secrets, ["new", "old"]);
+        assert_eq!(on.first_retry, std::time::Duration::from_secs(1));
+        assert!(!on.follow_redirects);
+
+        let error =
+            load("[webhooks]\nallowed_hosts = [\"x.example.com\"]\n", None).expect_err("no secret");
+        assert!(
+            error.to_string().contains("ASKBRIDGE_WEBHOOK_SECRET"),
+            "{error}"
+        );
+        for (toml, says) in [
+            (
+                "allowed_hosts = [\"https://x.example.com/\"]",
+                "is not a host",
+            ),
+            ("allowed_hosts = [\"a.*.example.com\"]", "is not a host"),
+            ("first_retry_ms = 0", "must be from 1"),
+        ] {
+            let error = load(&format!("[webhooks]\n{toml}\n"), Some("s"))
+                .expect_err(toml)
+                .to_string();
+            assert!(error.contains(says), "{toml}: {error}");
+        }
     }
 
     fn looks_like_setting(line: &str) -> bool {

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askbridge_core::lifecycle::{Input, Step, UnknownItems};
 use askbridge_core::model::Responder;
-use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::model::{CallbackEvent, ChannelKind, Target, Timestamp};
 use askbridge_core::normalize::{
     Normalized, Problem, kind_of, normalize_input, normalize_json, normalize_places,
 };
@@ -30,9 +30,11 @@ use super::error::{ApiError, json_response};
 use super::extract::{AskId, JsonBody, QueryParams, Wait};
 use super::host;
 use super::openapi::parameter;
-use crate::bridge::{AskView, Bridge, ListFilter, NewAsk};
+use crate::bridge::{AskView, Bridge, BridgeError, ListFilter, NewAsk};
 use crate::web::PAGE_USER;
-use crate::wire::api::{AskList, AskResponse, ErrorResponse, ReplyResponse};
+use crate::wire::api::{
+    AskList, AskResponse, CallbackDelivery, CallbackJson, ErrorResponse, ReplyResponse,
+};
 use crate::wire::names::Channel;
 use crate::wire::request::{AskRequest, ReplyRequest};
 
@@ -150,13 +152,63 @@ pub async fn get(
         Some(wait) if !wait.is_zero() => wait_for(&state, &id, wait, false).await?,
         _ => state.bridge.get(&id).await?,
     };
-    let refs = state.bridge.message_refs(&id).await?;
-    let failed = state.bridge.failed_places(&id);
-    let places = crate::chat::place_states(&view, &refs, &failed, state.bridge.now());
+    let callback = callback_json(&state.bridge, &view).await?;
     Ok(json_response(
         StatusCode::OK,
-        &AskResponse::from(&view).with_places(places),
+        &shown(&state.bridge, &view).await?.with_callback(callback),
     ))
+}
+
+/// The ask as `GET /v1/asks/{id}` shows it, webhook deliveries aside
+/// (what a webhook sends).
+pub(crate) async fn shown(bridge: &Bridge, view: &AskView) -> Result<AskResponse, BridgeError> {
+    let refs = bridge.message_refs(&view.id).await?;
+    let failed = bridge.failed_places(&view.id);
+    let places = crate::chat::place_states(view, &refs, &failed, bridge.now());
+    Ok(AskResponse::from(view).with_places(places))
+}
+
+/// The ask's webhook and how its deliveries stand, if it has one.
+async fn callback_json(
+    bridge: &Bridge,
+    view: &AskView,
+) -> Result<Option<CallbackJson>, BridgeError> {
+    let Some(callback) = &view.ask.callback else {
+        return Ok(None);
+    };
+    let deliveries = bridge
+        .webhooks_of(&view.id)
+        .await?
+        .into_iter()
+        .filter_map(|row| {
+            let event = CallbackEvent::parse(&row.event)?;
+            let state = match row.state.as_str() {
+                "pending" if event == CallbackEvent::Ended && view.state.is_pending() => "waiting",
+                "pending" => "pending",
+                "delivered" => "delivered",
+                "gone" => "gone",
+                _ => "failed",
+            };
+            let at = |millis: i64| Timestamp(u64::try_from(millis).unwrap_or(0)).rfc3339();
+            Some(CallbackDelivery {
+                id: row.id,
+                event: event.into(),
+                state,
+                attempts: u32::try_from(row.attempts).unwrap_or(u32::MAX),
+                last_status: row
+                    .last_status
+                    .and_then(|status| u16::try_from(status).ok()),
+                last_error: row.last_error,
+                next_attempt_at: (state == "pending").then(|| at(row.due_at)),
+                delivered_at: row.delivered_at.map(at),
+            })
+        })
+        .collect();
+    Ok(Some(CallbackJson {
+        url: callback.url.clone(),
+        events: callback.events.iter().copied().map(Into::into).collect(),
+        deliveries,
+    }))
 }
 
 /// Cancel an ask.

@@ -223,6 +223,12 @@ impl From<BridgeError> for ApiError {
                 format!("Idempotency-Key {key:?} was already used for a different ask"),
             )
             .at("Idempotency-Key"),
+            BridgeError::Callback(message) => {
+                ApiError::invalid_ask(&[askbridge_core::normalize::Problem::new(
+                    "callbackUrl",
+                    message,
+                )])
+            }
             error if error.is_full() => ApiError::disk_full(crate::error_chain(&error)),
             error if error.is_retryable() => ApiError::unavailable(crate::error_chain(&error)),
             error => ApiError::internal(crate::error_chain(&error)),

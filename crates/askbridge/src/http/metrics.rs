@@ -147,6 +147,23 @@ impl HttpMetrics {
         }
         writeln!(
             out,
+            "# HELP askbridge_webhook_attempts_total Webhook attempts this instance made, by how they went: delivered, retry (to be tried again), gone (410), failed (given up)."
+        )?;
+        writeln!(out, "# TYPE askbridge_webhook_attempts_total counter")?;
+        for result in crate::bridge::WEBHOOK_RESULTS {
+            let count = bridge
+                .webhooks
+                .iter()
+                .filter(|(r, _)| *r == result)
+                .map(|(_, n)| n)
+                .sum::<u64>();
+            writeln!(
+                out,
+                "askbridge_webhook_attempts_total{{result=\"{result}\"}} {count}"
+            )?;
+        }
+        writeln!(
+            out,
             "# HELP askbridge_http_waiting Long-polls (?wait=) waiting for an ask to end now."
         )?;
         writeln!(out, "# TYPE askbridge_http_waiting gauge")?;
@@ -233,6 +250,7 @@ mod tests {
             resyncs: 1,
             lease_takeovers: 2,
             delivery_takeovers: 3,
+            webhooks: vec![("delivered", 4), ("retry", 5)],
         });
         for line in [
             "askbridge_asks_created_total 2",
@@ -243,6 +261,9 @@ mod tests {
             "askbridge_change_feed_resyncs_total 1",
             "askbridge_lease_takeovers_total 2",
             "askbridge_delivery_takeovers_total 3",
+            "askbridge_webhook_attempts_total{result=\"delivered\"} 4",
+            "askbridge_webhook_attempts_total{result=\"retry\"} 5",
+            "askbridge_webhook_attempts_total{result=\"failed\"} 0",
             "askbridge_http_waiting 1",
             "askbridge_http_requests_total{method=\"POST\",route=\"/v1/asks\",status=\"201\"} 2",
             "askbridge_answer_delivery_seconds_bucket{le=\"0.002\"} 0",

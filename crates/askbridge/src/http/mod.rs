@@ -18,7 +18,7 @@
 //! This module talks only to [`Bridge`]; it does not read files or the
 //! environment (the `serve` command passes [`HttpOptions`] in).
 
-mod asks;
+pub(crate) mod asks;
 mod auth;
 pub mod error;
 pub mod extract;

@@ -203,7 +203,7 @@ mod tests {
             pending,
             &[
                 &pending_fields[..],
-                &["remindAt", "warnings", "places", "hostKey"],
+                &["remindAt", "warnings", "places", "hostKey", "callback"],
             ]
             .concat(),
             &pending_fields,
@@ -254,8 +254,38 @@ mod tests {
         assert_ref(&ended[0], "Outcome");
         assert_fields(
             &ended[1],
-            &["ask", "to", "createdAt", "warnings", "places"],
+            &["ask", "to", "createdAt", "warnings", "places", "callback"],
             &["ask", "to", "createdAt"],
+        );
+
+        // An ask's webhook: its URL and events, and its deliveries.
+        for schema_name in ["CanonicalAsk", "AskInput"] {
+            let ask = schema(&doc, schema_name);
+            assert_eq!(ask["properties"]["callbackUrl"]["maxLength"], 2048, "{ask}");
+            assert!(ask["properties"]["callbackEvents"].is_object(), "{ask}");
+        }
+        assert_eq!(
+            schema(&doc, "CallbackEventName")["enum"],
+            json!(["ask.posted", "ask.reminded", "ask.escalated", "ask.ended"])
+        );
+        assert_fields(
+            schema(&doc, "Callback"),
+            &["url", "events", "deliveries"],
+            &["url", "events", "deliveries"],
+        );
+        assert_fields(
+            schema(&doc, "CallbackDelivery"),
+            &[
+                "id",
+                "event",
+                "state",
+                "attempts",
+                "lastStatus",
+                "lastError",
+                "nextAttemptAt",
+                "deliveredAt",
+            ],
+            &["id", "event", "state", "attempts"],
         );
     }
 

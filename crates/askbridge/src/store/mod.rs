@@ -131,6 +131,86 @@ pub struct AskRow {
     /// back with it (the ask JSON has them).
     #[sqlx(skip)]
     pub further_places: Vec<PlaceRow>,
+    /// The ask's `ask.ended` webhook delivery, when it has a
+    /// `callbackUrl`: written with the row (the `webhook_deliveries`
+    /// table), due once the ask has ended.
+    #[sqlx(skip)]
+    pub webhook: Option<WebhookRow>,
+}
+
+/// One webhook delivery (the `webhook_deliveries` table).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct WebhookRow {
+    /// `whd_…`: the receiver's idempotency key.
+    pub id: String,
+    /// The ask it is about.
+    pub ask_id: String,
+    /// `ask.ended`, `ask.posted`, …
+    pub event: String,
+    /// Where it goes.
+    pub url: String,
+    /// The JSON sent, fixed by the first attempt.
+    pub body: Option<String>,
+    /// `pending`, `delivered`, `failed`, `gone`.
+    pub state: String,
+    /// Attempts begun so far.
+    pub attempts: i64,
+    /// No attempt before this, milliseconds since the epoch.
+    pub due_at: i64,
+    /// When the first attempt began.
+    pub first_attempt_at: Option<i64>,
+    /// The receiver's last HTTP status, if it answered.
+    pub last_status: Option<i64>,
+    /// What went wrong last, if anything did.
+    pub last_error: Option<String>,
+    /// When it was delivered.
+    pub delivered_at: Option<i64>,
+    /// When it was made.
+    pub created_at: i64,
+    /// Its last change.
+    pub updated_at: i64,
+}
+
+impl WebhookRow {
+    /// A new pending delivery of `event` to `url`, due from `due_at`.
+    pub fn new(ask_id: &str, event: &str, url: &str, due_at: i64, at: i64) -> WebhookRow {
+        WebhookRow {
+            id: format!("whd_{}", uuid::Uuid::new_v4().simple()),
+            ask_id: ask_id.to_owned(),
+            event: event.to_owned(),
+            url: url.to_owned(),
+            body: None,
+            state: "pending".to_owned(),
+            attempts: 0,
+            due_at,
+            first_attempt_at: None,
+            last_status: None,
+            last_error: None,
+            delivered_at: None,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+}
+
+/// How a webhook attempt ended ([`Store::finish_webhook`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookAttempt<'a> {
+    /// The delivery.
+    pub id: &'a str,
+    /// Its attempts when this one was claimed (this one included).
+    pub attempts: i64,
+    /// `pending` (to be tried again at `due_at`), `delivered`, `failed`,
+    /// `gone`.
+    pub state: &'a str,
+    /// The next attempt's time, when `pending`.
+    pub due_at: i64,
+    /// The receiver's HTTP status, if it answered.
+    pub status: Option<i64>,
+    /// What went wrong, if anything did.
+    pub error: Option<&'a str>,
+    /// When this attempt ended.
+    pub at: i64,
 }
 
 /// A pending ask's further place as a reload reads it: `(ask id,
@@ -529,6 +609,37 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         channel: &str,
         only: Option<&str>,
     ) -> Result<Vec<String>, StoreError>;
+
+    /// Writes a new webhook delivery (an event's).
+    async fn insert_webhook(&self, row: &WebhookRow) -> Result<(), StoreError>;
+
+    /// Pending webhook deliveries due at `now`, earliest first, at most
+    /// `limit`: an `ask.ended` one only once its ask has ended.
+    async fn due_webhooks(&self, now: i64, limit: i64) -> Result<Vec<WebhookRow>, StoreError>;
+
+    /// When the earliest pending webhook delivery whose ask allows it is
+    /// due, if any is.
+    async fn next_webhook_at(&self) -> Result<Option<i64>, StoreError>;
+
+    /// Claims attempt `attempts + 1` of delivery `id` if nobody made it
+    /// yet and it is due at `now`: no other attempt before `lease_until`.
+    /// `body` is kept unless an earlier attempt kept one. Returns the body
+    /// to send, or `None` when the attempt was not this caller's.
+    async fn claim_webhook(
+        &self,
+        id: &str,
+        attempts: i64,
+        now: i64,
+        lease_until: i64,
+        body: &str,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Records how a claimed attempt ended; `false` when another attempt
+    /// was claimed since (this one's lease ran out).
+    async fn finish_webhook(&self, attempt: &WebhookAttempt<'_>) -> Result<bool, StoreError>;
+
+    /// The webhook deliveries of ask `ask_id`, oldest first.
+    async fn webhooks_of(&self, ask_id: &str) -> Result<Vec<WebhookRow>, StoreError>;
 
     /// A feed of changes made by any instance, for backends shared by
     /// several (`None` for SQLite: one instance, nothing to hear).

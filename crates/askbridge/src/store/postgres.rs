@@ -21,7 +21,7 @@ use sqlx::{ConnectOptions, Connection, Postgres};
 
 use super::{
     Announcement, AskRow, Backend, ExpiredAsk, Found, Inserted, LeaseTaken, ListQuery, MessageRef,
-    MessageRefRow, PendingAsk, StateChange, StoreError,
+    MessageRefRow, PendingAsk, StateChange, StoreError, WebhookAttempt, WebhookRow,
 };
 
 /// The channel the trigger announces changes on.

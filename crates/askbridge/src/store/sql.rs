@@ -75,6 +75,75 @@ macro_rules! ask_columns {
     };
 }
 
+/// The columns of `webhook_deliveries`, in [`super::WebhookRow`]'s
+/// order, each after `$prefix` (a table alias and its dot, or nothing).
+macro_rules! webhook_columns {
+    ($prefix:literal) => {
+        concat!(
+            $prefix,
+            "id, ",
+            $prefix,
+            "ask_id, ",
+            $prefix,
+            "event, ",
+            $prefix,
+            "url, ",
+            $prefix,
+            "body, ",
+            $prefix,
+            "state, ",
+            $prefix,
+            "attempts, ",
+            $prefix,
+            "due_at, ",
+            $prefix,
+            "first_attempt_at, ",
+            $prefix,
+            "last_status, ",
+            $prefix,
+            "last_error, ",
+            $prefix,
+            "delivered_at, ",
+            $prefix,
+            "created_at, ",
+            $prefix,
+            "updated_at"
+        )
+    };
+}
+
+/// The statement that writes a new webhook delivery.
+pub(super) fn insert_webhook<'q, DB>(
+    row: &'q super::WebhookRow,
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    sqlx::query(concat!(
+        "INSERT INTO webhook_deliveries (",
+        webhook_columns!(""),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+    ))
+    .bind(row.id.clone())
+    .bind(row.ask_id.clone())
+    .bind(row.event.clone())
+    .bind(row.url.clone())
+    .bind(row.body.clone())
+    .bind(row.state.clone())
+    .bind(row.attempts)
+    .bind(row.due_at)
+    .bind(row.first_attempt_at)
+    .bind(row.last_status)
+    .bind(row.last_error.clone())
+    .bind(row.delivered_at)
+    .bind(row.created_at)
+    .bind(row.updated_at)
+}
+
 /// Implements [`super::Store`] for `$store` (fields `writer` and `reader`,
 /// pools of `$db`), with `$extra` (the methods that differ) added.
 macro_rules! sql_store {
@@ -124,6 +193,11 @@ macro_rules! sql_store {
                         .bind(place.due_at)
                         .execute(&mut *transaction)
                         .await?;
+                    }
+                    if let Some(webhook) = &row.webhook {
+                        $crate::store::sql::insert_webhook(webhook)
+                            .execute(&mut *transaction)
+                            .await?;
                     }
                     transaction.commit().await?;
                     return Ok(Inserted::New);
@@ -426,6 +500,109 @@ macro_rules! sql_store {
                     .bind(conversation)
                     .bind(key)
                     .fetch_optional(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn insert_webhook(&self, row: &WebhookRow) -> Result<(), StoreError> {
+                $crate::store::sql::insert_webhook(row)
+                    .execute(&self.writer)
+                    .await?;
+                Ok(())
+            }
+
+            async fn due_webhooks(
+                &self,
+                now: i64,
+                limit: i64,
+            ) -> Result<Vec<WebhookRow>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(concat!(
+                        "SELECT ",
+                        webhook_columns!("d."),
+                        " FROM webhook_deliveries d JOIN asks a ON a.id = d.ask_id \
+                         WHERE d.state = 'pending' AND d.due_at <= $1 \
+                         AND (d.event <> 'ask.ended' OR a.state <> 'pending') \
+                         ORDER BY d.due_at LIMIT $2"
+                    ))
+                    .bind(now)
+                    .bind(limit)
+                    .fetch_all(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn next_webhook_at(&self) -> Result<Option<i64>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_scalar(
+                        "SELECT MIN(d.due_at) FROM webhook_deliveries d \
+                         JOIN asks a ON a.id = d.ask_id WHERE d.state = 'pending' \
+                         AND (d.event <> 'ask.ended' OR a.state <> 'pending')",
+                    )
+                    .fetch_one(&self.reader)
+                    .await
+                })
+                .await
+            }
+
+            async fn claim_webhook(
+                &self,
+                id: &str,
+                attempts: i64,
+                now: i64,
+                lease_until: i64,
+                body: &str,
+            ) -> Result<Option<String>, StoreError> {
+                let claimed: Option<Option<String>> = sqlx::query_scalar(
+                    "UPDATE webhook_deliveries SET attempts = attempts + 1, due_at = $4, \
+                     first_attempt_at = COALESCE(first_attempt_at, $3), \
+                     body = COALESCE(body, $5), updated_at = $3 \
+                     WHERE id = $1 AND state = 'pending' AND attempts = $2 AND due_at <= $3 \
+                     RETURNING body",
+                )
+                .bind(id)
+                .bind(attempts)
+                .bind(now)
+                .bind(lease_until)
+                .bind(body)
+                .fetch_optional(&self.writer)
+                .await?;
+                Ok(claimed.flatten())
+            }
+
+            async fn finish_webhook(
+                &self,
+                attempt: &WebhookAttempt<'_>,
+            ) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "UPDATE webhook_deliveries SET state = $3, due_at = $4, last_status = $5, \
+                     last_error = $6, updated_at = $7, \
+                     delivered_at = CASE WHEN $3 = 'delivered' THEN $7 ELSE delivered_at END \
+                     WHERE id = $1 AND attempts = $2 AND state = 'pending'",
+                )
+                .bind(attempt.id)
+                .bind(attempt.attempts)
+                .bind(attempt.state)
+                .bind(attempt.due_at)
+                .bind(attempt.status)
+                .bind(attempt.error)
+                .bind(attempt.at)
+                .execute(&self.writer)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn webhooks_of(&self, ask_id: &str) -> Result<Vec<WebhookRow>, StoreError> {
+                $crate::store::sql::read(move || async move {
+                    sqlx::query_as(concat!(
+                        "SELECT ",
+                        webhook_columns!(""),
+                        " FROM webhook_deliveries WHERE ask_id = $1 ORDER BY created_at, id"
+                    ))
+                    .bind(ask_id)
+                    .fetch_all(&self.reader)
                     .await
                 })
                 .await

@@ -23,7 +23,7 @@ use sqlx::{ConnectOptions, Connection, Sqlite};
 
 use super::{
     Announcement, AskRow, Backend, ExpiredAsk, Found, Inserted, LeaseTaken, ListQuery, MessageRef,
-    MessageRefRow, PendingAsk, StateChange, StoreError,
+    MessageRefRow, PendingAsk, StateChange, StoreError, WebhookAttempt, WebhookRow,
 };
 
 /// Pending asks read per statement when reloading.
@@ -281,6 +281,7 @@ mod tests {
             reminded: 0,
             thread_key: None,
             further_places: Vec::new(),
+            webhook: None,
         }
     }
 

@@ -13,7 +13,7 @@ use askbridge_core::normalize::Problem;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::wire::ask::CanonicalAsk;
+use crate::wire::ask::{CallbackEventName, CanonicalAsk};
 use crate::wire::names::PendingStatus;
 use crate::wire::outcome::OutcomeJson;
 
@@ -68,6 +68,10 @@ pub struct PendingAsk {
     /// (header `Askbridge-Host-Key`), which may answer for anyone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_key: Option<String>,
+    /// Its webhook deliveries (only in `GET /v1/asks/{id}`, for an ask
+    /// with a `callbackUrl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback: Option<CallbackJson>,
 }
 
 /// An ended ask: the outcome's fields, then the ask.
@@ -93,6 +97,55 @@ pub struct EndedAsk {
     /// in `GET /v1/asks/{id}`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub places: Vec<PlaceJson>,
+    /// Its webhook deliveries (only in `GET /v1/asks/{id}`, for an ask
+    /// with a `callbackUrl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback: Option<CallbackJson>,
+}
+
+/// An ask's webhook and how its deliveries stand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Callback)]
+pub struct CallbackJson {
+    /// The ask's `callbackUrl`.
+    pub url: String,
+    /// The events sent there (`ask.ended` always).
+    pub events: Vec<CallbackEventName>,
+    /// One per event that happened, oldest first.
+    pub deliveries: Vec<CallbackDelivery>,
+}
+
+/// One webhook delivery: an event, sent until the receiver took it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallbackDelivery {
+    /// `whd_…`: sent as `askbridge-delivery` and `Idempotency-Key`, the
+    /// same in every attempt.
+    pub id: String,
+    /// The event.
+    pub event: CallbackEventName,
+    /// `waiting` (an `ask.ended` delivery of a pending ask), `pending`
+    /// (being sent, or to be tried again at `nextAttemptAt`), `delivered`,
+    /// `gone` (the receiver answered `410`), `failed` (given up after a
+    /// day).
+    #[schema(value_type = String, example = "delivered")]
+    pub state: &'static str,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// The receiver's last HTTP status, when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<u16>,
+    /// What went wrong last, when something did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// When the next attempt is due (RFC 3339), while `pending`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub next_attempt_at: Option<String>,
+    /// When it was delivered (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub delivered_at: Option<String>,
 }
 
 /// One place of an ask: `{"target": "slack:C0123@U0456", "state": "posted"}`.
@@ -116,6 +169,15 @@ impl AskResponse {
         match &mut self {
             AskResponse::Pending(pending) => pending.places = places,
             AskResponse::Ended(ended) => ended.places = places,
+        }
+        self
+    }
+
+    /// Adds the ask's webhook deliveries.
+    pub fn with_callback(mut self, callback: Option<CallbackJson>) -> AskResponse {
+        match &mut self {
+            AskResponse::Pending(pending) => pending.callback = callback,
+            AskResponse::Ended(ended) => ended.callback = callback,
         }
         self
     }

@@ -6,7 +6,7 @@
 //! every other dialect) and validates it. Normalising the canonical JSON of
 //! a normalised ask gives the same ask and no warnings.
 
-use askbridge_core::model::{Ask, Choice, Context, Question, QuestionKind, Thread};
+use askbridge_core::model::{Ask, CallbackEvent, Choice, Context, Question, QuestionKind, Thread};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -47,6 +47,45 @@ pub struct CanonicalAsk {
     /// Seconds between reminders after the first (at most 3 in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remind_every_seconds: Option<u32>,
+    /// Where askbridge POSTs the outcome, signed, when the ask ends
+    /// (docs/webhooks.md): an `https://` URL on a host the daemon's
+    /// `[webhooks] allowed_hosts` lists (`http://` only for a listed
+    /// loopback host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 2048)]
+    pub callback_url: Option<String>,
+    /// What else `callbackUrl` is told of besides `ask.ended` (always
+    /// sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_events: Option<Vec<CallbackEventName>>,
+}
+
+/// An event an ask's `callbackUrl` is told of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum CallbackEventName {
+    /// A place took the ask.
+    #[serde(rename = "ask.posted")]
+    Posted,
+    /// A reminder was sent.
+    #[serde(rename = "ask.reminded")]
+    Reminded,
+    /// It was passed on to an escalation step's place.
+    #[serde(rename = "ask.escalated")]
+    Escalated,
+    /// It ended (always sent).
+    #[serde(rename = "ask.ended")]
+    Ended,
+}
+
+impl From<CallbackEvent> for CallbackEventName {
+    fn from(event: CallbackEvent) -> CallbackEventName {
+        match event {
+            CallbackEvent::Posted => CallbackEventName::Posted,
+            CallbackEvent::Reminded => CallbackEventName::Reminded,
+            CallbackEvent::Escalated => CallbackEventName::Escalated,
+            CallbackEvent::Ended => CallbackEventName::Ended,
+        }
+    }
 }
 
 /// An ask's context block: shown as the chat's code block (split over
@@ -234,6 +273,12 @@ impl From<&Ask> for CanonicalAsk {
                 None => (!ask.unset.remind).then_some(0),
             },
             remind_every_seconds: ask.remind.and_then(|remind| remind.every_seconds),
+            callback_url: ask.callback.as_ref().map(|callback| callback.url.clone()),
+            callback_events: ask
+                .callback
+                .as_ref()
+                .filter(|callback| callback.events != [CallbackEvent::Ended])
+                .map(|callback| callback.events.iter().copied().map(Into::into).collect()),
         }
     }
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 
-use crate::wire::ask::{CanonicalContext, CanonicalKind, CanonicalOption};
+use crate::wire::ask::{CallbackEventName, CanonicalContext, CanonicalKind, CanonicalOption};
 use crate::wire::names::Channel;
 
 /// The body of `POST /v1/asks`: an ask in any dialect askbridge reads, or
@@ -60,6 +60,16 @@ pub struct AskInput {
     /// outside 30–3600 are clamped, with a warning.
     #[schema(default = 900)]
     pub timeout_seconds: Option<u32>,
+    /// Where askbridge POSTs the outcome, signed, when the ask ends
+    /// (docs/webhooks.md): an `https://` URL on a host the daemon's
+    /// `[webhooks] allowed_hosts` lists (`http://` only for a listed
+    /// loopback host); anything else is refused with `422`, `path`
+    /// `callbackUrl`.
+    #[schema(max_length = 2048)]
+    pub callback_url: Option<String>,
+    /// What else `callbackUrl` is told of besides `ask.ended` (always
+    /// sent); needs `callbackUrl`.
+    pub callback_events: Option<Vec<CallbackEventName>>,
 }
 
 /// One question, as sent.
