@@ -1,0 +1,86 @@
+"""askbridge: ask people structured questions from an agent.
+
+A client for the askbridge daemon's HTTP API (`Client`, `AsyncClient`),
+typed models of what it sends and returns, and `verify_webhook` for
+receiving its webhooks.
+"""
+
+from ._version import __version__
+from .client import AsyncClient, Client
+from .errors import (
+    ApiError,
+    AskbridgeConnectionError,
+    AskbridgeError,
+    InvalidResponseError,
+    WebhookVerificationError,
+)
+from .models import (
+    Ask,
+    AskPlace,
+    AskView,
+    Callback,
+    CallbackEvent,
+    CanonicalAsk,
+    CanonicalQuestion,
+    CanonicalThread,
+    Clarify,
+    Context,
+    Delivery,
+    Detail,
+    EndedAsk,
+    ErrorBody,
+    Escalation,
+    Option,
+    Outcome,
+    PendingAsk,
+    Problem,
+    Question,
+    QuestionType,
+    ReplyResponse,
+    ReplyUser,
+    Responder,
+    Target,
+    Thread,
+    WebhookEvent,
+)
+from .webhooks import SIGNATURE_HEADER, verify_webhook
+
+__all__ = [
+    "__version__",
+    "Client",
+    "AsyncClient",
+    "AskbridgeError",
+    "ApiError",
+    "AskbridgeConnectionError",
+    "InvalidResponseError",
+    "WebhookVerificationError",
+    "verify_webhook",
+    "SIGNATURE_HEADER",
+    "Ask",
+    "AskPlace",
+    "AskView",
+    "Callback",
+    "CallbackEvent",
+    "CanonicalAsk",
+    "CanonicalQuestion",
+    "CanonicalThread",
+    "Clarify",
+    "Context",
+    "Delivery",
+    "Detail",
+    "EndedAsk",
+    "ErrorBody",
+    "Escalation",
+    "Option",
+    "Outcome",
+    "PendingAsk",
+    "Problem",
+    "Question",
+    "QuestionType",
+    "ReplyResponse",
+    "ReplyUser",
+    "Responder",
+    "Target",
+    "Thread",
+    "WebhookEvent",
+]
