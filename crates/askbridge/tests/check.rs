@@ -541,7 +541,7 @@ async fn check_a_migrated_sqlite_database_is_current() {
     assert!(
         checked
             .line("database")
-            .ends_with(": reachable, migrations current (10 applied)"),
+            .ends_with(": reachable, migrations current (11 applied)"),
         "{}",
         checked.stdout
     );
@@ -560,8 +560,8 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(
         checked.line("database"),
         format!(
-            "! database: {shown}: askbridge's tables are not there yet: 8 migrations not applied \
-             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done, #7 threads, #8 channel values); `askbridge serve` applies them when it starts"
+            "! database: {shown}: askbridge's tables are not there yet: 9 migrations not applied \
+             (#1 asks, #2 secrets, #3 ask places, #4 place due, #5 reminders, #6 reminders done, #7 threads, #8 channel values, #9 webhooks); `askbridge serve` applies them when it starts"
         )
     );
     // check changed nothing.
@@ -578,7 +578,7 @@ async fn check_postgres_reachable_and_its_migrations() {
     assert_eq!(checked.code, Some(0));
     assert_eq!(
         checked.line("database"),
-        format!("✓ database: {shown}: reachable, migrations current (8 applied)")
+        format!("✓ database: {shown}: reachable, migrations current (9 applied)")
     );
 
     // Migrated by a newer build.

@@ -6,8 +6,8 @@
 
 /// The modules of the crate, lowest layer first.
 const ORDER: &[&str] = &[
-    "instance", "config", "wire", "store", "bridge", "chat", "web", "mcp", "http", "channels",
-    "commands",
+    "instance", "config", "wire", "store", "bridge", "chat", "web", "mcp", "http", "webhooks",
+    "channels", "commands",
 ];
 
 #[path = "../../askbridge-core/tests/layering/mod.rs"]
