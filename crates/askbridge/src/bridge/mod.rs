@@ -879,6 +879,11 @@ impl Bridge {
         let _ = self.inner.callbacks.set(check);
     }
 
+    /// Whether webhooks are on ([`Bridge::set_callbacks`]).
+    pub fn has_callbacks(&self) -> bool {
+        self.inner.callbacks.get().is_some()
+    }
+
     /// The database, for the webhook sender.
     pub(crate) fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store

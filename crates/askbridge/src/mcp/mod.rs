@@ -227,6 +227,16 @@ impl McpServer {
         }
     }
 
+    /// Whether asks may carry a `callbackUrl` here: an in-process bridge
+    /// with webhooks on. (A forwarder cannot tell; the daemon behind it
+    /// still takes one in the arguments.)
+    fn callbacks(&self) -> bool {
+        match &self.backend {
+            Backend::Local(bridge) => bridge.has_callbacks(),
+            Backend::Remote(_) => false,
+        }
+    }
+
     /// Where the client of `context` reaches the web page: the daemon the
     /// forwarder talks to, or this daemon as the client addressed it
     /// (`Host`, and `X-Forwarded-Proto` behind a TLS proxy); `None` over
@@ -270,7 +280,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::all()))
+        Ok(ListToolsResult::with_all_items(tools::all(
+            self.callbacks(),
+        )))
     }
 
     async fn get_task(
@@ -300,7 +312,7 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools::named(name)
+        tools::named(name, self.callbacks())
     }
 
     async fn call_tool(

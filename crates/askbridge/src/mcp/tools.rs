@@ -35,9 +35,21 @@ The call blocks until the user answers, skips, or the time runs out, and sends p
 const GET_ANSWER_DESCRIPTION: &str = "\
 Pick up the answer to an earlier ask_user call by its ask id (named in ask_user's progress messages and results) — for when that call timed out or was interrupted. Waits up to `waitSeconds` (default 0, at most 600) for the user. Returns the same outcome JSON as ask_user once the ask has ended, or `{\"id\", \"status\": \"pending\", …}` while it is still open; call again to keep waiting.";
 
-/// The `ask_user` tool.
-pub fn ask_user() -> Tool {
-    Tool::new(ASK_USER, ASK_USER_DESCRIPTION, object(ask_user_input()))
+/// The `ask_user` tool; with `callbacks` (the daemon has webhooks on),
+/// its schema offers `callbackUrl` and `callbackEvents`.
+pub fn ask_user(callbacks: bool) -> Tool {
+    let mut input = ask_user_input();
+    if callbacks && let Some(properties) = input["properties"].as_object_mut() {
+        properties.insert(
+            "callbackUrl".to_owned(),
+            json!({"type": "string", "maxLength": 2048, "description": "Only when you will not wait for the answer: an https:// URL askbridge POSTs the outcome to, signed, when the ask ends (the daemon allows only some hosts)."}),
+        );
+        properties.insert(
+            "callbackEvents".to_owned(),
+            json!({"type": "array", "items": {"type": "string", "enum": ["ask.posted", "ask.reminded", "ask.escalated", "ask.ended"]}, "description": "Further events sent to callbackUrl; ask.ended is always sent."}),
+        );
+    }
+    Tool::new(ASK_USER, ASK_USER_DESCRIPTION, object(input))
         .with_title("Ask the user")
         .with_raw_output_schema(object(outcome_output(false)))
         .with_annotations(
@@ -67,15 +79,16 @@ pub fn get_answer() -> Tool {
     )
 }
 
-/// Both tools, in the order `tools/list` gives them.
-pub fn all() -> Vec<Tool> {
-    vec![ask_user(), get_answer()]
+/// Both tools, in the order `tools/list` gives them (`callbacks`: as
+/// for [`ask_user`]).
+pub fn all(callbacks: bool) -> Vec<Tool> {
+    vec![ask_user(callbacks), get_answer()]
 }
 
 /// The tool of this name.
-pub fn named(name: &str) -> Option<Tool> {
+pub fn named(name: &str, callbacks: bool) -> Option<Tool> {
     match name {
-        ASK_USER => Some(ask_user()),
+        ASK_USER => Some(ask_user(callbacks)),
         GET_ANSWER => Some(get_answer()),
         _ => None,
     }
@@ -241,6 +254,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ask_user_offers_a_callback_only_where_webhooks_are_on() {
+        let properties = |callbacks| {
+            ask_user(callbacks).input_schema["properties"]
+                .as_object()
+                .expect("properties")
+                .clone()
+        };
+        assert!(!properties(false).contains_key("callbackUrl"));
+        assert!(!properties(false).contains_key("callbackEvents"));
+        let on = properties(true);
+        assert_eq!(on["callbackUrl"]["type"], "string");
+        assert_eq!(
+            on["callbackEvents"]["items"]["enum"],
+            json!(["ask.posted", "ask.reminded", "ask.escalated", "ask.ended"])
+        );
+        assert_eq!(all(true).len(), 2);
+        assert!(
+            named(ASK_USER, true)
+                .is_some_and(|tool| tool.input_schema["properties"].get("callbackUrl").is_some())
+        );
+    }
+
+    #[test]
     fn the_description_says_when_and_how_to_ask() {
         for phrase in [
             "truly the user's",
@@ -252,14 +288,14 @@ mod tests {
             "structured JSON",
             "get_answer",
         ] {
-            let description = ask_user().description.unwrap_or_default();
+            let description = ask_user(false).description.unwrap_or_default();
             assert!(description.contains(phrase), "missing {phrase:?}");
         }
     }
 
     #[test]
     fn schemas_are_objects_with_the_spec_fields() {
-        let tool = ask_user();
+        let tool = ask_user(false);
         let properties = tool
             .input_schema
             .get("properties")
@@ -294,7 +330,7 @@ mod tests {
         for field in ["label", "description", "recommended"] {
             assert!(option.get(field).is_some(), "{field}");
         }
-        for tool in all() {
+        for tool in all(true) {
             assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
             assert_eq!(
                 tool.output_schema.as_ref().and_then(|s| s.get("type")),
