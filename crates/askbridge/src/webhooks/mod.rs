@@ -45,6 +45,9 @@ const BATCH: i64 = 64;
 /// The longest the sender sleeps without looking: asks ended by another
 /// instance whose news did not reach this one, claims run out.
 const LOOK_EVERY: Duration = Duration::from_secs(5);
+/// How soon a delivery that was due but could not be claimed is looked
+/// at again.
+const UNCLAIMED_AGAIN: Duration = Duration::from_millis(250);
 /// What the sender says it is.
 const USER_AGENT: &str = concat!("askbridge/", env!("CARGO_PKG_VERSION"));
 /// The header carrying the signature.
@@ -143,13 +146,20 @@ pub async fn run(bridge: WeakBridge, webhooks: Arc<Webhooks>) {
             }
         };
         let now = live.now();
-        let sleep = next.map_or(LOOK_EVERY, |next| since(next, now).min(LOOK_EVERY));
+        // Due now after a pass: what could not be claimed (its ask could
+        // not be read); looked at again shortly, not at once.
+        let sleep = match next {
+            None => LOOK_EVERY,
+            Some(next) if next <= now => UNCLAIMED_AGAIN,
+            Some(next) => since(next, now).min(LOOK_EVERY),
+        };
         let clock = live.clock().clone();
         drop(live);
         let ended = async {
             loop {
                 match events.recv().await {
-                    Ok(BridgeEvent::Ended(_)) | Err(RecvError::Lagged(_)) => return true,
+                    Ok(BridgeEvent::Ended(view)) if view.ask.callback.is_some() => return true,
+                    Err(RecvError::Lagged(_)) => return true,
                     Ok(_) => {}
                     Err(RecvError::Closed) => return false,
                 }
@@ -174,15 +184,19 @@ async fn send_due(
         let now = bridge.now();
         let due = store.due_webhooks(millis(now), BATCH).await?;
         let full = due.len() as i64 == BATCH;
+        let mut claimed = false;
         for row in due {
             let Some(body) = claim(bridge, &row).await else {
                 continue;
             };
+            claimed = true;
             let bridge = bridge.clone();
             let webhooks = Arc::clone(webhooks);
             tokio::spawn(async move { attempt(&bridge, &webhooks, row, body).await });
         }
-        if !full {
+        // A full batch of which nothing could be claimed would come back
+        // the same: leave it to the next look.
+        if !full || !claimed {
             break;
         }
     }
