@@ -1292,6 +1292,166 @@ async fn only_cancelled(db: &Scratch, secs: u64, ask: &AskView) {
     );
 }
 
+/// Webhook rules that allow every URL.
+#[derive(Debug)]
+struct AnyCallback;
+
+#[async_trait::async_trait]
+impl askbridge::bridge::CallbackCheck for AnyCallback {
+    async fn check(&self, _url: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The events of an ask's webhook deliveries, sorted.
+async fn webhook_events(bridge: &Bridge, id: &str) -> Vec<String> {
+    let mut events: Vec<String> = bridge
+        .webhooks_of(id)
+        .await
+        .expect("deliveries")
+        .into_iter()
+        .map(|row| row.event)
+        .collect();
+    events.sort();
+    events
+}
+
+async fn webhook_deliveries_are_written_with_the_ask_and_at_each_event_asked_for(db: Scratch) {
+    let clock = Clock::manual(START);
+    let bridge = open_bare(&db, &clock).await;
+    let (telegram, slack) = telegram_and_slack(&bridge);
+    let mut with_events = escalated_ask();
+    with_events.remind = Some(askbridge_core::model::Reminders {
+        after_seconds: 300,
+        every_seconds: None,
+    });
+    with_events.callback = Some(askbridge_core::model::Callback {
+        url: "https://hooks.example.com/a".to_owned(),
+        events: askbridge_core::model::CallbackEvent::ALL.to_vec(),
+    });
+
+    // Without webhook rules, a callback is refused and nothing is made.
+    let refused = bridge
+        .create(NewAsk {
+            ask: with_events.clone(),
+            idempotency_key: None,
+        })
+        .await;
+    assert!(
+        matches!(&refused, Err(BridgeError::Callback(message)) if message.contains("webhooks are off")),
+        "{refused:?}"
+    );
+    assert!(
+        bridge
+            .list(ListFilter::default())
+            .await
+            .expect("list")
+            .is_empty()
+    );
+
+    bridge.set_callbacks(Arc::new(AnyCallback));
+    let created = create(&bridge, with_events).await;
+    let plain = create(&bridge, escalated_ask()).await;
+    telegram.calls(2).await;
+    bridge.settled().await;
+    assert_eq!(
+        webhook_events(&bridge, &created.id).await,
+        ["ask.ended", "ask.posted"]
+    );
+    assert!(webhook_events(&bridge, &plain.id).await.is_empty());
+
+    // Only the events that happened are due; ask.ended waits for the end.
+    let store = askbridge::store::open(&db.url()).await.expect("store");
+    let now = i64::try_from(START.0).expect("millis");
+    let due: Vec<String> = store
+        .due_webhooks(now, 10)
+        .await
+        .expect("due")
+        .into_iter()
+        .map(|row| row.event)
+        .collect();
+    assert_eq!(due, ["ask.posted"]);
+
+    clock.advance(Duration::from_secs(300));
+    reminders_done(std::slice::from_ref(&bridge), 1).await;
+    bridge.settled().await;
+    clock.advance(Duration::from_secs(300));
+    slack.calls(1).await;
+    bridge.settled().await;
+    assert_eq!(
+        webhook_events(&bridge, &created.id).await,
+        ["ask.ended", "ask.escalated", "ask.posted", "ask.reminded"]
+    );
+
+    bridge.cancel(&created.id).await.expect("cancel");
+    let now = now + 600_000;
+    let due = store.due_webhooks(now, 10).await.expect("due");
+    let mut events: Vec<&str> = due.iter().map(|row| row.event.as_str()).collect();
+    events.sort_unstable();
+    assert_eq!(
+        events,
+        ["ask.ended", "ask.escalated", "ask.posted", "ask.reminded"]
+    );
+
+    // One claim per attempt, whoever races for it; the body kept is the
+    // first attempt's.
+    let ended = due
+        .iter()
+        .find(|row| row.event == "ask.ended")
+        .expect("ask.ended");
+    let first = store
+        .claim_webhook(&ended.id, 0, now, now + 60_000, "{\"first\":1}")
+        .await
+        .expect("claim");
+    let second = store
+        .claim_webhook(&ended.id, 0, now, now + 60_000, "{\"second\":1}")
+        .await
+        .expect("claim");
+    assert_eq!(first.as_deref(), Some("{\"first\":1}"));
+    assert_eq!(second, None);
+    // Claimed: not due again until its claim runs out.
+    assert!(
+        store
+            .due_webhooks(now + 59_999, 10)
+            .await
+            .expect("due")
+            .iter()
+            .all(|row| row.id != ended.id)
+    );
+    let recorded = store
+        .finish_webhook(&askbridge::store::WebhookAttempt {
+            id: &ended.id,
+            attempts: 1,
+            state: "pending",
+            due_at: now + 1_000,
+            status: Some(503),
+            error: Some("the receiver answered 503"),
+            at: now,
+        })
+        .await
+        .expect("finish");
+    assert!(recorded);
+    let again = store
+        .claim_webhook(&ended.id, 1, now + 1_000, now + 61_000, "{\"third\":1}")
+        .await
+        .expect("claim");
+    assert_eq!(again.as_deref(), Some("{\"first\":1}"));
+    // The first attempt's late record changes nothing now.
+    let late = store
+        .finish_webhook(&askbridge::store::WebhookAttempt {
+            id: &ended.id,
+            attempts: 1,
+            state: "delivered",
+            due_at: now,
+            status: Some(200),
+            error: None,
+            at: now,
+        })
+        .await
+        .expect("finish");
+    assert!(!late);
+}
+
 async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratch) {
     use askbridge_core::model::{AskDefaults, Escalation, Reminders, Unset};
     let defaults = AskDefaults {
@@ -2371,6 +2531,7 @@ on_both_backends!(
         a_reminder_is_sent_once_at_its_time_even_after_a_crash,
         a_reminder_not_posted_before_a_crash_is_offered_again,
         configured_defaults_remind_and_escalate_asks_that_do_not_say,
+        webhook_deliveries_are_written_with_the_ask_and_at_each_event_asked_for,
     ],
     multi_thread: [
         three_instances_send_each_reminder_once,
