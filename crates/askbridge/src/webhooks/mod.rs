@@ -262,29 +262,13 @@ async fn attempt(bridge: &Bridge, webhooks: &Webhooks, row: WebhookRow, body: St
     let sent = post(bridge, webhooks, &row, body).await;
     let now = bridge.now();
     let first = row.first_attempt_at.map_or(now, timestamp);
-    let (state, due_at, status, error, result) = match &sent {
-        Sent::Delivered(status) => ("delivered", now, Some(*status), None, "delivered"),
-        Sent::Gone => (
-            "gone",
-            now,
-            Some(410),
-            Some("410 Gone: the receiver wants no more".to_owned()),
-            "gone",
-        ),
-        Sent::Failed(status, why) => {
-            let wait = backoff(webhooks.first_retry, attempts);
-            let next = later(now, wait);
-            if since(next, first) > GIVE_UP_AFTER {
-                let why = format!(
-                    "{why}; gave up after {attempts} attempts over {} hours",
-                    GIVE_UP_AFTER.as_secs() / 3_600
-                );
-                ("failed", now, *status, Some(why), "failed")
-            } else {
-                ("pending", next, *status, Some(why.clone()), "retry")
-            }
-        }
-    };
+    let Settled {
+        state,
+        due_at,
+        status,
+        error,
+        result,
+    } = settle(&sent, attempts, first, now, webhooks.first_retry);
     bridge.count_webhook(result);
     let record = WebhookAttempt {
         id: &row.id,
@@ -306,6 +290,61 @@ async fn attempt(bridge: &Bridge, webhooks: &Webhooks, row: WebhookRow, body: St
         Err(error) => {
             tracing::warn!(delivery = %row.id, error = %error, "cannot record a webhook attempt; it will be made again")
         }
+    }
+}
+
+/// How an attempt is recorded.
+#[derive(Debug, PartialEq, Eq)]
+struct Settled {
+    /// The delivery's state after it.
+    state: &'static str,
+    /// The next attempt's time (`pending`), else now.
+    due_at: Timestamp,
+    status: Option<u16>,
+    error: Option<String>,
+    /// How it counts in `/metrics` ([`crate::bridge::WEBHOOK_RESULTS`]).
+    result: &'static str,
+}
+
+/// What attempt `attempts` (the first made at `first`) that went as
+/// `sent` at `now` leaves: delivered, gone, given up once the next try
+/// would be more than [`GIVE_UP_AFTER`] after the first, else pending
+/// until after the [`backoff`].
+fn settle(
+    sent: &Sent,
+    attempts: i64,
+    first: Timestamp,
+    now: Timestamp,
+    first_retry: Duration,
+) -> Settled {
+    let (state, due_at, status, error, result) = match sent {
+        Sent::Delivered(status) => ("delivered", now, Some(*status), None, "delivered"),
+        Sent::Gone => (
+            "gone",
+            now,
+            Some(410),
+            Some("410 Gone: the receiver wants no more".to_owned()),
+            "gone",
+        ),
+        Sent::Failed(status, why) => {
+            let next = later(now, backoff(first_retry, attempts));
+            if since(next, first) > GIVE_UP_AFTER {
+                let why = format!(
+                    "{why}; gave up after {attempts} attempts over {} hours",
+                    GIVE_UP_AFTER.as_secs() / 3_600
+                );
+                ("failed", now, *status, Some(why), "failed")
+            } else {
+                ("pending", next, *status, Some(why.clone()), "retry")
+            }
+        }
+    };
+    Settled {
+        state,
+        due_at,
+        status,
+        error,
+        result,
     }
 }
 
@@ -441,6 +480,57 @@ mod tests {
         assert_eq!(parts.len(), 3, "{two}");
         assert_eq!(parts[2], format!("v1={expected}"));
         assert_ne!(parts[1], parts[2]);
+    }
+
+    #[test]
+    fn webhook_attempts_are_delivered_gone_retried_or_given_up_after_a_day() {
+        let second = Duration::from_secs(1);
+        let first = Timestamp(1_800_000_000_000);
+        let delivered = settle(
+            &Sent::Delivered(204),
+            3,
+            first,
+            later(first, second),
+            second,
+        );
+        assert_eq!(
+            (delivered.state, delivered.status, delivered.result),
+            ("delivered", Some(204), "delivered")
+        );
+        let gone = settle(&Sent::Gone, 1, first, first, second);
+        assert_eq!(
+            (gone.state, gone.status, gone.result),
+            ("gone", Some(410), "gone")
+        );
+
+        let failed = Sent::Failed(Some(503), "the receiver answered 503".to_owned());
+        let retry = settle(&failed, 3, first, first, second);
+        assert_eq!((retry.state, retry.result), ("pending", "retry"));
+        // The third attempt failed: 4 s, less up to half.
+        let wait = since(retry.due_at, first);
+        assert!(
+            wait >= Duration::from_secs(2) && wait <= Duration::from_secs(4),
+            "{wait:?}"
+        );
+        assert_eq!(retry.error.as_deref(), Some("the receiver answered 503"));
+
+        // 23 h after the first attempt, a wait of up to an hour passes the
+        // day only when it is long enough; 24 h after, always.
+        let late = later(first, Duration::from_secs(23 * 3_600 + 59 * 60));
+        let ended = settle(&failed, 30, first, late, second);
+        assert_eq!(
+            (ended.state, ended.result, ended.due_at),
+            ("failed", "failed", late)
+        );
+        assert!(
+            ended
+                .error
+                .as_deref()
+                .is_some_and(|error| error.ends_with("gave up after 30 attempts over 24 hours")),
+            "{ended:?}"
+        );
+        let early = later(first, Duration::from_secs(3_600));
+        assert_eq!(settle(&failed, 12, first, early, second).state, "pending");
     }
 
     #[test]
