@@ -1452,6 +1452,33 @@ async fn webhook_deliveries_are_written_with_the_ask_and_at_each_event_asked_for
     assert!(!late);
 }
 
+async fn an_ask_that_timed_out_while_the_bridge_was_down_has_its_webhook_due_on_open(db: Scratch) {
+    let a = open(&db, &Clock::manual(START)).await;
+    a.set_callbacks(Arc::new(AnyCallback));
+    let mut asked = deploy_ask(30);
+    asked.callback = Some(askbridge_core::model::Callback {
+        url: "https://hooks.example.com/a".to_owned(),
+        events: vec![askbridge_core::model::CallbackEvent::Ended],
+    });
+    let created = create(&a, asked).await;
+    a.settled().await;
+    crash(a);
+
+    let store = askbridge::store::open(&db.url()).await.expect("store");
+    let later = i64::try_from(START.0).expect("millis") + 60_000;
+    // Still pending in the database: nothing is due.
+    assert!(store.due_webhooks(later, 10).await.expect("due").is_empty());
+    let b = open(&db, &Clock::manual(START.saturating_add_secs(60))).await;
+    let due = store.due_webhooks(later, 10).await.expect("due");
+    assert_eq!(due.len(), 1, "{due:?}");
+    assert_eq!(due[0].ask_id, created.id);
+    assert_eq!(due[0].event, "ask.ended");
+    assert_eq!(
+        b.get(&created.id).await.expect("the ask").state,
+        State::TimedOut
+    );
+}
+
 async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratch) {
     use askbridge_core::model::{AskDefaults, Escalation, Reminders, Unset};
     let defaults = AskDefaults {
@@ -2532,6 +2559,7 @@ on_both_backends!(
         a_reminder_not_posted_before_a_crash_is_offered_again,
         configured_defaults_remind_and_escalate_asks_that_do_not_say,
         webhook_deliveries_are_written_with_the_ask_and_at_each_event_asked_for,
+        an_ask_that_timed_out_while_the_bridge_was_down_has_its_webhook_due_on_open,
     ],
     multi_thread: [
         three_instances_send_each_reminder_once,
