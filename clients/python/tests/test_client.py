@@ -193,3 +193,23 @@ def test_unreachable_daemon_raises_connection_error() -> None:
             unreachable.get("ask_x")
     assert isinstance(raised.value, askbridge.AskbridgeError)
     assert raised.value.__cause__ is not None
+
+
+def test_escalation_and_reminders_go_on_the_wire(client: Client) -> None:
+    ask = askbridge.Ask(
+        title=unique_title(),
+        questions=[askbridge.Question(question="Ship?", type="confirm")],
+        timeout_seconds=1800,
+        escalate=[askbridge.EscalationStep(after_seconds=600, to=["slack:C0ONCALL", "web:oncall"])],
+        remind_after_seconds=300,
+        remind_every_seconds=300,
+    )
+    pending = client.ask(ask)
+    assert isinstance(pending, PendingAsk)
+    assert [(step.after_seconds, step.to) for step in pending.ask.escalate or []] == [
+        (600, "slack:C0ONCALL"),
+        (600, "web:oncall"),
+    ]
+    assert pending.ask.remind_after_seconds == 300
+    assert pending.ask.remind_every_seconds == 300
+    client.cancel(pending.id)

@@ -32,6 +32,7 @@ PAIRS: Tuple[Tuple[Type[BaseModel], Tuple[str, ...]], ...] = (
     (askbridge.CanonicalQuestion, ("CanonicalQuestion",)),
     (askbridge.CanonicalThread, ("CanonicalThread",)),
     (askbridge.Escalation, ("CanonicalEscalation",)),
+    (askbridge.EscalationStep, ("AskInput", "escalate")),
     (askbridge.Problem, ("Problem",)),
     (askbridge.AskPlace, ("AskPlace",)),
     (askbridge.Responder, ("Responder",)),

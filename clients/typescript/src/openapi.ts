@@ -25,10 +25,11 @@ export interface AnswersReply {
  */
 export interface AskInput {
   /**
-   * Where to post it; absent or null: the configured `default_target`
-   * (`web` unless set).
+   * Where to post it: one place, or several at once (at most 8; the
+   * first answer in any of them wins); absent or null: the configured
+   * `default_target` (`web` unless set).
    */
-  to?: TargetInput | null;
+  to?: PlacesInput | null;
   /** A short title shown above the questions. */
   title?: string | null;
   /**
@@ -52,6 +53,24 @@ export interface AskInput {
    * outside 30–3600 are clamped, with a warning.
    */
   timeoutSeconds?: number | null;
+  /**
+   * Where it is passed on to when still open a while after it was
+   * created, earliest first (each step before the timeout); `[]`: no
+   * escalation, whatever the configured default; absent: the
+   * configured default.
+   */
+  escalate?: EscalationInput[] | null;
+  /**
+   * Seconds after creation of the first reminder while nobody answers
+   * (at least 30, before the timeout); 0: no reminder, whatever the
+   * configured default; absent: the configured default.
+   */
+  remindAfterSeconds?: number | null;
+  /**
+   * Seconds between reminders after the first (at least 30; at most 3
+   * reminders in all).
+   */
+  remindEverySeconds?: number | null;
   /**
    * Where askbridge POSTs the outcome, signed, when the ask ends
    * (docs/webhooks.md): an `https://` URL on a host the daemon's
@@ -359,6 +378,17 @@ export interface ErrorBody {
   errors?: Problem[];
 }
 
+/** An escalation step, as sent. */
+export interface EscalationInput {
+  /**
+   * Seconds after the ask was created (at least 1, before its
+   * timeout).
+   */
+  afterSeconds: number;
+  /** Where it is passed on to. */
+  to: PlacesInput;
+}
+
 /**
  * What `GET /healthz` says: up, which instance this is, on which
  * database, and which bot connections it runs now.
@@ -530,6 +560,12 @@ export interface PendingAsk {
 
 /** Always `pending`. */
 export type PendingStatus = "pending";
+
+/**
+ * Where an ask goes: one target, or a list of them (1–8, each place at
+ * most once).
+ */
+export type PlacesInput = TargetInput | TargetInput[];
 
 /** One problem with an ask: where and what. */
 export interface Problem {
@@ -710,7 +746,7 @@ export interface WrappedAsk {
    */
   ask: WrappedAskBody;
   /** Where to post it, over the ask's own `to`. */
-  to?: TargetInput | null;
+  to?: PlacesInput | null;
 }
 
 /** What a wrapper wraps. */

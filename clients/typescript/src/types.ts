@@ -41,20 +41,8 @@ export type CallbackDelivery = api.CallbackDelivery;
 /** An ask's webhook and its deliveries (only on asks with a `callbackUrl`). */
 export type CallbackState = api.Callback;
 
-/**
- * Fields the daemon reads in an ask but its OpenAPI `AskInput` does not
- * list (yet): a list of places in `to`, escalation and reminders
- * (docs/ask.md).
- */
-export interface AskExtras {
-  to?: api.TargetInput | api.TargetInput[] | null;
-  escalate?: Array<{ afterSeconds: number; to: api.TargetInput | api.TargetInput[] }> | null;
-  remindAfterSeconds?: number | null;
-  remindEverySeconds?: number | null;
-}
-
 /** An ask in the canonical form, as `POST /v1/asks` takes it. */
-export type AskBody = Omit<api.AskInput, "to"> & AskExtras;
+export type AskBody = api.AskInput;
 
 /** A pending ask: still waiting for answers. */
 export type PendingAsk = api.PendingAsk;

@@ -148,6 +148,23 @@ describe("client", () => {
     });
   });
 
+  test("escalation and reminders go on the wire as the ask's own fields", async () => {
+    const pending = await client.ask([{ question: "Ship?", type: "confirm" }], {
+      timeoutSeconds: 1800,
+      escalate: [{ afterSeconds: 600, to: ["slack:C0ONCALL", "web:oncall"] }],
+      remindAfterSeconds: 300,
+      remindEverySeconds: 300,
+    });
+    assert.ok(isPending(pending));
+    assert.deepEqual(pending.ask.escalate, [
+      { afterSeconds: 600, to: "slack:C0ONCALL" },
+      { afterSeconds: 600, to: "web:oncall" },
+    ]);
+    assert.equal(pending.ask.remindAfterSeconds, 300);
+    assert.equal(pending.ask.remindEverySeconds, 300);
+    await client.cancel(pending.id);
+  });
+
   test("list shows pending asks, newest first", async () => {
     const first = await client.ask([{ question: "First?", type: "confirm" }]);
     const second = await client.ask([{ question: "Second?", type: "confirm" }]);

@@ -40,6 +40,7 @@ __all__ = [
     "EndedAsk",
     "ErrorBody",
     "Escalation",
+    "EscalationStep",
     "Option",
     "Outcome",
     "PendingAsk",
@@ -148,14 +149,17 @@ class Question(_Model):
     letters: Optional[bool] = None
 
 
-class Ask(_Model):
-    """An ask as sent (schema `AskInput`), plus the webhook fields.
+class EscalationStep(_Model):
+    """A step of an ask's escalation, as sent (schema `EscalationInput`):
+    where the ask is passed on to when still open `after_seconds` after it
+    was created."""
 
-    Fields the daemon reads that are not listed here (for example
-    `escalate` or `remindAfterSeconds`, see docs/ask.md) can be passed by
-    their wire name and are sent as given:
-    `Ask(questions=[...], remindAfterSeconds=300)`.
-    """
+    after_seconds: int
+    to: Union[str, Target, List[Union[str, Target]]]
+
+
+class Ask(_Model):
+    """An ask as sent (schema `AskInput`)."""
 
     to: Optional[Union[str, Target, List[Union[str, Target]]]] = Field(
         default=None, description="Where to post it; absent: the daemon's default target (`web` unless set)."
@@ -166,6 +170,16 @@ class Ask(_Model):
     questions: List[Question]
     timeout_seconds: Optional[int] = Field(
         default=None, description="How long the ask stays open: 900 when absent, kept within 30-3600."
+    )
+    escalate: Optional[List[EscalationStep]] = Field(
+        default=None,
+        description="Where to pass the ask on to when nobody answers in time; `[]`: none; absent: the daemon's default.",
+    )
+    remind_after_seconds: Optional[int] = Field(
+        default=None, description="Remind the person this long after asking (0: never; at least 30)."
+    )
+    remind_every_seconds: Optional[int] = Field(
+        default=None, description="Remind again at this interval (at most 3 reminders in all)."
     )
     callback_url: Optional[str] = Field(
         default=None, description="Where the daemon POSTs webhook events for this ask (an https URL)."

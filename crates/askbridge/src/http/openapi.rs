@@ -258,6 +258,24 @@ mod tests {
             &["ask", "to", "createdAt"],
         );
 
+        // What an ask takes besides its questions, as every interface
+        // reads it: several places, escalation, reminders.
+        let input = schema(&doc, "AskInput");
+        for field in ["to", "escalate", "remindAfterSeconds", "remindEverySeconds"] {
+            assert!(input["properties"][field].is_object(), "{field}: {input}");
+        }
+        assert_fields(
+            schema(&doc, "EscalationInput"),
+            &["afterSeconds", "to"],
+            &["afterSeconds", "to"],
+        );
+        assert_eq!(
+            schema(&doc, "PlacesInput")["oneOf"]
+                .as_array()
+                .map(Vec::len),
+            Some(2)
+        );
+
         // An ask's webhook: its URL and events, and its deliveries.
         for schema_name in ["CanonicalAsk", "AskInput"] {
             let ask = schema(&doc, schema_name);

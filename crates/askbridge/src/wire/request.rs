@@ -29,7 +29,7 @@ use crate::wire::names::Channel;
 #[serde(untagged)]
 pub enum AskRequest {
     /// An ask of its own.
-    Ask(AskInput),
+    Ask(Box<AskInput>),
     /// An ask with a target that overrides its own.
     Wrapped(WrappedAsk),
 }
@@ -40,9 +40,10 @@ pub enum AskRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AskInput {
-    /// Where to post it; absent or null: the configured `default_target`
-    /// (`web` unless set).
-    pub to: Option<TargetInput>,
+    /// Where to post it: one place, or several at once (at most 8; the
+    /// first answer in any of them wins); absent or null: the configured
+    /// `default_target` (`web` unless set).
+    pub to: Option<PlacesInput>,
     /// A short title shown above the questions.
     pub title: Option<String>,
     /// A preformatted block shown above the questions — a command, a
@@ -60,6 +61,19 @@ pub struct AskInput {
     /// outside 30–3600 are clamped, with a warning.
     #[schema(default = 900)]
     pub timeout_seconds: Option<u32>,
+    /// Where it is passed on to when still open a while after it was
+    /// created, earliest first (each step before the timeout); `[]`: no
+    /// escalation, whatever the configured default; absent: the
+    /// configured default.
+    pub escalate: Option<Vec<EscalationInput>>,
+    /// Seconds after creation of the first reminder while nobody answers
+    /// (at least 30, before the timeout); 0: no reminder, whatever the
+    /// configured default; absent: the configured default.
+    pub remind_after_seconds: Option<u32>,
+    /// Seconds between reminders after the first (at least 30; at most 3
+    /// reminders in all).
+    #[schema(minimum = 30)]
+    pub remind_every_seconds: Option<u32>,
     /// Where askbridge POSTs the outcome, signed, when the ask ends
     /// (docs/webhooks.md): an `https://` URL on a host the daemon's
     /// `[webhooks] allowed_hosts` lists (`http://` only for a listed
@@ -70,6 +84,29 @@ pub struct AskInput {
     /// What else `callbackUrl` is told of besides `ask.ended` (always
     /// sent); needs `callbackUrl`.
     pub callback_events: Option<Vec<CallbackEventName>>,
+}
+
+/// Where an ask goes: one target, or a list of them (1–8, each place at
+/// most once).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum PlacesInput {
+    /// One place.
+    One(TargetInput),
+    /// Several places at once.
+    Several(Vec<TargetInput>),
+}
+
+/// An escalation step, as sent.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EscalationInput {
+    /// Seconds after the ask was created (at least 1, before its
+    /// timeout).
+    #[schema(minimum = 1)]
+    pub after_seconds: u32,
+    /// Where it is passed on to.
+    pub to: PlacesInput,
 }
 
 /// One question, as sent.
@@ -213,7 +250,7 @@ pub struct WrappedAsk {
     /// `ask.` (`ask.questions[0].options`).
     pub ask: WrappedAskBody,
     /// Where to post it, over the ask's own `to`.
-    pub to: Option<TargetInput>,
+    pub to: Option<PlacesInput>,
 }
 
 /// What a wrapper wraps.
