@@ -1385,6 +1385,29 @@ async fn webhook_deliveries_are_written_with_the_ask_and_at_each_event_asked_for
 
     bridge.cancel(&created.id).await.expect("cancel");
     let now = now + 600_000;
+    // Ended, but its delivery waits for the ask's deadline until brought
+    // forward (the sender does, hearing the end).
+    let waiting = store.due_webhooks(now, 10).await.expect("due");
+    assert!(
+        waiting.iter().all(|row| row.event != "ask.ended"),
+        "{waiting:?}"
+    );
+    let ended_row = bridge
+        .webhooks_of(&created.id)
+        .await
+        .expect("deliveries")
+        .into_iter()
+        .find(|row| row.event == "ask.ended")
+        .expect("ask.ended");
+    assert_eq!(
+        ended_row.due_at,
+        now - 600_000 + 1_800_000,
+        "the deadline is the latest it waits"
+    );
+    store
+        .webhook_ended(Some(&created.id), now)
+        .await
+        .expect("bring forward");
     let due = store.due_webhooks(now, 10).await.expect("due");
     let mut events: Vec<&str> = due.iter().map(|row| row.event.as_str()).collect();
     events.sort_unstable();
@@ -1468,9 +1491,24 @@ async fn an_ask_that_timed_out_while_the_bridge_was_down_has_its_webhook_due_on_
     let later = i64::try_from(START.0).expect("millis") + 60_000;
     // Still pending in the database: nothing is due.
     assert!(store.due_webhooks(later, 10).await.expect("due").is_empty());
+    // Another, still open, and one that ended before the crash without
+    // its delivery brought forward: a catch-up brings only that one.
     let b = open(&db, &Clock::manual(START.saturating_add_secs(60))).await;
-    let due = store.due_webhooks(later, 10).await.expect("due");
-    assert_eq!(due.len(), 1, "{due:?}");
+    b.set_callbacks(Arc::new(AnyCallback));
+    let mut open_one = deploy_ask(900);
+    open_one.callback = Some(askbridge_core::model::Callback {
+        url: "https://hooks.example.com/b".to_owned(),
+        events: vec![askbridge_core::model::CallbackEvent::Ended],
+    });
+    let still_open = create(&b, open_one.clone()).await;
+    let cancelled = create(&b, open_one).await;
+    b.cancel(&cancelled.id).await.expect("cancel");
+    store.webhook_ended(None, later).await.expect("catch up");
+    let mut due = store.due_webhooks(later, 10).await.expect("due");
+    due.sort_by_key(|row| row.ask_id != created.id);
+    assert_eq!(due.len(), 2, "{due:?}");
+    assert_eq!(due[1].ask_id, cancelled.id);
+    assert!(due.iter().all(|row| row.ask_id != still_open.id));
     assert_eq!(due[0].ask_id, created.id);
     assert_eq!(due[0].event, "ask.ended");
     assert_eq!(

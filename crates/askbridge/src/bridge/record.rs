@@ -104,14 +104,15 @@ pub(super) fn new_row(
                     .map(millis),
             })
             .collect(),
+        // Due at the deadline, when the ask ends at the latest; an ask that
+        // ends sooner has it brought forward (`Store::webhook_ended`).
         webhook: lifecycle.ask().callback.as_ref().map(|callback| {
-            let created = millis(lifecycle.created_at());
             WebhookRow::new(
                 id,
                 CallbackEvent::Ended.as_str(),
                 &callback.url,
-                created,
-                created,
+                millis(lifecycle.deadline()),
+                millis(lifecycle.created_at()),
             )
         }),
     })

@@ -133,7 +133,8 @@ pub struct AskRow {
     pub further_places: Vec<PlaceRow>,
     /// The ask's `ask.ended` webhook delivery, when it has a
     /// `callbackUrl`: written with the row (the `webhook_deliveries`
-    /// table), due once the ask has ended.
+    /// table), due at the ask's deadline, or sooner once told the ask
+    /// ended ([`Store::webhook_ended`]), and sent only once it has.
     #[sqlx(skip)]
     pub webhook: Option<WebhookRow>,
 }
@@ -617,9 +618,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// `limit`: an `ask.ended` one only once its ask has ended.
     async fn due_webhooks(&self, now: i64, limit: i64) -> Result<Vec<WebhookRow>, StoreError>;
 
-    /// When the earliest pending webhook delivery whose ask allows it is
-    /// due, if any is.
+    /// When the earliest pending webhook delivery is due, if any is (an
+    /// `ask.ended` one of an ask still open: its deadline).
     async fn next_webhook_at(&self) -> Result<Option<i64>, StoreError>;
+
+    /// Makes the `ask.ended` delivery of ask `ask_id` — or, with `None`,
+    /// of every ask that has ended — due at `now` if it was not yet (it
+    /// waits for the ask's deadline until told the ask ended).
+    async fn webhook_ended(&self, ask_id: Option<&str>, now: i64) -> Result<(), StoreError>;
 
     /// Claims attempt `attempts + 1` of delivery `id` if nobody made it
     /// yet and it is due at `now`: no other attempt before `lease_until`.

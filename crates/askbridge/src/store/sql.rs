@@ -537,14 +537,41 @@ macro_rules! sql_store {
             async fn next_webhook_at(&self) -> Result<Option<i64>, StoreError> {
                 $crate::store::sql::read(move || async move {
                     sqlx::query_scalar(
-                        "SELECT MIN(d.due_at) FROM webhook_deliveries d \
-                         JOIN asks a ON a.id = d.ask_id WHERE d.state = 'pending' \
-                         AND (d.event <> 'ask.ended' OR a.state <> 'pending')",
+                        "SELECT MIN(due_at) FROM webhook_deliveries WHERE state = 'pending'",
                     )
                     .fetch_one(&self.reader)
                     .await
                 })
                 .await
+            }
+
+            async fn webhook_ended(
+                &self,
+                ask_id: Option<&str>,
+                now: i64,
+            ) -> Result<(), StoreError> {
+                let waiting = "UPDATE webhook_deliveries SET due_at = $1, updated_at = $1 \
+                     WHERE event = 'ask.ended' AND state = 'pending' AND attempts = 0 \
+                     AND due_at > $1 AND ";
+                match ask_id {
+                    Some(id) => {
+                        sqlx::query(&format!("{waiting}ask_id = $2"))
+                            .bind(now)
+                            .bind(id)
+                            .execute(&self.writer)
+                            .await?
+                    }
+                    None => {
+                        sqlx::query(&format!(
+                            "{waiting}EXISTS (SELECT 1 FROM asks a \
+                             WHERE a.id = webhook_deliveries.ask_id AND a.state <> 'pending')"
+                        ))
+                        .bind(now)
+                        .execute(&self.writer)
+                        .await?
+                    }
+                };
+                Ok(())
             }
 
             async fn claim_webhook(

@@ -23,7 +23,7 @@ use askbridge_core::model::Timestamp;
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::bridge::{Bridge, BridgeEvent, CallbackCheck, WeakBridge};
 use crate::config::{Secret, WebhooksConfig};
@@ -45,6 +45,9 @@ const BATCH: i64 = 64;
 /// The longest the sender sleeps without looking: asks ended by another
 /// instance whose news did not reach this one, claims run out.
 const LOOK_EVERY: Duration = Duration::from_secs(5);
+/// How often every ended ask's `ask.ended` delivery is brought forward
+/// regardless of what this instance heard.
+const CATCH_UP_EVERY: Duration = Duration::from_secs(60);
 /// How soon a delivery that was due but could not be claimed is looked
 /// at again.
 const UNCLAIMED_AGAIN: Duration = Duration::from_millis(250);
@@ -125,15 +128,34 @@ pub fn signature(secrets: &[Secret], t: i64, body: &[u8]) -> String {
 }
 
 /// Sends due deliveries until the bridge is dropped.
+///
+/// An `ask.ended` delivery waits for its ask's deadline unless brought
+/// forward: for each ask with a callback that this instance hears end
+/// (its own ends and, on Postgres, the others'), and for every ended ask
+/// at start, after missed events and every [`CATCH_UP_EVERY`] (an end
+/// whose instance died before bringing it forward).
 pub async fn run(bridge: WeakBridge, webhooks: Arc<Webhooks>) {
     let (mut events, wake) = match bridge.upgrade() {
         Some(bridge) => (bridge.subscribe(), bridge.webhook_wake()),
         None => return,
     };
     let mut failures = 0u32;
+    let mut ended = Ended::Unknown;
+    let mut caught_up = None;
     loop {
         let Some(live) = bridge.upgrade() else { return };
-        let next = match send_due(&live, &webhooks).await {
+        let now = live.now();
+        if caught_up.is_none_or(|at| since(now, at) >= CATCH_UP_EVERY) {
+            ended = Ended::Unknown;
+        }
+        let brought = bring_forward(&live, &ended).await;
+        match &brought {
+            Ok(()) if ended == Ended::Unknown => caught_up = Some(now),
+            Ok(()) => {}
+            // Whatever was heard is looked for again next time.
+            Err(_) => caught_up = None,
+        }
+        let next = match brought.and(send_due(&live, &webhooks).await) {
             Ok(next) => {
                 failures = 0;
                 next
@@ -147,7 +169,8 @@ pub async fn run(bridge: WeakBridge, webhooks: Arc<Webhooks>) {
         };
         let now = live.now();
         // Due now after a pass: what could not be claimed (its ask could
-        // not be read); looked at again shortly, not at once.
+        // not be read, or is still open at its deadline); looked at again
+        // shortly, not at once.
         let sleep = match next {
             None => LOOK_EVERY,
             Some(next) if next <= now => UNCLAIMED_AGAIN,
@@ -155,20 +178,61 @@ pub async fn run(bridge: WeakBridge, webhooks: Arc<Webhooks>) {
         };
         let clock = live.clock().clone();
         drop(live);
-        let ended = async {
+        let heard = async {
             loop {
                 match events.recv().await {
-                    Ok(BridgeEvent::Ended(view)) if view.ask.callback.is_some() => return true,
-                    Err(RecvError::Lagged(_)) => return true,
+                    Ok(BridgeEvent::Ended(view)) if view.ask.callback.is_some() => {
+                        return Some(Ended::These(vec![view.id.clone()]));
+                    }
+                    Err(RecvError::Lagged(_)) => return Some(Ended::Unknown),
                     Ok(_) => {}
-                    Err(RecvError::Closed) => return false,
+                    Err(RecvError::Closed) => return None,
                 }
             }
         };
-        tokio::select! {
-            () = wake.notified() => {}
-            () = clock.sleep(sleep) => {}
-            open = ended => if !open { return },
+        let heard = tokio::select! {
+            () = wake.notified() => Some(Ended::These(Vec::new())),
+            () = clock.sleep(sleep) => Some(Ended::These(Vec::new())),
+            heard = heard => heard,
+        };
+        let Some(mut heard) = heard else { return };
+        // Every other end heard meanwhile, at once.
+        loop {
+            match (&mut heard, events.try_recv()) {
+                (Ended::These(ids), Ok(BridgeEvent::Ended(view)))
+                    if view.ask.callback.is_some() =>
+                {
+                    ids.push(view.id.clone());
+                }
+                (_, Err(TryRecvError::Lagged(_))) => heard = Ended::Unknown,
+                (_, Ok(_)) => {}
+                (_, Err(TryRecvError::Empty | TryRecvError::Closed)) => break,
+            }
+        }
+        ended = heard;
+    }
+}
+
+/// Which asks ended since the sender last looked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ended {
+    /// These (possibly none).
+    These(Vec<String>),
+    /// Not known: any of them.
+    Unknown,
+}
+
+/// Brings the `ask.ended` deliveries of the asks that ended forward to
+/// now.
+async fn bring_forward(bridge: &Bridge, ended: &Ended) -> Result<(), crate::store::StoreError> {
+    let now = millis(bridge.now());
+    match ended {
+        Ended::Unknown => bridge.store().webhook_ended(None, now).await,
+        Ended::These(ids) => {
+            for id in ids {
+                bridge.store().webhook_ended(Some(id), now).await?;
+            }
+            Ok(())
         }
     }
 }
