@@ -2,7 +2,9 @@
 //! receiver on loopback):
 //!
 //! - from the reply that ends an ask to its webhook at the receiver, p50 /
-//!   p99 over `ASKBRIDGE_WEBHOOK_RUNS` asks (default 200), one at a time;
+//!   p99 over `ASKBRIDGE_WEBHOOK_RUNS` asks (default 200), one at a time,
+//!   with `ASKBRIDGE_WEBHOOK_OPEN` other asks (default 10,000) open with
+//!   a callback meanwhile (their `ask.ended` deliveries waiting);
 //! - a burst: `ASKBRIDGE_WEBHOOK_BURST` asks (default 1,000) answered at
 //!   once, to a receiver that refuses every delivery's first attempt
 //!   (`503`): how long until every webhook was taken, and how many were
@@ -117,6 +119,31 @@ async fn main() {
     let api = Api::of(&daemon);
 
     let (url, mut webhooks, _) = receiver(false).await;
+    let open = env_count("ASKBRIDGE_WEBHOOK_OPEN", 10_000);
+    let started = Instant::now();
+    let mut creating = tokio::task::JoinSet::new();
+    for n in 0..open {
+        if creating.len() >= 64 {
+            creating.join_next().await;
+        }
+        let http = api.http.clone();
+        let create = daemon.url("/v1/asks");
+        let body = ask(&url, n);
+        creating.spawn(async move {
+            http.post(create)
+                .json(&body)
+                .send()
+                .await
+                .expect("create")
+                .error_for_status()
+                .expect("created");
+        });
+    }
+    while creating.join_next().await.is_some() {}
+    println!(
+        "{open} asks with a callback left open (created in {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
     let mut latencies = Vec::with_capacity(runs);
     for n in 0..runs {
         let id = daemon::create(&daemon, &ask(&url, n)).await;
@@ -128,7 +155,7 @@ async fn main() {
     }
     latencies.sort_unstable();
     println!(
-        "reply → webhook at the receiver: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({runs} asks)",
+        "reply → webhook at the receiver: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({runs} asks, {open} others open)",
         percentile(&latencies, 0.5).as_secs_f64() * 1e3,
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
         percentile(&latencies, 1.0).as_secs_f64() * 1e3,
