@@ -392,6 +392,22 @@ async fn callback_urls_the_daemon_may_not_call_are_refused_when_the_ask_is_creat
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_to_a_listed_name_is_resolved_through_the_rules_and_delivered() {
+    let mut receiver = Receiver::start(statuses(&[], 200)).await;
+    let by_name = receiver.url.replace("127.0.0.1", "localhost");
+    let daemon = Daemon::builder()
+        .env("ASKBRIDGE_WEBHOOK_SECRET", SECRET)
+        .env("ASKBRIDGE_WEBHOOKS_ALLOWED_HOSTS", "localhost")
+        .start();
+    let id = create(&daemon, &ask_with_callback(&by_name)).await;
+    answer(&daemon, &id).await;
+    let request = receiver.next().await;
+    assert_eq!(request.json()["id"], id.as_str());
+    daemon.wait_for_log("state=\"delivered\"", WITHIN);
+    assert_eq!(delivery(&daemon, &id).await["state"], "delivered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirect_is_not_followed_and_a_followed_one_to_a_private_address_is_refused() {
     let script = Script {
         first: Vec::new(),

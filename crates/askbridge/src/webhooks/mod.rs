@@ -346,6 +346,11 @@ async fn attempt(bridge: &Bridge, webhooks: &Webhooks, row: WebhookRow, body: St
     match bridge.store().finish_webhook(&record).await {
         Ok(true) => {
             tracing::info!(ask_id = %row.ask_id, delivery = %row.id, event = %row.event, attempt = attempts, state, status = ?status, error = ?error, "webhook attempt recorded");
+            // The sender slept past this claim's end: the retry may be
+            // due sooner.
+            if state == "pending" {
+                bridge.webhook_wake().notify_one();
+            }
         }
         Ok(false) => {
             tracing::warn!(delivery = %row.id, "a webhook attempt outlived its claim; another was made meanwhile")
