@@ -33,6 +33,29 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// A counter by one label: a line per value of `values` (in that order),
+/// its count from `counts` (0 when it has none).
+fn by_label(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: &str,
+    values: &[&str],
+    counts: &[(&'static str, u64)],
+) -> std::fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} counter")?;
+    for value in values {
+        let count: u64 = counts
+            .iter()
+            .filter(|(v, _)| v == value)
+            .map(|(_, n)| n)
+            .sum();
+        writeln!(out, "{name}{{{label}=\"{value}\"}} {count}")?;
+    }
+    Ok(())
+}
+
 #[derive(Debug, Default)]
 struct Histogram {
     /// Cumulative counts, one per bucket of [`BUCKETS`].
@@ -89,29 +112,20 @@ impl HttpMetrics {
         )?;
         writeln!(out, "# TYPE askbridge_asks_created_total counter")?;
         writeln!(out, "askbridge_asks_created_total {}", bridge.created)?;
-        writeln!(
+        by_label(
             out,
-            "# HELP askbridge_asks_ended_total Asks ended since start, by final status."
+            "askbridge_asks_ended_total",
+            "Asks ended since start, by final status.",
+            "status",
+            &[
+                "answered",
+                "skipped",
+                "timed_out",
+                "cancelled",
+                "delivery_failed",
+            ],
+            &bridge.ended,
         )?;
-        writeln!(out, "# TYPE askbridge_asks_ended_total counter")?;
-        for status in [
-            "answered",
-            "skipped",
-            "timed_out",
-            "cancelled",
-            "delivery_failed",
-        ] {
-            let count = bridge
-                .ended
-                .iter()
-                .filter(|(s, _)| *s == status)
-                .map(|(_, n)| n)
-                .sum::<u64>();
-            writeln!(
-                out,
-                "askbridge_asks_ended_total{{status=\"{status}\"}} {count}"
-            )?;
-        }
         writeln!(out, "# HELP askbridge_asks_pending Asks pending now.")?;
         writeln!(out, "# TYPE askbridge_asks_pending gauge")?;
         writeln!(out, "askbridge_asks_pending {}", bridge.pending)?;
@@ -145,23 +159,14 @@ impl HttpMetrics {
             writeln!(out, "# TYPE {name} {kind}")?;
             writeln!(out, "{name} {value}")?;
         }
-        writeln!(
+        by_label(
             out,
-            "# HELP askbridge_webhook_attempts_total Webhook attempts this instance made, by how they went: delivered, retry (to be tried again), gone (410), failed (given up)."
+            "askbridge_webhook_attempts_total",
+            "Webhook attempts this instance made, by how they went: delivered, retry (to be tried again), gone (410), failed (given up).",
+            "result",
+            &crate::bridge::WEBHOOK_RESULTS,
+            &bridge.webhooks,
         )?;
-        writeln!(out, "# TYPE askbridge_webhook_attempts_total counter")?;
-        for result in crate::bridge::WEBHOOK_RESULTS {
-            let count = bridge
-                .webhooks
-                .iter()
-                .filter(|(r, _)| *r == result)
-                .map(|(_, n)| n)
-                .sum::<u64>();
-            writeln!(
-                out,
-                "askbridge_webhook_attempts_total{{result=\"{result}\"}} {count}"
-            )?;
-        }
         writeln!(
             out,
             "# HELP askbridge_http_waiting Long-polls (?wait=) waiting for an ask to end now."
