@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use askbridge_core::model::Ask;
+use askbridge_core::render::html_escape as escape;
 use askbridge_core::render::{
     Block, ButtonsView, EMPTY_TEXT, Locale, RichView, TextView, View, cut, fill, non_blank,
     text_len, text_prompt,
@@ -350,21 +351,6 @@ pub fn confirm_page(question: &str, label: &str, locale: Locale) -> String {
         escape(s.email_link_button)
     );
     page(locale, &fill(s.email_link_confirm, &[("a", label)]), &body)
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 pub mod discord;
 pub mod faults;
 pub mod feishu;
+mod logs;
 pub mod mail;
 pub mod playground;
 pub mod slack;

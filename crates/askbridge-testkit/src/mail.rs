@@ -534,16 +534,7 @@ async fn imap_greets(port: u16) -> bool {
 
 /// The last lines of Dovecot's log and output.
 fn output_tail(dir: &Path) -> String {
-    let mut tail = String::new();
-    for name in ["stderr.txt", "stdout.txt", "dovecot.log"] {
-        let text = fs::read_to_string(dir.join(name)).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let last = &lines[lines.len().saturating_sub(40)..];
-        if !last.is_empty() {
-            tail.push_str(&format!("--- {name} (end) ---\n{}\n", last.join("\n")));
-        }
-    }
-    tail
+    crate::logs::output_tail(dir, &["stderr.txt", "stdout.txt", "dovecot.log"])
 }
 
 /// Who Dovecot's processes run as, and who owns the mail.

@@ -225,17 +225,10 @@ impl Synapse {
 
     /// The last lines of Synapse's standard error and log.
     fn output_tail(&self) -> String {
-        let dir = self.dir.path();
-        let mut tail = String::new();
-        for name in ["stderr.txt", "stdout.txt", "homeserver.log"] {
-            let text = fs::read_to_string(dir.join(name)).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let last = &lines[lines.len().saturating_sub(40)..];
-            if !last.is_empty() {
-                tail.push_str(&format!("--- {name} (end) ---\n{}\n", last.join("\n")));
-            }
-        }
-        tail
+        crate::logs::output_tail(
+            self.dir.path(),
+            &["stderr.txt", "stdout.txt", "homeserver.log"],
+        )
     }
 
     /// The client-server API's base URL, `http://127.0.0.1:PORT`.

@@ -18,6 +18,7 @@
 mod callback;
 mod context;
 mod decide;
+mod html;
 mod locale;
 mod mask;
 mod split;
@@ -27,6 +28,7 @@ mod view;
 pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, parse_callback_key};
 pub use context::{Block, MAX_CONTEXT_MESSAGES, blocks_of, context_blocks};
 pub use decide::{Capabilities, Mode, decide};
+pub use html::html_escape;
 pub use locale::{Locale, Strings, fill};
 pub use mask::mask_credentials;
 pub use split::{cut, split_message, text_len};

@@ -13,7 +13,7 @@
 //! browser's `Accept-Language` ([`Locale::from_accept_language`]), the
 //! configured `[web] locale`. Every page is built once, when the router is.
 
-use askbridge_core::render::{Locale, Strings, fill};
+use askbridge_core::render::{Locale, Strings, fill, html_escape};
 use axum::body::Bytes;
 use serde_json::{Map, Value, json};
 
@@ -127,15 +127,6 @@ fn phrases_json() -> String {
     json!({ "locales": locales })
         .to_string()
         .replace('<', "\\u003c")
-}
-
-/// Text for HTML content or a quoted attribute.
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
 }
 
 #[cfg(test)]
