@@ -35,14 +35,11 @@ impl Kept {
         if let Some(value) = self.cached(key) {
             return Ok(Some(value));
         }
-        let bridge = self
-            .bridge
-            .upgrade()
-            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
+        let bridge = self.bridge()?;
         let stored = bridge
             .channel_value(self.kind, key)
             .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+            .map_err(transient)?;
         if let Some(value) = &stored {
             self.remember(key, value);
         }
@@ -63,14 +60,11 @@ impl Kept {
             return Ok(());
         }
         self.remember(key, value);
-        let bridge = self
-            .bridge
-            .upgrade()
-            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
+        let bridge = self.bridge()?;
         bridge
             .set_channel_value(self.kind, key, value)
             .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))
+            .map_err(transient)
     }
 
     /// The value under `key`: kept, else `value`, kept unless another
@@ -79,16 +73,20 @@ impl Kept {
         if let Some(kept) = self.cached(key) {
             return Ok(kept);
         }
-        let bridge = self
-            .bridge
-            .upgrade()
-            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))?;
+        let bridge = self.bridge()?;
         let standing = bridge
             .first_channel_value(self.kind, key, value)
             .await
-            .map_err(|error| PlatformFailure::Transient(error.to_string()))?;
+            .map_err(transient)?;
         self.remember(key, &standing);
         Ok(standing)
+    }
+
+    /// The bridge, unless it is shutting down.
+    fn bridge(&self) -> Result<Bridge, PlatformFailure> {
+        self.bridge
+            .upgrade()
+            .ok_or_else(|| PlatformFailure::Transient("the bridge is shutting down".to_owned()))
     }
 
     fn cached(&self, key: &str) -> Option<String> {
@@ -102,4 +100,9 @@ impl Kept {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// A store failure, as one that may pass.
+fn transient(error: crate::bridge::BridgeError) -> PlatformFailure {
+    PlatformFailure::Transient(error.to_string())
 }
