@@ -20,8 +20,6 @@
 pub use crate::render::mask_credentials;
 use serde_json::{Map, Value, json};
 
-use crate::model::{Place, Target};
-
 /// A coding agent whose hooks askbridge answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
@@ -155,8 +153,12 @@ pub struct MovedOn {
     pub session_id: String,
     /// The call that ran or failed ([`HookEvent::call_key`]): decided, so
     /// its ask is stale. `None`: the turn is over (a new prompt, or the
-    /// agent stopped), so every ask of the session is.
+    /// agent stopped), so every ask of the agent is.
     pub call: Option<String>,
+    /// The subagent whose event it is (`agent_id`); `None`: the session's
+    /// main agent. Only that agent's asks are stale: the main agent's
+    /// `Stop` says nothing of a subagent still running.
+    pub agent_id: Option<String>,
 }
 
 impl MovedOn {
@@ -176,7 +178,12 @@ impl MovedOn {
             "UserPromptSubmit" | "Stop" => None,
             _ => return None,
         };
-        Some(MovedOn { session_id, call })
+        let agent_id = optional_string(&map, "agent_id");
+        Some(MovedOn {
+            session_id,
+            call,
+            agent_id,
+        })
     }
 }
 
@@ -195,8 +202,6 @@ pub struct Finished {
     /// The session's transcript (JSON lines), to read the last message
     /// from when the event does not carry it.
     pub transcript_path: Option<String>,
-    /// The agent is already going on because of a `Stop` hook.
-    pub continued: bool,
 }
 
 /// The id of the one question of a finished turn.
@@ -218,7 +223,6 @@ impl Finished {
             last_message: optional_string(&map, "last_assistant_message")
                 .filter(|text| !text.trim().is_empty()),
             transcript_path: optional_string(&map, "transcript_path"),
-            continued: map.get("stop_hook_active") == Some(&Value::Bool(true)),
         })
     }
 
@@ -239,6 +243,9 @@ impl Finished {
                 "placeholder": "The next instruction",
             }],
             "timeoutSeconds": timeout_seconds,
+            // The reply is the agent's next instruction: only its person
+            // gives it.
+            "approval": true,
         });
         self.in_session(&mut ask, last_message, to);
         ask
@@ -593,6 +600,7 @@ impl HookEvent {
             "questions": questions,
             "timeoutSeconds": timeout_seconds,
             "thread": session_thread(self.host, &self.session_id, &self.cwd),
+            "approval": true,
         });
         if self.request() == Request::Form {
             let message = self.tool_input["message"].as_str().unwrap_or_default();
@@ -1091,14 +1099,6 @@ fn diff(lines: &mut Vec<String>, old: Option<&str>, new: Option<&str>) {
             .flat_map(str::lines)
             .map(|line| format!("+ {line}")),
     );
-}
-
-/// Whether only one person can answer at `target`: it names the user, or
-/// it is a direct chat, or askbridge's own page. An approval decides what
-/// runs on someone's machine: a group target that names nobody lets
-/// anyone the channel admits approve.
-pub fn names_a_person(target: &Target) -> bool {
-    target.user.is_some() || target.place.is_direct() || matches!(target.place, Place::Web { .. })
 }
 
 fn string(map: &Map<String, Value>, key: &'static str) -> Result<String, HookError> {

@@ -598,13 +598,10 @@ impl AskLifecycle {
             .collect()
     }
 
-    /// Whether this person may answer the ask: in the place they answer
-    /// in ([`Ask::place_of`]), its named user on its channel, or, when no
-    /// user is named, whoever the channel's allow-list admits.
+    /// Whether this person may answer the ask: the core's one rule,
+    /// [`Ask::may_answer`].
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
-        self.ask
-            .place_of(from)
-            .map_or(admitted, |target| target.may_answer(from, admitted))
+        self.ask.may_answer(from, admitted)
     }
 
     /// The outcome, once the ask has ended; `None` while pending. It is a
@@ -731,7 +728,12 @@ impl AskLifecycle {
     /// agent host's dialog, which is no place.
     fn placed(&self, mut from: Responder) -> Responder {
         if from.place.is_none() {
-            from.place = self.ask.place_on(&from).map(|target| target.place.clone());
+            let place = if self.ask.approval {
+                self.ask.approvers_place(&from)
+            } else {
+                self.ask.place_on(&from)
+            };
+            from.place = place.map(|target| target.place.clone());
         }
         from
     }

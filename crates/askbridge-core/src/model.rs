@@ -83,6 +83,12 @@ pub struct Ask {
     /// Where the agent is told how the ask goes (a webhook); `None`: it
     /// asks or waits itself.
     pub callback: Option<Callback>,
+    /// An approval (`"approval": true`): it decides what runs on someone's
+    /// machine, so only the one person each place names, as the platform
+    /// reports them ([`Target::person`]), answers it — not another member
+    /// of a room, not the HTTP API, not the agent host's dialog. Otherwise
+    /// whoever a place admits answers.
+    pub approval: bool,
     /// What the ask did not say and the configured defaults fill in when
     /// it is created ([`Ask::with_defaults`]).
     pub unset: Unset,
@@ -113,6 +119,20 @@ pub struct Thread {
     /// The thread's first message ("Claude Code · api-server · session
     /// 1a2b3c4d"), at most [`limits::MAX_THREAD_TITLE_CHARS`] characters.
     pub title: String,
+}
+
+/// Which channels tell one person from another only by the daemon's
+/// settings: where an approval ([`Ask::approval`]) may be posted
+/// beyond the chat platforms, which report who pressed or wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Verified {
+    /// The web page and the HTTP API, whose user is whoever holds the
+    /// daemon's API token: `true` only when it has one.
+    pub web: bool,
+    /// Email, whose sender is only who the `From:` says unless the
+    /// receiving server authenticated it: `true` only with
+    /// `require_authentication`.
+    pub email: bool,
 }
 
 /// A webhook the agent is told of the ask at: always when the ask ends,
@@ -222,6 +242,8 @@ pub struct AskDefaults {
     pub remind: Option<Reminders>,
     /// The escalation of an ask without `escalate`, earliest first.
     pub escalate: Vec<Escalation>,
+    /// Where an approval may go beyond the chat platforms.
+    pub verified: Verified,
 }
 
 impl From<Target> for AskDefaults {
@@ -232,6 +254,7 @@ impl From<Target> for AskDefaults {
             target,
             remind: None,
             escalate: Vec::new(),
+            verified: Verified::default(),
         }
     }
 }
@@ -291,7 +314,9 @@ impl Ask {
     /// applies as far as it fits the ask: reminders at or after the ask's
     /// deadline are never sent, and an escalation step is left out when it
     /// is not before the deadline, when its place is one of the ask's
-    /// already, or when the ask has [`limits::MAX_PLACES`] places.
+    /// already, or when the ask has [`limits::MAX_PLACES`] places. An
+    /// approval is passed on by default only to places that name the same
+    /// person as its first ([`Ask::escalates_to`]).
     pub fn with_defaults(mut self, defaults: &AskDefaults) -> Ask {
         if self.target.is_none() {
             self.target = Some(defaults.target.clone());
@@ -308,7 +333,8 @@ impl Ask {
             for step in &defaults.escalate {
                 let fits = step.after_seconds < self.timeout_seconds
                     && self.places().count() < limits::MAX_PLACES
-                    && self.places().all(|target| target.place != step.to.place);
+                    && self.places().all(|target| target.place != step.to.place)
+                    && self.escalates_to(&step.to);
                 if fits {
                     self.escalate.push(step.clone());
                     self.unset.escalate = false;
@@ -316,6 +342,56 @@ impl Ask {
             }
         }
         self
+    }
+
+    /// Whether a configured escalation step to `to` may be added to this
+    /// ask: always for an ask anyone may answer; for an approval only when
+    /// `to` names the same person as its first place (on the same
+    /// channel), so a default never widens who may approve.
+    pub fn escalates_to(&self, to: &Target) -> bool {
+        !self.approval
+            || self.target.as_ref().is_some_and(|first| {
+                first.place.channel() == to.place.channel()
+                    && first.person().is_some()
+                    && first.person() == to.person()
+            })
+    }
+
+    /// Whether `from` may answer the ask: the one rule every route goes
+    /// through ([`crate::lifecycle::AskLifecycle`] applies it to every
+    /// input). An ask anyone may answer: in the place they answer in
+    /// ([`Ask::place_of`]), its named user on its channel, or, when no user
+    /// is named, whoever the channel's allow-list admits (`admitted`). An
+    /// approval: only the person the place they answer in names
+    /// ([`Target::is_its_person`]); the allow-list, the agent host's
+    /// dialog and any other place's people count for nothing.
+    pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
+        if self.approval {
+            self.approvers_place(from).is_some()
+        } else {
+            self.place_of(from)
+                .map_or(admitted, |target| target.may_answer(from, admitted))
+        }
+    }
+
+    /// Whether a typed message on `channel` that answers none of the
+    /// ask's messages (no thread, no reply) may still answer it, as the
+    /// newest open ask where it was written. Not an approval by email: a
+    /// mail names what it answers (its thread, its plus token), and one
+    /// that names nothing is not taken as an approval.
+    pub fn takes_unthreaded_reply(&self, channel: ChannelKind) -> bool {
+        !(self.approval && channel == ChannelKind::Email)
+    }
+
+    /// The place of an approval `from` answers in as its person: the one
+    /// they name ([`Responder::place`]) if they are its person, else the
+    /// first whose person they are; `None` when they are nobody's.
+    pub fn approvers_place(&self, from: &Responder) -> Option<&Target> {
+        let mut places = self.places().filter(|target| target.is_its_person(from));
+        match &from.place {
+            Some(place) => places.find(|target| target.place == *place),
+            None => places.next(),
+        }
     }
 
     /// Every place the ask is posted to, the first (`target`) first, then
@@ -933,6 +1009,36 @@ impl Target {
         match &self.user {
             Some(user) => from.channel == self.place.channel() && from.user_id == *user,
             None => admitted,
+        }
+    }
+
+    /// The one person who may answer an approval here: the user the target
+    /// names, else the person whose direct chat with the bot the place is
+    /// (a Telegram private chat's id is its user's; `discord:user/…`,
+    /// `email:…` and the like name theirs). `None` for a group that names
+    /// nobody, and for the web page, whose user is whoever holds the
+    /// daemon's API token.
+    pub fn person(&self) -> Option<String> {
+        match (&self.user, &self.place) {
+            (Some(user), _) => Some(user.clone()),
+            (None, Place::Telegram { chat_id, .. }) if *chat_id > 0 => Some(chat_id.to_string()),
+            (None, place) => place.direct_user(),
+        }
+    }
+
+    /// Whether `from` is the person who may answer an approval posted
+    /// here: on this place's channel, and the person it names
+    /// ([`Target::person`]; an address compared without regard to case);
+    /// on the web page that names nobody, its user, whoever holds the API
+    /// token (an approval goes there only when the daemon has one).
+    pub fn is_its_person(&self, from: &Responder) -> bool {
+        if from.channel != self.place.channel() {
+            return false;
+        }
+        match (self.person(), &self.place) {
+            (Some(person), Place::Email { .. }) => person.eq_ignore_ascii_case(&from.user_id),
+            (Some(person), _) => person == from.user_id,
+            (None, place) => matches!(place, Place::Web { .. }),
         }
     }
 

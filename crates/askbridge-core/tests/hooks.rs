@@ -3,9 +3,7 @@
 
 use askbridge_core::hooks::{
     Finished, HookError, HookEvent, HookKind, Host, Request, last_assistant_text, mask_credentials,
-    names_a_person,
 };
-use askbridge_core::model::Target;
 use serde_json::{Value, json};
 
 /// Claude Code's `PermissionRequest` for a Bash call writing outside cwd.
@@ -417,23 +415,20 @@ fn unreadable_events_say_what_is_wrong() {
 }
 
 #[test]
-fn an_approval_goes_only_where_one_person_answers() {
-    let rows = [
-        ("telegram:42", true),
-        ("telegram:-1001234@42", true),
-        ("telegram:-1001234", false),
-        ("slack:user/U0ALICE", true),
-        ("slack:C1@U0ALICE", true),
-        ("discord:user/123", true),
-        ("discord:456", false),
-        ("feishu:user/ou_1", true),
-        ("matrix:!room:hs", false),
-        ("matrix:user/@alice:hs", true),
-        ("web", true),
-    ];
-    for (target, named) in rows {
-        let parsed = Target::parse(target).expect(target);
-        assert_eq!(names_a_person(&parsed), named, "{target}");
+fn every_ask_a_hook_makes_is_an_approval_only_its_person_answers() {
+    use askbridge_core::normalize::normalize_json;
+    let event = HookEvent::parse(Host::ClaudeCode, &claude_bash().to_string()).expect("event");
+    let stop = Finished::parse(
+        Host::ClaudeCode,
+        &json!({"session_id": "s1", "cwd": "/w/api", "hook_event_name": "Stop"}).to_string(),
+    )
+    .expect("a Stop");
+    for body in [
+        event.ask(Some("telegram:-1001234@42"), 600),
+        stop.ask(Some("done"), Some("telegram:42"), 600),
+    ] {
+        let ask = normalize_json(&body).expect("reads").ask;
+        assert!(ask.approval, "{body}");
     }
 }
 
@@ -531,8 +526,16 @@ fn a_sessions_later_events_say_which_asks_went_stale() {
         MovedOn::parse(&ran.to_string()),
         Some(MovedOn {
             session_id: "79187ccd-1".to_owned(),
-            call: Some(request.call_key())
+            call: Some(request.call_key()),
+            agent_id: None,
         })
+    );
+    let mut subagents = ran.clone();
+    subagents["agent_id"] = json!("a7f3");
+    assert_eq!(
+        MovedOn::parse(&subagents.to_string()).and_then(|moved| moved.agent_id),
+        Some("a7f3".to_owned()),
+        "a subagent's event names its agent"
     );
     let mut other = ran.clone();
     other["tool_input"]["command"] = json!("ls");
@@ -546,7 +549,8 @@ fn a_sessions_later_events_say_which_asks_went_stale() {
             MovedOn::parse(&ended.to_string()),
             Some(MovedOn {
                 session_id: "s9".to_owned(),
-                call: None
+                call: None,
+                agent_id: None,
             })
         );
     }

@@ -95,6 +95,7 @@ fn ask_to(target: &str, title: Option<&str>, questions: Vec<Question>) -> Ask {
         escalate: Vec::new(),
         remind: None,
         callback: None,
+        approval: false,
         unset: Unset::default(),
     }
 }

@@ -1845,6 +1845,7 @@ fn defaults_fill_in_what_an_ask_left_unset_as_far_as_they_fit() {
                 to: target("discord:99"),
             },
         ],
+        verified: Default::default(),
     };
     // (the ask's own settings, its reminder's first time, its places)
     let cases: [(serde_json::Value, Option<u32>, &[&str]); 7] = [

@@ -107,6 +107,7 @@ fn ask(title: Option<&str>, questions: Vec<Question>) -> Ask {
         escalate: Vec::new(),
         remind: None,
         callback: None,
+        approval: false,
         unset: Unset::default(),
     }
 }

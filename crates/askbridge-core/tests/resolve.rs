@@ -968,6 +968,7 @@ fn release_ask() -> Ask {
         escalate: Vec::new(),
         remind: None,
         callback: None,
+        approval: false,
         unset: Unset::default(),
     }
 }

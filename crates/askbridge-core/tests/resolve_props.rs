@@ -122,6 +122,7 @@ proptest! {
             escalate: Vec::new(),
             remind: None,
             callback: None,
+            approval: false,
             unset: Unset::default(),
         };
         let matcher = AskMatcher::new(&ask);

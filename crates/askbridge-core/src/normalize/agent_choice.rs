@@ -96,6 +96,7 @@ pub(crate) fn read(text: &str, report: &mut Report) -> Option<Ask> {
         escalate: Vec::new(),
         remind: None,
         callback: None,
+        approval: false,
         unset: Unset::ALL,
     })
 }

@@ -174,6 +174,7 @@ const ASK_KEYS: &[&str] = &[
     "callback_url",
     "callbackEvents",
     "callback_events",
+    "approval",
 ];
 
 fn read_ask(
@@ -207,6 +208,7 @@ fn read_ask(
     let escalate = read_escalate(map, base, timeout, &places, report);
     let remind = read_reminders(map, base, timeout, report);
     let callback = read_callback(map, base, report);
+    let approval = read_approval(map, base, report);
     let given = |keys: &[&str]| {
         keys.iter()
             .any(|key| map.get(*key).is_some_and(|v| !v.is_null()))
@@ -216,6 +218,7 @@ fn read_ask(
         escalate,
         remind,
         callback,
+        approval,
         unset: Unset {
             remind: !given(&["remindAfterSeconds", "remind_after_seconds"]),
             escalate: !given(&["escalate"]),
@@ -481,6 +484,7 @@ struct Reach {
     remind: Option<Reminders>,
     /// Not where the person is, but how the agent hears of it.
     callback: Option<Callback>,
+    approval: bool,
     unset: Unset,
 }
 
@@ -492,6 +496,7 @@ impl Default for Reach {
             escalate: Vec::new(),
             remind: None,
             callback: None,
+            approval: false,
             unset: Unset::ALL,
         }
     }
@@ -514,6 +519,7 @@ fn finish(
         escalate,
         remind,
         callback,
+        approval,
         unset,
     } = reach;
     let mut places = places.into_iter();
@@ -528,8 +534,26 @@ fn finish(
         escalate,
         remind,
         callback,
+        approval,
         unset,
     })
+}
+
+/// Reads `approval`: `true` for an approval, which only the person each
+/// place names answers; absent or `false` for an ask whoever a place
+/// admits answers.
+fn read_approval(map: &Map<String, Value>, base: &str, report: &mut Report) -> bool {
+    match map.get("approval") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(approval)) => *approval,
+        Some(other) => {
+            report.error(
+                field(base, "approval"),
+                format!("expected true or false, got {}", kind_of(other)),
+            );
+            false
+        }
+    }
 }
 
 /// Reads `callbackUrl` (an absolute `http(s)://` URL) and

@@ -12,6 +12,7 @@
 //! Nothing here panics, whatever the input; the only state is the input.
 
 mod agent_choice;
+mod approval;
 mod ids;
 mod json;
 mod options;
@@ -21,6 +22,7 @@ use std::fmt;
 use crate::model::{Ask, Escalation, Notice, Reminders};
 
 pub use agent_choice::visible_text;
+pub use approval::{approver_problem, with_defaults};
 pub use json::kind_of;
 
 /// A normalised ask and the fixes made to reach it.
