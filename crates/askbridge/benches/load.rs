@@ -65,6 +65,7 @@ async fn serve(bridge: Bridge) -> SocketAddr {
             max_body_bytes: 1 << 20,
             cancel_on_disconnect: false,
             hooks: (&askbridge::config::HooksConfig::default()).into(),
+            allowed_hosts: vec!["127.0.0.1".to_owned()],
         },
         Mounts::default(),
         shutdown.clone(),

@@ -197,6 +197,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             max_body_bytes: config.http.max_body_bytes,
             cancel_on_disconnect: config.cancel_on_disconnect,
             hooks: (&config.hooks).into(),
+            allowed_hosts: config.http.allowed_hosts.clone(),
         },
         mounts,
         shutdown.clone(),

@@ -31,7 +31,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
-use askbridge_core::model::{AskDefaults, ChannelKind, Target};
+use askbridge_core::model::{AskDefaults, ChannelKind, Target, Verified};
 use askbridge_core::render::{Locale, Mode};
 use serde::{Deserialize, Serialize};
 
@@ -277,6 +277,11 @@ pub struct HttpConfig {
     /// Largest request body accepted, in bytes (default 1 MiB); larger
     /// bodies get `413 body_too_large`.
     pub max_body_bytes: usize,
+    /// `Host` header values every route but `/healthz` and the platforms'
+    /// own inbound routes accepts (DNS-rebinding protection): `localhost`,
+    /// `127.0.0.1`, `::1`, the listen address when it is a specific
+    /// non-loopback IP, and the host of `public_url`. `"*"` accepts any.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Config {
@@ -600,6 +605,8 @@ pub struct RawMcp {
 pub struct RawHttp {
     /// `max_body_bytes = 1048576`.
     pub max_body_bytes: Option<u64>,
+    /// `allowed_hosts = ["askbridge.internal", "10.0.0.5:8790"]`.
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[hooks]` as written.
@@ -795,6 +802,7 @@ settings! {
     file "mcp.allowed_hosts" "ASKBRIDGE_MCP_ALLOWED_HOSTS" list => mcp.allowed_hosts;
     file "mcp.elicitation" "ASKBRIDGE_MCP_ELICITATION" text => mcp.elicitation;
     file "http.max_body_bytes" "ASKBRIDGE_HTTP_MAX_BODY_BYTES" bytes => http.max_body_bytes;
+    file "http.allowed_hosts" "ASKBRIDGE_HTTP_ALLOWED_HOSTS" list => http.allowed_hosts;
     file "cluster.instance" "ASKBRIDGE_CLUSTER_INSTANCE" text => cluster.instance;
     file "cluster.lease_seconds" "ASKBRIDGE_CLUSTER_LEASE_SECONDS" seconds => cluster.lease_seconds;
     file "telegram.enabled" "ASKBRIDGE_TELEGRAM_ENABLED" flag => telegram.enabled;
@@ -1002,7 +1010,7 @@ impl RawConfig {
         let target_text = self.default_target.as_deref().unwrap_or("web");
         let default_target = Target::parse(target_text)
             .map_err(|error| invalid("default_target", format!("{error}")))?;
-        let defaults = self.ask_defaults(default_target, &invalid)?;
+        let mut defaults = self.ask_defaults(default_target, &invalid)?;
 
         let max_body = self
             .http
@@ -1018,21 +1026,20 @@ impl RawConfig {
                 )
             })?;
 
-        let allowed_hosts = match &self.mcp.allowed_hosts {
-            Some(hosts) => {
-                if let Some(bad) = hosts.iter().find(|h| {
-                    h.trim().is_empty() || h.contains(char::is_whitespace) || h.contains('/')
-                }) {
-                    return Err(invalid(
-                        "mcp.allowed_hosts",
-                        format!(
-                            "invalid host {bad:?}; expected a host name, an IP, HOST:PORT or \"*\""
-                        ),
-                    ));
-                }
-                hosts.clone()
+        let public_url = set(&self.public_url)
+            .map(|url| http_url(url).map_err(|message| invalid("public_url", message)))
+            .transpose()?;
+        let http_hosts = match &self.http.allowed_hosts {
+            Some(hosts) => host_list(hosts, "http.allowed_hosts", &invalid)?,
+            None => {
+                let mut hosts = default_allowed_hosts(listen);
+                hosts.extend(public_url.as_deref().and_then(url_host));
+                hosts
             }
-            None => default_allowed_hosts(listen),
+        };
+        let allowed_hosts = match &self.mcp.allowed_hosts {
+            Some(hosts) => host_list(hosts, "mcp.allowed_hosts", &invalid)?,
+            None => http_hosts.clone(),
         };
 
         let elicitation = match self.mcp.elicitation.as_deref() {
@@ -1054,10 +1061,13 @@ impl RawConfig {
         let matrix = self.matrix_config(&invalid)?;
         let teams = self.teams_config(&invalid)?;
         let email = self.email_config(&invalid)?;
+        defaults.verified = Verified {
+            web: api_token.is_some(),
+            email: email
+                .as_ref()
+                .is_some_and(|email| email.require_authentication),
+        };
         let webhooks = self.webhooks_config(&invalid)?;
-        let public_url = set(&self.public_url)
-            .map(|url| http_url(url).map_err(|message| invalid("public_url", message)))
-            .transpose()?;
 
         Ok(Config {
             listen,
@@ -1076,7 +1086,10 @@ impl RawConfig {
                 allowed_hosts,
                 elicitation,
             },
-            http: HttpConfig { max_body_bytes },
+            http: HttpConfig {
+                max_body_bytes,
+                allowed_hosts: http_hosts,
+            },
             cluster,
             telegram,
             discord,
@@ -1237,6 +1250,7 @@ impl RawConfig {
             target,
             remind,
             escalate,
+            verified: Verified::default(),
         })
     }
 
@@ -1356,6 +1370,39 @@ fn http_url(url: &str) -> Result<String, String> {
         Ok(_) => Err(format!("{url:?} is not an http:// or https:// URL")),
         Err(error) => Err(format!("{url:?} is not a URL: {error}")),
     }
+}
+
+/// A list of `Host` values as written (`key` names it), each a host name,
+/// an IP, `HOST:PORT` or `"*"`.
+fn host_list(
+    hosts: &[String],
+    key: &'static str,
+    invalid: &impl Fn(&'static str, String) -> ConfigError,
+) -> Result<Vec<String>, ConfigError> {
+    match hosts
+        .iter()
+        .find(|h| h.trim().is_empty() || h.contains(char::is_whitespace) || h.contains('/'))
+    {
+        Some(bad) => Err(invalid(
+            key,
+            format!("invalid host {bad:?}; expected a host name, an IP, HOST:PORT or \"*\""),
+        )),
+        None => Ok(hosts.to_vec()),
+    }
+}
+
+/// The host of an `http(s)://` URL (with its port when it names one), as
+/// a `Host` header names it.
+fn url_host(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    let host = url
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
 }
 
 /// Loopback names, plus the listen IP when it is a specific address.

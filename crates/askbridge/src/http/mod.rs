@@ -12,8 +12,9 @@
 //! `guard`, which counts requests by route and status and logs each error
 //! once, rewrites bare error responses from outside the handlers (axum's
 //! 404/405, the body limit's 413, another router's text) into the JSON
-//! error shape and checks the bearer token for `/v1`, `/mcp` and
-//! `/metrics`; the body size limit.
+//! error shape, refuses requests from other sites ([`site`]: a `Host`
+//! not the daemon's, another site's `Origin`) and checks the bearer token
+//! for `/v1`, `/mcp` and `/metrics`; the body size limit.
 //!
 //! This module talks only to [`Bridge`]; it does not read files or the
 //! environment (the `serve` command passes [`HttpOptions`] in).
@@ -27,6 +28,7 @@ pub mod host;
 pub mod metrics;
 mod notices;
 pub mod openapi;
+mod site;
 
 pub(crate) use auth::same as same_secret;
 
@@ -68,6 +70,9 @@ pub struct HttpOptions {
     pub cancel_on_disconnect: bool,
     /// The `[hooks]` settings `GET /v1/hooks` serves.
     pub hooks: HookSettings,
+    /// The `Host` values every route but `/healthz` and the platforms'
+    /// inbound routes answers to (`[http] allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The routers other modules contribute to the daemon.
@@ -131,6 +136,8 @@ pub struct AppState {
     cancel_on_disconnect: bool,
     max_body_bytes: usize,
     api_token: Option<Arc<Secret>>,
+    /// The daemon's own names ([`site`]).
+    sites: Arc<site::AllowedHosts>,
     host_keys: host::HostKeys,
     /// The `[hooks]` settings.
     hooks: Arc<HookSettings>,
@@ -175,6 +182,7 @@ pub fn app(
         cancel_on_disconnect: options.cancel_on_disconnect,
         max_body_bytes: options.max_body_bytes,
         api_token: options.api_token.map(Arc::new),
+        sites: Arc::new(site::AllowedHosts::new(&options.allowed_hosts)),
         host_keys: host::HostKeys::default(),
         hooks: Arc::new(options.hooks),
         openapi: openapi::to_json(&document),
@@ -358,7 +366,9 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
-    let response = match auth::refusal(state.api_token.as_deref(), &request) {
+    let refusal = site::refusal(&state.sites, &request)
+        .or_else(|| auth::refusal(state.api_token.as_deref(), &request));
+    let response = match refusal {
         Some(refusal) => refusal,
         None => json_error(&state, next.run(request).await).await,
     };
