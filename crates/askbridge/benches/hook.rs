@@ -23,7 +23,9 @@ async fn main() {
         .ok()
         .and_then(|runs| runs.parse().ok())
         .unwrap_or(200);
-    let daemon = Daemon::start();
+    // An approval goes to the web page only when the daemon has a token.
+    let token = "hook-bench-token";
+    let daemon = Daemon::builder().token(token).start();
     let api = Api::of(&daemon);
     let mut posted = Vec::with_capacity(runs);
     let mut decided = Vec::with_capacity(runs);
@@ -44,7 +46,8 @@ async fn main() {
                 "--server",
                 &daemon.base(),
             ])
-            .env_remove("ASKBRIDGE_SERVER");
+            .env_remove("ASKBRIDGE_SERVER")
+            .env("ASKBRIDGE_API_TOKEN", token);
         let mut hook = client::spawn_with_input(command, &event.to_string());
         let id = client::announced(&mut hook, "askbridge hook: ask ", " posted").await;
         posted.push(started.elapsed());

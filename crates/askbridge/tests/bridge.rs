@@ -1529,6 +1529,7 @@ async fn configured_defaults_remind_and_escalate_asks_that_do_not_say(db: Scratc
             after_seconds: 600,
             to: Target::parse("slack:C1").expect("slack"),
         }],
+        verified: Default::default(),
     };
     let a = Bridge::open_with(
         BridgeOptions::new(db.url(), defaults),

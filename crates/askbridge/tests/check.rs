@@ -165,7 +165,16 @@ async fn check_names_a_bad_config_key_and_its_file() {
         )
     );
     for name in [
-        "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "email", "hooks",
+        "database",
+        "telegram",
+        "discord",
+        "slack",
+        "feishu",
+        "matrix",
+        "teams",
+        "email",
+        "hooks",
+        "approvals",
     ] {
         assert_eq!(
             checked.line(name),
@@ -283,8 +292,17 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(
         names,
         [
-            "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
-            "email", "hooks"
+            "config",
+            "database",
+            "telegram",
+            "discord",
+            "slack",
+            "feishu",
+            "matrix",
+            "teams",
+            "email",
+            "hooks",
+            "approvals"
         ]
     );
     let statuses: Vec<&str> = checks
@@ -295,7 +313,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
         statuses,
         [
             "ok", "ok", "ok", "skipped", "skipped", "skipped", "skipped", "skipped", "skipped",
-            "skipped"
+            "skipped", "ok"
         ]
     );
     for check in checks {
@@ -671,4 +689,34 @@ async fn check_lists_the_coding_agent_hooks_and_warns_when_they_ask_another_daem
         "! hooks: Claude Code (project) asks http://127.0.0.1:9999, not this daemon (http://127.0.0.1:8790)"
     );
     assert_eq!(checked.code, Some(0), "a warning, not a failure");
+}
+
+#[tokio::test]
+async fn check_warns_about_settings_that_let_others_approve() {
+    let dir = TempDir::new("askbridge-check-approvals");
+    let file = dir.path().join("askbridge.toml");
+    std::fs::write(&file, "[hooks]\nto = \"web\"\n").expect("write the config");
+    let config = file.to_str().expect("a UTF-8 path");
+    let escalate = (
+        "ASKBRIDGE_DEFAULTS_ESCALATE",
+        "300=telegram:-100999".to_owned(),
+    );
+    let checked = check_in(dir.path(), &["--config", config], std::slice::from_ref(&escalate)).await;
+    let line = checked.line("approvals");
+    assert!(
+        line.starts_with("! approvals: the web page cannot approve without an api_token"),
+        "{line}"
+    );
+    assert!(
+        line.contains("escalate to telegram:-100999 is left out for approvals"),
+        "{line}"
+    );
+    assert_eq!(checked.code, Some(0), "a warning, not a failure");
+
+    let token = ("ASKBRIDGE_API_TOKEN", "s3cret".to_owned());
+    let checked = check_in(dir.path(), &["--config", config], &[token]).await;
+    assert_eq!(
+        checked.line("approvals"),
+        "✓ approvals: only the person each place names approves"
+    );
 }

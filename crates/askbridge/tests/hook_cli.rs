@@ -21,6 +21,15 @@ const STATE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/hook-state");
 /// How long any one step may take before the test gives up.
 const STEP: Duration = Duration::from_secs(60);
 
+/// The API token of the daemons these tests approve on the web page from:
+/// an approval goes to the web page only when the daemon has one.
+const TOKEN: &str = "hook-tests-token";
+
+/// A daemon whose web page may approve (it has an API token).
+fn approver() -> Daemon {
+    Daemon::builder().token(TOKEN).start()
+}
+
 /// Claude Code's `PermissionRequest` for a Bash call.
 fn bash_event(command: &str) -> Value {
     json!({
@@ -44,7 +53,7 @@ fn spawn_hook_for(host: &str, args: &[&str], event: &str) -> Child {
         .args(args)
         .env("ASKBRIDGE_HOOK_STATE", STATE)
         .env_remove("ASKBRIDGE_SERVER")
-        .env_remove("ASKBRIDGE_API_TOKEN");
+        .env("ASKBRIDGE_API_TOKEN", TOKEN);
     client::spawn_with_input(command, event)
 }
 
@@ -53,11 +62,17 @@ async fn hook_waiting(daemon: &Daemon, event: &Value) -> (Child, String) {
     hook_waiting_with(daemon, &[], event).await
 }
 
-/// [`hook_waiting`] with more options.
+/// [`hook_waiting`] with more options; `--to web` unless they say where.
 async fn hook_waiting_with(daemon: &Daemon, args: &[&str], event: &Value) -> (Child, String) {
     let server = daemon.base();
+    let to: &[&str] = if args.contains(&"--to") {
+        &[]
+    } else {
+        &["--to", "web"]
+    };
     let args: Vec<&str> = ["--server", server.as_str()]
         .iter()
+        .chain(to)
         .chain(args)
         .copied()
         .collect();
@@ -102,7 +117,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn a_bash_call_is_shown_whole_and_allowed_from_the_chat() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let api = Api::of(&daemon);
     let (child, id) = hook_waiting(&daemon, &bash_event("git push --force origin main")).await;
     let ask = api.ask(&id).await;
@@ -131,7 +146,7 @@ async fn a_bash_call_is_shown_whole_and_allowed_from_the_chat() {
 
 #[tokio::test]
 async fn own_words_deny_the_call_and_reach_the_agent() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let (child, id) = hook_waiting(&daemon, &bash_event("rm -rf build")).await;
     Api::of(&daemon)
         .reply(&id, json!({"text": "keep the build, clean only target/"}))
@@ -144,7 +159,7 @@ async fn own_words_deny_the_call_and_reach_the_agent() {
 
 #[tokio::test]
 async fn the_agents_own_questions_are_answered_by_typed_replies() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let event = json!({
         "session_id": "s2", "cwd": "/tmp/proj", "hook_event_name": "PreToolUse",
         "tool_name": "AskUserQuestion", "tool_use_id": "toolu_1",
@@ -174,7 +189,7 @@ async fn the_agents_own_questions_are_answered_by_typed_replies() {
 
 #[tokio::test]
 async fn a_skipped_tool_call_is_left_to_the_terminal() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let (child, id) = hook_waiting(&daemon, &bash_event("make deploy")).await;
     Api::of(&daemon).reply(&id, json!({"text": "skip"})).await;
     let (code, stdout) = finish(child).await;
@@ -184,7 +199,7 @@ async fn a_skipped_tool_call_is_left_to_the_terminal() {
 
 #[tokio::test]
 async fn a_stopped_hook_cancels_its_ask_and_decides_nothing() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let (child, id) = hook_waiting(&daemon, &bash_event("make release")).await;
     let pid = child.id().expect("running");
     let killed = std::process::Command::new("kill")
@@ -200,8 +215,25 @@ async fn a_stopped_hook_cancels_its_ask_and_decides_nothing() {
 }
 
 #[tokio::test]
+async fn a_hook_killed_outright_ends_its_ask_at_once() {
+    // Codex kills its hook with SIGKILL on Escape: nothing runs in the
+    // hook, so the daemon must see its held request drop.
+    let daemon = Daemon::builder()
+        .token(TOKEN)
+        .env("ASKBRIDGE_LOG", "info,askbridge::http=debug")
+        .start();
+    let (mut child, id) = hook_waiting(&daemon, &bash_event("make publish")).await;
+    // The request that holds the ask: its Idempotency-Key again, waiting.
+    daemon.wait_for_log(&format!("ask_id={id} created=false"), STEP);
+    child.kill().await.expect("SIGKILL the hook");
+    let ended = daemon::outcome(&daemon, &id).await;
+    assert_eq!(ended["status"], "no_answer", "{ended}");
+    assert_eq!(ended["reason"], "cancelled", "{ended}");
+}
+
+#[tokio::test]
 async fn the_same_pending_call_is_asked_once_and_a_later_identical_call_again() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let api = Api::of(&daemon);
     let event = bash_event("cargo publish");
     let (first, id) = hook_waiting(&daemon, &event).await;
@@ -295,7 +327,8 @@ async fn a_group_target_naming_nobody_is_refused() {
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stdout.is_empty());
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("names a group but no person"), "{stderr}");
+    assert!(stderr.contains("names no person"), "{stderr}");
+    assert!(stderr.contains("telegram:-1001234@USER_ID"), "{stderr}");
 }
 
 /// `askbridge hooks ARGS` run to its end.
@@ -386,7 +419,7 @@ fn hooks_install_refuses_a_group_naming_nobody_and_writes_nothing() {
     );
     assert!(!output.status.success());
     assert!(
-        text(&output.stderr).contains("names a group but no person"),
+        text(&output.stderr).contains("names no person"),
         "{}",
         text(&output.stderr)
     );
@@ -402,12 +435,20 @@ async fn a_default_target_naming_nobody_is_refused() {
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stdout.is_empty());
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("default target"), "{stderr}");
+    assert!(
+        stderr.contains("telegram:-1001234 names no person"),
+        "{stderr}"
+    );
+    assert_eq!(
+        Api::of(&daemon).list().await["asks"],
+        json!([]),
+        "nothing posted"
+    );
 }
 
 #[test]
 fn hooks_status_says_whether_the_daemon_each_hook_asks_answers() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let project = daemon::TempDir::new("hooks-status");
     let dir = project.path().to_str().expect("a UTF-8 path");
     let base = daemon.base();
@@ -440,7 +481,7 @@ async fn later(daemon: &Daemon, event: Value) -> Output {
 
 #[tokio::test]
 async fn a_sessions_later_events_close_the_asks_they_show_stale() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let mut push = bash_event("git push");
     push["session_id"] = json!("stale-session");
     let mut tag = bash_event("git tag v1");
@@ -482,15 +523,18 @@ async fn a_sessions_later_events_close_the_asks_they_show_stale() {
 
 #[tokio::test]
 async fn a_cursor_shell_command_is_allowed_from_the_chat() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let event = json!({
         "conversation_id": "c1", "generation_id": "g1", "hook_event_name": "beforeShellExecution",
         "command": "npm publish", "cwd": "/w/lib"
     });
-    let child = spawn_hook_for("cursor", &["--server", &daemon.base()], &event.to_string());
+    let child = spawn_hook_for(
+        "cursor",
+        &["--server", &daemon.base(), "--to", "web"],
+        &event.to_string(),
+    );
     let api = Api::of(&daemon);
-    let mut events =
-        daemon::events::EventReader::open(&daemon::client(), &daemon.url("/v1/events")).await;
+    let mut events = daemon::events::EventReader::open(&api.http, &daemon.url("/v1/events")).await;
     let id = match api.pending_ids().await.pop() {
         Some(id) => id,
         None => loop {
@@ -509,7 +553,11 @@ fn daemon_with_hooks(hooks: &str) -> (Daemon, daemon::TempDir) {
     let dir = daemon::TempDir::new("hooks-config");
     let path = dir.path().join("askbridge.toml");
     std::fs::write(&path, format!("[hooks]\n{hooks}")).expect("write the config");
-    let daemon = Daemon::builder().arg("--config").arg(&path).start();
+    let daemon = Daemon::builder()
+        .token(TOKEN)
+        .arg("--config")
+        .arg(&path)
+        .start();
     (daemon, dir)
 }
 
@@ -547,9 +595,9 @@ async fn the_daemons_hooks_section_sets_the_hold_and_the_tools_never_asked() {
 
 #[tokio::test]
 async fn a_hold_that_runs_out_decides_nothing_and_ends_the_ask() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let mut child = spawn_hook(
-        &["--server", &daemon.base(), "--hold", "30"],
+        &["--server", &daemon.base(), "--to", "web", "--hold", "30"],
         &bash_event("make clean").to_string(),
     );
     let mut stderr = String::new();
@@ -575,7 +623,10 @@ async fn a_hooks_section_target_naming_nobody_is_refused_like_to() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stdout), "");
     let stderr = text(&output.stderr);
-    assert!(stderr.contains("the daemon's [hooks] to"), "{stderr}");
+    assert!(
+        stderr.contains("telegram:-1001234 names no person"),
+        "{stderr}"
+    );
     assert_eq!(
         Api::of(&daemon).list().await["asks"],
         json!([]),
@@ -585,7 +636,7 @@ async fn a_hooks_section_target_naming_nobody_is_refused_like_to() {
 
 #[tokio::test]
 async fn with_continue_a_finished_turn_is_posted_and_the_reply_is_the_next_instruction() {
-    let daemon = Daemon::start();
+    let daemon = approver();
     let dir = daemon::TempDir::new("hook-stop");
     let transcript = dir.path().join("transcript.jsonl");
     std::fs::write(
@@ -636,6 +687,154 @@ async fn on_telegram(chat: i64) -> (askbridge_testkit::telegram::FakeTelegram, D
         .env("ASKBRIDGE_TELEGRAM_API_URL", fake.api_url())
         .start();
     (fake, daemon)
+}
+
+/// `POST /v1/asks/{id}/reply` on `daemon` with `body` and no host key:
+/// its status and error code.
+async fn http_reply(daemon: &Daemon, id: &str, body: Value) -> (u16, Value) {
+    let response = Api::of(daemon)
+        .http
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .json(&body)
+        .send()
+        .await
+        .expect("the daemon answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("a JSON body"))
+}
+
+#[tokio::test]
+async fn an_approval_is_given_only_by_its_person_in_their_chat() {
+    use askbridge_testkit::telegram::{Chat, User};
+    const GROUP: i64 = -100_200_310;
+    const APPROVER: i64 = 4242;
+    let (fake, daemon) = on_telegram(GROUP).await;
+    fake.add_chat(&Chat::private(APPROVER));
+
+    // A direct chat: the HTTP API answered it before, whoever sent it.
+    let direct = format!("telegram:{APPROVER}");
+    let (hook, id) =
+        hook_waiting_with(&daemon, &["--to", &direct], &bash_event("curl x | sh")).await;
+    for body in [
+        json!({"answers": {"decision": ["Allow"]}}),
+        json!({"text": "Allow", "user": {"id": APPROVER.to_string()}}),
+        json!({"skip": true}),
+    ] {
+        let (status, error) = http_reply(&daemon, &id, body).await;
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (403, Some("not_for_you")),
+            "{error}"
+        );
+    }
+    let question = fake.wait_for_sends(3).await.swap_remove(2);
+    fake.press_button(
+        &User::new(APPROVER, "Alice"),
+        APPROVER,
+        question.message_id,
+        "Allow",
+    );
+    let decided = decision(hook).await;
+    assert_eq!(
+        decided["hookSpecificOutput"]["decision"]["behavior"],
+        "allow"
+    );
+
+    // A group naming its approver: another member's press is refused.
+    let named = format!("telegram:{GROUP}@{APPROVER}");
+    let (hook, id) =
+        hook_waiting_with(&daemon, &["--to", &named], &bash_event("make deploy")).await;
+    let question = fake.wait_for_sends(6).await.swap_remove(5);
+    let refused = fake.press_button(
+        &User::new(7, "Mallory"),
+        GROUP,
+        question.message_id,
+        "Allow",
+    );
+    let answer = fake.wait_for_callback_answer(&refused).await;
+    assert_eq!(
+        answer.text.as_deref(),
+        Some("This question is not for you.")
+    );
+    assert_eq!(daemon::status(&daemon, &id).await["status"], "pending");
+    let (status, _) = http_reply(&daemon, &id, json!({"answers": {"decision": ["Allow"]}})).await;
+    assert_eq!(status, 403);
+    fake.press_button(
+        &User::new(APPROVER, "Alice"),
+        GROUP,
+        question.message_id,
+        "Deny",
+    );
+    let decided = decision(hook).await;
+    assert_eq!(
+        decided["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+}
+
+#[tokio::test]
+async fn the_web_page_approves_only_with_a_token_and_only_when_named() {
+    // Without a token, any local process could approve on the page.
+    let open = Daemon::start();
+    let args = ["--server", &open.base(), "--to", "web"];
+    let refused = output(&args, &bash_event("ls").to_string()).await;
+    assert_eq!(refused.status.code(), Some(0));
+    assert!(refused.stdout.is_empty());
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains("api_token"), "{stderr}");
+    assert_eq!(
+        Api::of(&open).list().await["asks"],
+        json!([]),
+        "nothing posted"
+    );
+    // With one, only when the hook says `--to web`: never by default.
+    let daemon = approver();
+    let refused = output(&["--server", &daemon.base()], &bash_event("ls").to_string()).await;
+    assert!(refused.stdout.is_empty());
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains("\"to\": \"web\""), "{stderr}");
+    assert_eq!(
+        Api::of(&daemon).list().await["asks"],
+        json!([]),
+        "nothing posted"
+    );
+}
+
+#[tokio::test]
+async fn a_daemon_wide_escalation_never_passes_an_approval_to_a_group() {
+    let dir = daemon::TempDir::new("hooks-escalate");
+    let path = dir.path().join("askbridge.toml");
+    std::fs::write(
+        &path,
+        "[defaults]\nescalate = [{ after_seconds = 60, to = \"telegram:-100999\" }]\n",
+    )
+    .expect("write the config");
+    let daemon = Daemon::builder()
+        .token(TOKEN)
+        .arg("--config")
+        .arg(&path)
+        .start();
+    let (hook, id) = hook_waiting(&daemon, &bash_event("git push --force")).await;
+    let ask = Api::of(&daemon).ask(&id).await;
+    assert!(
+        ask["ask"]
+            .get("escalate")
+            .is_none_or(|steps| steps == &json!([])),
+        "{ask}"
+    );
+    let places: Vec<&str> = ask["places"]
+        .as_array()
+        .expect("places")
+        .iter()
+        .filter_map(|place| place["target"].as_str())
+        .collect();
+    assert_eq!(places, ["web"], "{ask}");
+    Api::of(&daemon).cancel(&id).await;
+    assert_eq!(finish(hook).await, (Some(0), String::new()));
+    // An ask anyone may answer still escalates.
+    let plain = daemon::create(&daemon, &json!({"questions": [{"question": "Go?"}]})).await;
+    let ask = Api::of(&daemon).ask(&plain).await;
+    assert_eq!(ask["ask"]["escalate"][0]["to"], "telegram:-100999", "{ask}");
 }
 
 #[tokio::test]

@@ -313,7 +313,8 @@ fn host(binary: &Path, dir: &Path, home: &Path) -> Command {
         .env("HOME", home)
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env_remove("ASKBRIDGE_SERVER")
-        .env_remove("ASKBRIDGE_API_TOKEN")
+        // The hooks approve on the web page, which needs the daemon's token.
+        .env("ASKBRIDGE_API_TOKEN", TOKEN)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true);
@@ -331,10 +332,15 @@ async fn ended(child: Child) -> Value {
     serde_json::from_str(last).unwrap_or_else(|error| panic!("{error}: {stdout}"))
 }
 
+/// The API token of the daemons the hosts' approvals go to: an approval
+/// goes to the web page only when the daemon has one.
+const TOKEN: &str = "hosts-tests-token";
+
 /// The daemon and its event stream, open before anything is asked.
 async fn daemon_and_events() -> (Daemon, EventReader) {
-    let daemon = Daemon::start();
-    let mut events = EventReader::open(&daemon::client(), &daemon.url("/v1/events")).await;
+    let daemon = Daemon::builder().token(TOKEN).start();
+    let api = Api::of(&daemon);
+    let mut events = EventReader::open(&api.http, &daemon.url("/v1/events")).await;
     let (name, _) = events.next().await;
     assert_eq!(name, "ready");
     (daemon, events)

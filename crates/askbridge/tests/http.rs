@@ -1244,3 +1244,84 @@ async fn http_sigterm_stops_gracefully_and_keeps_asks() {
         "not cancelled by the shutdown: {ask}"
     );
 }
+
+#[tokio::test]
+async fn the_host_key_goes_only_to_the_request_that_created_the_ask() {
+    let daemon = Daemon::start();
+    let client = daemon::client();
+    let send = || {
+        client
+            .post(daemon.url("/v1/asks"))
+            .header("Idempotency-Key", "approve-7")
+            .json(&one_question())
+    };
+    let (status, first) = call(send()).await;
+    assert_eq!(status, 201, "{first}");
+    let key = first["hostKey"].as_str().expect("the creator's host key");
+    // Anyone who saw the key repeats the create: the ask, never its key.
+    let (status, again) = call(send()).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["id"], first["id"]);
+    assert!(
+        again.get("hostKey").is_none(),
+        "the host key leaked: {again}"
+    );
+    assert!(!key.is_empty());
+}
+
+/// `GET path` with `Host` and `Origin` as given.
+async fn from_site(daemon: &Daemon, path: &str, host: &str, origin: Option<&str>) -> (u16, Value) {
+    let mut request = daemon::client()
+        .get(daemon.url(path))
+        .header(reqwest::header::HOST, host);
+    if let Some(origin) = origin {
+        request = request.header(reqwest::header::ORIGIN, origin);
+    }
+    call(request).await
+}
+
+#[tokio::test]
+async fn a_page_from_another_site_reads_and_answers_nothing() {
+    let daemon = Daemon::start();
+    let id = create(&daemon, &one_question()).await;
+    let own = format!("127.0.0.1:{}", daemon.addr().port());
+    // DNS rebinding: the attacker's name, resolved to 127.0.0.1.
+    let rebound = format!("rebind.attacker.example:{}", daemon.addr().port());
+    for path in [
+        "/v1/asks",
+        &format!("/v1/asks/{id}"),
+        "/",
+        "/v1/openapi.json",
+    ] {
+        let (status, body) = from_site(&daemon, path, &rebound, None).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (403, Some("forbidden")),
+            "{path}: {body}"
+        );
+    }
+    let reply = daemon::client()
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .header(reqwest::header::HOST, &rebound)
+        .json(&json!({"text": "Red"}));
+    assert_eq!(call(reply).await.0, 403);
+    // Cross-site: the daemon's own name, another site's page.
+    let reply = daemon::client()
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .header(reqwest::header::ORIGIN, "https://attacker.example")
+        .json(&json!({"text": "Red"}));
+    check_error(call(reply).await, 403, "forbidden", None);
+    assert_eq!(
+        get(&daemon, &format!("/v1/asks/{id}")).await.1["status"],
+        "pending"
+    );
+    // The daemon's own page and names; health from anywhere.
+    let (status, _) = from_site(&daemon, "/v1/asks", &own, Some(&format!("http://{own}"))).await;
+    assert_eq!(status, 200);
+    let localhost = format!("localhost:{}", daemon.addr().port());
+    assert_eq!(
+        from_site(&daemon, "/v1/asks", &localhost, None).await.0,
+        200
+    );
+    assert_eq!(from_site(&daemon, "/healthz", &rebound, None).await.0, 200);
+}

@@ -55,6 +55,7 @@ use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Answer, AskLifecycle, Input, Rejection, State, Step};
 use askbridge_core::model::Timestamp;
 use askbridge_core::model::{Ask, AskDefaults, CallbackEvent, ChannelKind, Notice, Place, Target};
+use askbridge_core::normalize::Problem;
 use askbridge_core::outcome::Outcome;
 use tokio::sync::{Notify, broadcast, watch};
 
@@ -243,6 +244,20 @@ pub enum BridgeError {
     /// The ask's `callbackUrl` may not be called ([`CallbackCheck`]).
     #[error("callbackUrl: {0}")]
     Callback(String),
+    /// The ask may not be created as it is: an approval whose places do
+    /// not each name its person
+    /// ([`askbridge_core::normalize::with_defaults`]).
+    #[error("{}", problems_line(.0))]
+    Refused(Vec<Problem>),
+}
+
+/// Problems on one line: `to: …; escalate[0].to: …`.
+fn problems_line(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Whether an ask's `callbackUrl` may be called: the daemon's webhook
@@ -289,7 +304,8 @@ impl BridgeError {
             | BridgeError::IdempotencyConflict(_)
             | BridgeError::NotLoaded
             | BridgeError::NoRuntime(_)
-            | BridgeError::Callback(_) => false,
+            | BridgeError::Callback(_)
+            | BridgeError::Refused(_) => false,
         }
     }
 }
@@ -622,7 +638,8 @@ impl Bridge {
             ask,
             idempotency_key,
         } = new;
-        let ask = ask.with_defaults(&inner.defaults);
+        let ask = askbridge_core::normalize::with_defaults(ask, &inner.defaults)
+            .map_err(BridgeError::Refused)?;
         if let Some(callback) = &ask.callback {
             match inner.callbacks.get() {
                 Some(check) => check.check(&callback.url).await,

@@ -191,11 +191,15 @@ pub async fn address(
             // The ask's messages in this place: in this conversation, or
             // recorded for this place (a direct chat is opened under
             // another name than its messages come from on some platforms).
-            let here = match bridge.get(&ask_id).await {
-                Ok(view) => view.places().position(|place| *place == target),
+            let view = match bridge.get(&ask_id).await {
+                Ok(view) => view,
                 Err(BridgeError::NotFound(_)) => continue,
                 Err(error) => return Err(error),
             };
+            if !view.ask.takes_unthreaded_reply(channel) {
+                continue;
+            }
+            let here = view.places().position(|place| *place == target);
             let mut posted_here = refs
                 .iter()
                 .filter(|message| {

@@ -152,16 +152,31 @@ pub(crate) fn server_url(given: Option<&str>) -> String {
 pub(crate) async fn wait_for_end(
     client: &DaemonClient,
     id: &str,
-    mut latest: Value,
+    latest: Value,
     deadline: Instant,
 ) -> Result<Value, DaemonError> {
+    poll_until_end(latest, deadline, |left| client.get(id, Some(left))).await
+}
+
+/// [`wait_for_end`] with the long-poll `poll(left)` of one's choice: asked
+/// again while the ask is pending and time is left, through a daemon that
+/// restarts.
+pub(crate) async fn poll_until_end<F, Fut>(
+    mut latest: Value,
+    deadline: Instant,
+    mut poll: F,
+) -> Result<Value, DaemonError>
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, DaemonError>>,
+{
     let mut failures: u32 = 0;
     while daemon::status_of(&latest) == Some("pending") {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
-        match client.get(id, Some(left)).await {
+        match poll(left).await {
             Ok(answer) => {
                 latest = answer;
                 failures = 0;

@@ -36,7 +36,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
-use askbridge_core::model::{ChannelKind, Target};
+use askbridge_core::model::{ChannelKind, Place, Target};
 use askbridge_discord::run::message_content_allowed;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -53,8 +53,17 @@ use crate::store::{self, Inspection, Migrations, StoreError};
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 
 /// The checks after `config`, in the order they are listed.
-const AFTER_CONFIG: [&str; 9] = [
-    "database", "telegram", "discord", "slack", "feishu", "matrix", "teams", "email", "hooks",
+const AFTER_CONFIG: [&str; 10] = [
+    "database",
+    "telegram",
+    "discord",
+    "slack",
+    "feishu",
+    "matrix",
+    "teams",
+    "email",
+    "hooks",
+    "approvals",
 ];
 
 /// Arguments of `askbridge check`: the configuration as `serve` takes it,
@@ -209,6 +218,7 @@ pub async fn gather(loaded: Result<Config, ConfigError>, limit: Duration) -> Rep
         teams,
         email,
         hooks(&config),
+        approvals(&config),
     ])
 }
 
@@ -462,6 +472,70 @@ fn hooks(config: &Config) -> Check {
         (_, false) => (Status::Warning, problems.join("; ")),
     };
     Check::new("hooks", status, message).with("installed", installed)
+}
+
+// ------------------------------------------------------------- approvals
+
+/// `approvals`: settings that let someone other than the approver answer
+/// an approval, or that leave a channel unable to carry one — a warning
+/// each, saying what it risks.
+fn approvals(config: &Config) -> Check {
+    let mut risks = Vec::new();
+    let hooks_web = config
+        .hooks
+        .to
+        .as_ref()
+        .is_some_and(|to| matches!(to.place, Place::Web { .. }));
+    if config.api_token.is_none() && hooks_web {
+        risks.push(
+            "the web page cannot approve without an api_token (any process on this machine \
+             could otherwise approve itself): approvals to `web` are refused; set \
+             ASKBRIDGE_API_TOKEN, or name a chat with --to"
+                .to_owned(),
+        );
+    }
+    if let Some(email) = &config.email
+        && !email.require_authentication
+    {
+        risks.push(
+            "email cannot approve without [email] require_authentication = true: anyone can \
+             write a From: line, so approvals to email are refused"
+                .to_owned(),
+        );
+    }
+    if let Some(teams) = &config.teams
+        && teams.insecure_skip_token_check
+    {
+        risks.push(
+            "teams.insecure_skip_token_check is on: anyone who reaches /teams/messages can \
+             answer as any Teams user, approvals included; for tests only"
+                .to_owned(),
+        );
+    }
+    let skipped: Vec<String> = config
+        .defaults
+        .escalate
+        .iter()
+        .filter(|step| step.to.person().is_none())
+        .map(|step| step.to.to_string())
+        .collect();
+    let mut message = if risks.is_empty() {
+        "only the person each place names approves".to_owned()
+    } else {
+        risks.join("; ")
+    };
+    if !skipped.is_empty() {
+        message.push_str(&format!(
+            " ([defaults] escalate to {} is left out for approvals: it names no person)",
+            skipped.join(", ")
+        ));
+    }
+    let status = if risks.is_empty() {
+        Status::Ok
+    } else {
+        Status::Warning
+    };
+    Check::new("approvals", status, message)
 }
 
 /// Whether a hook asking `server` reaches a daemon listening on
@@ -1073,8 +1147,17 @@ mod tests {
         assert_eq!(
             names,
             [
-                "config", "database", "telegram", "discord", "slack", "feishu", "matrix", "teams",
-                "email", "hooks"
+                "config",
+                "database",
+                "telegram",
+                "discord",
+                "slack",
+                "feishu",
+                "matrix",
+                "teams",
+                "email",
+                "hooks",
+                "approvals"
             ]
         );
         assert_eq!(report.checks[0].status, Status::Failed);

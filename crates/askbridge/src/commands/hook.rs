@@ -23,13 +23,14 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use askbridge_core::hooks::{self, Finished, HookEvent, Host, MovedOn, names_a_person};
-use askbridge_core::model::Target;
+use askbridge_core::hooks::{self, Finished, HookEvent, Host, MovedOn};
 use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
+use askbridge_core::model::{Target, Verified};
+use askbridge_core::normalize::approver_problem;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::ask::{explain, server_url, wait_for_end};
+use super::ask::{explain, poll_until_end, server_url};
 use super::hook_state::{self, Waiting};
 use crate::config::default_hold;
 use crate::mcp::daemon::{self, DaemonClient};
@@ -68,9 +69,10 @@ pub struct HookOptions {
     /// Claude Code session, 120 for its subagents and the other hosts).
     #[arg(long)]
     pub hold: Option<u32>,
-    /// Accept a `--to` group that names no person, trusting the channel's
-    /// `allowed_users` to say who may approve.
-    #[arg(long)]
+    /// No longer has any effect (an approval is answered only by the
+    /// person its place names); accepted so hooks installed with it still
+    /// run.
+    #[arg(long, hide = true)]
     pub trust_allowed_users: bool,
     /// When the agent finishes its turn (`Stop`), post its last message
     /// and wait for a reply: the agent goes on with it as its next
@@ -218,35 +220,32 @@ async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Va
 }
 
 /// The daemon, its `[hooks]` settings, and where to ask.
-struct Asking<'a> {
-    args: &'a HookOptions,
+struct Asking {
     client: DaemonClient,
     settings: HookSettings,
     /// `--to`, else `[hooks] to`; `None`: the daemon's default target.
     to: Option<String>,
 }
 
-impl<'a> Asking<'a> {
+impl Asking {
     /// Checks `--to`, reads the daemon's settings, and checks `[hooks] to`
     /// as `--to` is checked.
-    async fn start(args: &'a HookOptions) -> Result<Asking<'a>, String> {
+    async fn start(args: &HookOptions) -> Result<Asking, String> {
         args.check_target()?;
+        if args.trust_allowed_users {
+            eprintln!(
+                "askbridge hook: --trust-allowed-users has no effect any more: only the person \
+                 the target names approves"
+            );
+        }
         let client = super::daemon_client(&server_url(args.server.as_deref()))
             .map_err(|error| explain(&error))?;
         let settings = client
             .hook_settings()
             .await
             .map_err(|error| explain(&error))?;
-        let to = match (&args.to, &settings.to) {
-            (Some(to), _) => Some(to.clone()),
-            (None, Some(to)) => {
-                args.check_approver("the daemon's [hooks] to", to)?;
-                Some(to.clone())
-            }
-            (None, None) => None,
-        };
+        let to = args.to.clone().or_else(|| settings.to.clone());
         Ok(Asking {
-            args,
             client,
             settings,
             to,
@@ -267,25 +266,22 @@ impl<'a> Asking<'a> {
     ) -> Result<Value, String> {
         let client = &self.client;
         let deadline = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
-        let created = create(client, body, key).await?;
+        let (created, key) = create(client, body, key).await?;
         let id = daemon::id_of(&created)
             .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
             .to_owned();
-        // Without a target of its own, the daemon's default target decides
-        // where: it must name a person too.
-        if self.to.is_none()
-            && let Some(to) = created["to"].as_str()
-            && let Err(refused) = self.args.check_approver("the daemon's default target", to)
-        {
-            cancel(client, &id).await;
-            return Err(refused);
-        }
         // Noted while it waits (and no longer once this returns, before the
         // decision is printed): a later event of the session closes it.
         let _waiting = Waiting::note(session, call, &id);
         eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
         let outcome = tokio::select! {
-            result = wait_for_end(client, &id, created, deadline) => {
+            // Held on the request that made it (its key again, with a
+            // wait): a hook killed outright (Codex's SIGKILL on Escape)
+            // drops it, and the daemon cancels the ask at once
+            // (`cancel_on_disconnect`), closing its chat message.
+            result = poll_until_end(created, deadline, |left| {
+                client.create_keyed(body, Some(left), Some(&key))
+            }) => {
                 result.map_err(|error| explain(&error))?
             }
             // The host stopped waiting (its timeout, Ctrl-C): it asks in
@@ -323,28 +319,23 @@ impl HookOptions {
         ))
     }
 
-    /// Refuses a `--to` that lets anyone in a group approve, unless
-    /// `--trust-allowed-users` says the channel's allow-list is the
-    /// approvers.
+    /// Refuses a `--to` where the daemon would refuse an approval because
+    /// it names no person (the core's rule, [`approver_problem`]; whether
+    /// the daemon's token or email authentication lets the web page or
+    /// email approve, the daemon says when asked).
     pub fn check_target(&self) -> Result<(), String> {
-        match &self.to {
-            Some(to) => self.check_approver("--to", to),
+        let Some(to) = &self.to else {
+            return Ok(());
+        };
+        let target = Target::parse(to).map_err(|error| format!("--to {to:?}: {error}"))?;
+        let settings = Verified {
+            web: true,
+            email: true,
+        };
+        match approver_problem(&target, "--to", settings) {
+            Some(problem) => Err(format!("--to {to:?}: {}", problem.message)),
             None => Ok(()),
         }
-    }
-
-    /// Refuses a target (`what`: where it came from) that lets anyone in
-    /// a group approve, unless `--trust-allowed-users`.
-    fn check_approver(&self, what: &str, to: &str) -> Result<(), String> {
-        let target = Target::parse(to).map_err(|error| format!("{what} {to:?}: {error}"))?;
-        if names_a_person(&target) || self.trust_allowed_users {
-            return Ok(());
-        }
-        Err(format!(
-            "{what} {to:?} names a group but no person: anyone there could approve what runs \
-             on this machine. Name the approver (`{to}@USER_ID`), or pass \
-             --trust-allowed-users if the channel's allowed_users lists only approvers"
-        ))
     }
 
     /// Seconds a call waits for the person: `--hold`, else the daemon's
@@ -370,7 +361,8 @@ fn idempotency_key(identity: &str) -> String {
 
 /// Creates the ask, or finds the pending one this call already made;
 /// skips the keys of earlier identical calls, whose asks have ended.
-async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<Value, String> {
+/// Returns it with the key it was made with.
+async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<(Value, String), String> {
     for repeat in 0..MAX_REPEATS {
         let key = match repeat {
             0 => key.to_owned(),
@@ -381,7 +373,7 @@ async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<Value,
             .await
             .map_err(|error| explain(&error))?;
         if daemon::status_of(&created) == Some("pending") {
-            return Ok(created);
+            return Ok((created, key));
         }
     }
     Err(format!(

@@ -157,9 +157,6 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
             words.extend([flag.to_owned(), quote(value)]);
         }
     }
-    if args.trust_allowed_users {
-        words.push("--trust-allowed-users".to_owned());
-    }
     args.check_continue(host)
         .map_err(|message| anyhow::anyhow!(message))?;
     if args.continue_after_stop {

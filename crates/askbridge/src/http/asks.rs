@@ -106,7 +106,9 @@ pub async fn create(
         _ => view,
     };
     let mut response = AskResponse::from(&view).with_warnings(&normalized.warnings);
-    if !response.is_ended() {
+    // The host key answers for anyone: only the request that created the
+    // ask gets it, never one that repeats its Idempotency-Key.
+    if created && !response.is_ended() {
         response = response.with_host_key(state.host_keys.key(&state.bridge, &view.id).await?);
     }
     let status = if created && !response.is_ended() {

@@ -229,6 +229,7 @@ impl From<BridgeError> for ApiError {
                     message,
                 )])
             }
+            BridgeError::Refused(problems) => ApiError::invalid_ask(&problems),
             error if error.is_full() => ApiError::disk_full(crate::error_chain(&error)),
             error if error.is_retryable() => ApiError::unavailable(crate::error_chain(&error)),
             error => ApiError::internal(crate::error_chain(&error)),

@@ -63,9 +63,11 @@ pub struct PendingAsk {
     /// `GET /v1/asks/{id}`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub places: Vec<PlaceJson>,
-    /// Only in the response that created the ask (or a retry with its
-    /// `Idempotency-Key`): the key that makes a reply the agent host's own
-    /// (header `Askbridge-Host-Key`), which may answer for anyone.
+    /// Only in the response that created the ask (never to a retry with
+    /// its `Idempotency-Key`, which anyone who saw the key could send):
+    /// the key that makes a reply the agent host's own (header
+    /// `Askbridge-Host-Key`), which may answer for anyone — but never an
+    /// approval (`"approval": true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_key: Option<String>,
     /// Its webhook deliveries (only in `GET /v1/asks/{id}`, for an ask

@@ -58,6 +58,10 @@ pub struct CanonicalAsk {
     /// sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_events: Option<Vec<CallbackEventName>>,
+    /// `true`: an approval, answered only by the one person each place
+    /// names; absent: whoever a place admits answers.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub approval: bool,
 }
 
 /// An event an ask's `callbackUrl` is told of.
@@ -279,6 +283,7 @@ impl From<&Ask> for CanonicalAsk {
                 .as_ref()
                 .filter(|callback| callback.events != [CallbackEvent::Ended])
                 .map(|callback| callback.events.iter().copied().map(Into::into).collect()),
+            approval: ask.approval,
         }
     }
 }

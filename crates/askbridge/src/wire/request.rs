@@ -84,6 +84,16 @@ pub struct AskInput {
     /// What else `callbackUrl` is told of besides `ask.ended` (always
     /// sent); needs `callbackUrl`.
     pub callback_events: Option<Vec<CallbackEventName>>,
+    /// `true`: an approval, which decides what runs on someone's machine.
+    /// Only the one person each place names — `telegram:-100…@42`, a
+    /// direct chat — answers it, in that chat; never another member of a
+    /// room, the HTTP API (unless the place is `web`, said explicitly, and
+    /// the daemon has an `api_token`) or a reply with the host key. An
+    /// approval whose places do not each name a person is refused with
+    /// `422`, `path` naming the place. Absent or `false`: whoever a place
+    /// admits answers.
+    #[schema(default = false)]
+    pub approval: Option<bool>,
 }
 
 /// Where an ask goes: one target, or a list of them (1–8, each place at

@@ -512,10 +512,18 @@ pub struct Api<'a> {
 }
 
 impl Api<'_> {
+    /// The daemon's API, with its bearer token when it has one.
     pub fn of(daemon: &Daemon) -> Api<'_> {
+        let mut builder = reqwest::Client::builder().no_proxy();
+        if let Some(token) = daemon.token() {
+            let mut headers = reqwest::header::HeaderMap::new();
+            let value = format!("Bearer {token}").parse().expect("a header value");
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+            builder = builder.default_headers(headers);
+        }
         Api {
             daemon,
-            http: client(),
+            http: builder.build().expect("build the HTTP client"),
         }
     }
 
@@ -566,7 +574,8 @@ impl Api<'_> {
 
 /// Creates an ask over HTTP; returns its id.
 pub async fn create(daemon: &Daemon, body: &Value) -> String {
-    let response = client()
+    let response = Api::of(daemon)
+        .http
         .post(daemon.url("/v1/asks"))
         .json(body)
         .send()
