@@ -701,7 +701,12 @@ async fn check_warns_about_settings_that_let_others_approve() {
         "ASKBRIDGE_DEFAULTS_ESCALATE",
         "300=telegram:-100999".to_owned(),
     );
-    let checked = check_in(dir.path(), &["--config", config], std::slice::from_ref(&escalate)).await;
+    let checked = check_in(
+        dir.path(),
+        &["--config", config],
+        std::slice::from_ref(&escalate),
+    )
+    .await;
     let line = checked.line("approvals");
     assert!(
         line.starts_with("! approvals: the web page cannot approve without an api_token"),
