@@ -1667,3 +1667,31 @@ fn a_command_padded_with_text_shows_its_head_and_tail_in_every_chat() {
     assert_eq!(whole.len(), 1);
     assert_eq!(whole[0].text, padded);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Any context, any message length: every block fits, a block shown
+    /// whole is the text as written, and a cut one ends with the text's
+    /// own end.
+    #[test]
+    fn context_blocks_fit_and_always_show_the_end(
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "a", "é", "🙂", " ", "\n", "\t", "word ", "line\n",
+                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            ]),
+            1..600,
+        ),
+        max_text_chars in 100usize..3_000,
+    ) {
+        let text = format!("{}END", pieces.concat());
+        let blocks = context_blocks(&with_context(&text, None), max_text_chars, Locale::En);
+        let budget = max_text_chars.saturating_sub(64).max(200);
+        prop_assert!(!blocks.is_empty() && blocks.len() <= MAX_CONTEXT_MESSAGES);
+        for block in &blocks {
+            prop_assert!(block.text.chars().count() <= budget, "{}", block.text.chars().count());
+        }
+        prop_assert!(blocks.last().is_some_and(|block| block.text.ends_with("END")));
+    }
+}
