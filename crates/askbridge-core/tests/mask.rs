@@ -64,6 +64,10 @@ fn common_secret_shapes_are_masked_with_their_kind_kept() {
             "sshpass -p s3cret ssh pi@host",
             "sshpass -p •••••• ssh pi@host",
         ),
+        (
+            "docker login -u bob -p s3cret ghcr.io",
+            "docker login -u bob -p •••••• ghcr.io",
+        ),
         // curl's user:password.
         (
             "curl -u alice:s3cret https://x",
@@ -169,6 +173,11 @@ fn look_alikes_are_not_masked() {
         "sk-short skill ask-me Bearer ok",
         "-----BEGIN CERTIFICATE-----",
         "the bypass, the passenger and the monkey",
+        "llm --max-tokens 4096 -o max_tokens=4096",
+        "SSH_AUTH_SOCK=/tmp/agent.sock GIT_ASKPASS=/usr/bin/pass TOKEN_TTL=3600",
+        "curl -H \"Authorization: Bearer $GITHUB_TOKEN\" -H 'X-Api-Key: ${API_KEY}' x",
+        "**Token:** rotated weekly",
+        "docker run -p 8080:80 img",
     ];
     for text in rows {
         assert_eq!(mask_credentials(text), text, "{text}");

@@ -100,7 +100,7 @@ const SECRET_ENDINGS: [&str; 6] = [
 
 /// Last words of names that point at a secret or describe it but do not
 /// hold it (`--key-file`, `TOKEN_URL`, `AUTH_METHOD`, `--password-stdin`).
-const NOT_SECRET_LAST_WORDS: [&str; 42] = [
+const NOT_SECRET_LAST_WORDS: [&str; 47] = [
     "file",
     "files",
     "path",
@@ -143,6 +143,11 @@ const NOT_SECRET_LAST_WORDS: [&str; 42] = [
     "scheme",
     "user",
     "username",
+    "sock",
+    "socket",
+    "ttl",
+    "timeout",
+    "expiry",
 ];
 
 /// Words before `key` that make it an ordinary key (`PRIMARY_KEY`,
@@ -174,6 +179,9 @@ const MYSQL_LIKE: [&str; 10] = [
     "mariadb-dump",
     "mariadb-admin",
 ];
+
+/// Container tools whose `login -p` takes the password.
+const REGISTRY_LOGINS: [&str; 4] = ["docker", "podman", "nerdctl", "buildah"];
 
 /// `text` with values that look like credentials masked (what says what
 /// kind it was kept, so the person still sees it): see the module's
@@ -216,7 +224,8 @@ fn mask_tokens(text: &str) -> String {
     let mut rest = text;
     while !rest.is_empty() {
         let start = rest.find(is_token_char).unwrap_or(rest.len());
-        out.push_str(&rest[..start]);
+        let gap = &rest[..start];
+        out.push_str(gap);
         rest = &rest[start..];
         let end = rest.find(|c: char| !is_token_char(c)).unwrap_or(rest.len());
         let token = &rest[..end];
@@ -224,7 +233,9 @@ fn mask_tokens(text: &str) -> String {
         if token.is_empty() {
             continue;
         }
-        if after_bearer && token.chars().count() >= SECRET_MIN_CHARS {
+        // `Bearer $TOKEN` names a variable, not a token.
+        let variable = gap.ends_with(['$', '{']);
+        if after_bearer && !variable && token.chars().count() >= SECRET_MIN_CHARS {
             out.push_str(MASK);
         } else {
             out.push_str(&masked_token(token));
@@ -309,7 +320,8 @@ fn mask_url_passwords(text: &str) -> String {
 }
 
 /// Flags whose meaning the command gives: `mysql -p…` glued,
-/// `sshpass -p …`, `curl -u user:…` / `--user user:…`.
+/// `sshpass -p …` and `docker login -p …`, `curl -u user:…` /
+/// `--user user:…`.
 fn mask_command_flags(text: &str) -> String {
     let mut edits = Vec::new();
     for (offset, segment) in segments(text) {
@@ -319,7 +331,8 @@ fn mask_command_flags(text: &str) -> String {
                 .iter()
                 .any(|(_, word)| names.contains(&command_name(word)))
         };
-        let (mysql, sshpass, curl) = (named(&MYSQL_LIKE), named(&["sshpass"]), named(&["curl"]));
+        let (mysql, curl) = (named(&MYSQL_LIKE), named(&["curl"]));
+        let sshpass = named(&["sshpass"]) || (named(&REGISTRY_LOGINS) && named(&["login"]));
         for (n, (at, word)) in words.iter().enumerate() {
             let at = offset + at;
             let next = words
@@ -513,9 +526,6 @@ fn value_edit(text: &str, start: usize, authorization: bool) -> Option<Edit> {
         }
         _ => (start, unquoted_value(rest, authorization)),
     };
-    if inner.is_empty() || inner.starts_with('$') || inner.contains(MASK) {
-        return None;
-    }
     let scheme = authorization
         .then(|| inner.split_once(' '))
         .flatten()
@@ -523,9 +533,13 @@ fn value_edit(text: &str, start: usize, authorization: bool) -> Option<Edit> {
             scheme.chars().all(|c| c.is_ascii_alphabetic()) && !value.trim().is_empty()
         })
         .map_or(0, |(scheme, _)| scheme.len() + 1);
+    let value = &inner[scheme..];
+    let plain = !value.contains(|c: char| c.is_alphanumeric());
+    if plain || value.trim_start().starts_with('$') || value.contains(MASK) {
+        return None;
+    }
     let value_start = inner_start + scheme;
-    let value_end = inner_start + inner.len();
-    (value_start < value_end).then(|| (value_start, value_end, MASK.to_owned()))
+    Some((value_start, value_start + value.len(), MASK.to_owned()))
 }
 
 /// An unquoted value at the start of `text`: up to a space or a
