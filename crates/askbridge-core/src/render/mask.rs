@@ -197,7 +197,8 @@ pub fn mask_credentials(text: &str) -> String {
 /// A replacement of `text[start..end]`.
 type Edit = (usize, usize, String);
 
-/// `text` with `edits` (in order, not overlapping) made.
+/// `text` with `edits` (in order; one overlapping an earlier one is left
+/// out) made.
 fn apply(text: &str, edits: &[Edit]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
