@@ -22,7 +22,6 @@ pub use crate::render::mask_credentials;
 use serde_json::{Map, Value, json};
 
 use crate::model::{Place, Target};
-use crate::render::shown_whole_in_every_chat;
 
 /// A coding agent whose hooks askbridge answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -643,7 +642,7 @@ impl HookEvent {
 
     fn tool_question(&self) -> Value {
         let mut question = format!("Allow {} in {}?", self.tool_label(), self.project());
-        if !shown_whole_in_every_chat(&self.shown_call()) {
+        if !crate::render::shown_whole_in_every_chat(&self.shown_call()) {
             question.push_str(CUT_CALL);
         }
         let mut options = vec![json!({"label": ALLOW})];
