@@ -14,8 +14,9 @@
 //! host asks in its terminal.
 //!
 //! A tool call or a plan is the ask's context block, whole; a chat shows
-//! it split over messages (past a few, with a line saying how much is not
-//! shown) and with values that look like credentials masked.
+//! it split over messages (past a few, its head and tail with a line
+//! saying how much is not shown between) and with values that look like
+//! credentials masked. A call some chat would cut says so on its question.
 
 pub use crate::render::mask_credentials;
 use serde_json::{Map, Value, json};
@@ -349,6 +350,11 @@ const KEEP_PLANNING: &str = "Keep planning";
 /// The id of the one question of a tool call or a plan.
 const DECISION_ID: &str = "decision";
 
+/// Added to a tool call's question when a chat would show the call cut to
+/// its head and tail: nobody should allow a call they could not read whole.
+const CUT_CALL: &str = " The call is too long to show whole in every chat: where it is cut, \
+its middle is left out (the block says how much) — read it whole in the terminal before you allow it.";
+
 /// askbridge's own MCP server name, as `hooks install` registers it.
 const OWN_SERVER: &str = "askbridge";
 /// askbridge's own tools: the question is already the ask.
@@ -643,7 +649,10 @@ impl HookEvent {
     }
 
     fn tool_question(&self) -> Value {
-        let question = format!("Allow {} in {}?", self.tool_label(), self.project());
+        let mut question = format!("Allow {} in {}?", self.tool_label(), self.project());
+        if !crate::render::shown_whole_in_every_chat(&self.shown_call()) {
+            question.push_str(CUT_CALL);
+        }
         let mut options = vec![json!({"label": ALLOW})];
         if self.host.edits_calls() && !self.session_permissions.is_empty() {
             options.push(json!({"label": ALLOW_SESSION}));

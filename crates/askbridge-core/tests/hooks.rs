@@ -326,7 +326,13 @@ fn a_long_call_is_kept_whole_for_the_chat_to_split() {
     let long: String = (0..4_000).map(|n| format!("echo {n}\n")).collect();
     event["tool_input"] = json!({"command": long});
     let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
-    assert_eq!(ask["questions"][0]["question"], "Allow Bash in api-server?");
+    let question = ask["questions"][0]["question"]
+        .as_str()
+        .expect("a question");
+    assert!(
+        question.starts_with("Allow Bash in api-server? The call is too long to show whole"),
+        "{question}"
+    );
     let context = ask["context"].as_str().expect("the call");
     assert!(context.starts_with("$ echo 0\necho 1\n"));
     assert!(context.trim_end().ends_with("echo 3999"), "whole");

@@ -1,14 +1,16 @@
-//! An ask's context block as a chat shows it: credentials masked, split
-//! line by line over messages that fit the platform, and past
-//! [`MAX_CONTEXT_MESSAGES`] cut with a visible marker saying how many
-//! lines are not shown. Each [`Block`] is drawn as the platform's code
-//! block, posted before the question.
+//! An ask's context block as a chat shows it: credentials masked, a long
+//! run of blank characters shown as one marker saying how long it was,
+//! split line by line over messages that fit the platform, and past
+//! [`MAX_CONTEXT_MESSAGES`] cut in the middle: the first messages show its
+//! head, the last a marker saying how many characters are not shown, then
+//! its tail — so what a padded command hides at its end is still seen.
+//! Each [`Block`] is drawn as the platform's code block, posted before the
+//! question.
 
-use std::borrow::Cow;
-
+use super::decide::Capabilities;
 use super::locale::{Locale, fill};
 use super::mask::mask_credentials;
-use crate::model::{Ask, Context};
+use crate::model::{Ask, ChannelKind, Context};
 
 /// Most messages an ask's context takes in a chat.
 pub const MAX_CONTEXT_MESSAGES: usize = 3;
@@ -20,6 +22,13 @@ const MARKUP_RESERVE: usize = 64;
 /// Fewest characters a block holds, however small the platform's messages.
 const MIN_BLOCK_CHARS: usize = 200;
 
+/// Longest run of blank characters (spaces, tabs, line breaks, invisible
+/// spaces) a chat shows as it is; a longer one is shown as one marker.
+const MAX_BLANK_RUN: usize = 40;
+
+/// How far into the tail a cut may move to start it at a line.
+const MAX_TAIL_SNAP: usize = 100;
+
 /// One message's share of an ask's context, to draw as a code block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
@@ -29,10 +38,6 @@ pub struct Block {
     /// The context's language, for highlighting.
     pub language: Option<String>,
 }
-
-/// A piece of one line: the line's number, the text, and whether the line
-/// ends here.
-type Piece<'a> = (usize, Cow<'a, str>, bool);
 
 /// The ask's context for a channel whose messages hold `max_text_chars`
 /// characters: no block when it has none.
@@ -46,75 +51,178 @@ pub fn context_blocks(ask: &Ask, max_text_chars: usize, locale: Locale) -> Vec<B
 /// A context block (an ask's, a notice's) for a channel whose messages
 /// hold `max_text_chars` characters.
 pub fn blocks_of(context: &Context, max_text_chars: usize, locale: Locale) -> Vec<Block> {
-    let text = mask_credentials(&context.text);
-    let budget = max_text_chars
-        .saturating_sub(MARKUP_RESERVE)
-        .max(MIN_BLOCK_CHARS);
-    let lines: Vec<&str> = text.lines().collect();
-    let mut messages: Vec<Vec<Piece>> = vec![Vec::new()];
-    let mut used = 0;
-    for (number, line) in lines.iter().enumerate() {
-        let mut rest = *line;
-        loop {
-            let (piece, after) = split_at_chars(rest, budget);
-            let length = piece.chars().count() + 1;
-            if used + length > budget && !messages.last().is_some_and(Vec::is_empty) {
-                messages.push(Vec::new());
-                used = 0;
-            }
-            used += length;
-            if let Some(current) = messages.last_mut() {
-                current.push((number, Cow::Borrowed(piece), after.is_empty()));
-            }
-            if after.is_empty() {
-                break;
-            }
-            rest = after;
-        }
-    }
-    if messages.len() > MAX_CONTEXT_MESSAGES {
-        messages.truncate(MAX_CONTEXT_MESSAGES);
-        cut_last(&mut messages, lines.len(), budget, locale);
-    }
-    messages
+    let shown = shown_text(&context.text, locale);
+    layout(&shown, max_text_chars, locale)
+        .0
         .into_iter()
-        .map(|pieces| Block {
-            text: pieces
-                .iter()
-                .map(|(_, piece, _)| piece.as_ref())
-                .collect::<Vec<_>>()
-                .join("\n"),
+        .map(|text| Block {
+            text,
             language: context.language.clone(),
         })
         .collect()
 }
 
-/// Ends the last message with the marker, dropping its last lines until
-/// the marker fits.
-fn cut_last(messages: &mut [Vec<Piece>], total_lines: usize, budget: usize, locale: Locale) {
-    let Some(last) = messages.last_mut() else {
-        return;
-    };
-    loop {
-        let shown = match last.last() {
-            Some((number, _, true)) => number + 1,
-            Some((number, _, false)) => *number,
-            None => 0,
-        };
-        let marker = fill(
-            locale.strings().context_cut,
-            &[("n", &(total_lines - shown).to_string())],
-        );
-        let used: usize = last
-            .iter()
-            .map(|(_, piece, _)| piece.chars().count() + 1)
-            .sum();
-        if used + marker.chars().count() <= budget || last.is_empty() {
-            last.push((total_lines, Cow::Owned(marker), true));
-            return;
-        }
-        last.pop();
+/// Whether every chat shows `text`, as a context block, whole: no channel,
+/// in no locale, cuts it to its head and tail. A hook says so on its
+/// question when one would.
+pub fn shown_whole_in_every_chat(text: &str) -> bool {
+    Locale::ALL.into_iter().all(|locale| {
+        let shown = shown_text(text, locale);
+        ChannelKind::ALL.into_iter().all(|channel| {
+            let max_text_chars = Capabilities::for_channel(channel).max_text_chars;
+            !layout(&shown, max_text_chars, locale).1
+        })
+    })
+}
+
+/// What a chat shows of a context's text: masked, long blank runs as
+/// markers.
+fn shown_text(text: &str, locale: Locale) -> String {
+    collapse_blank_runs(&mask_credentials(text), locale)
+}
+
+/// The messages of a shown text, and whether its middle was cut.
+fn layout(shown: &str, max_text_chars: usize, locale: Locale) -> (Vec<String>, bool) {
+    let budget = max_text_chars
+        .saturating_sub(MARKUP_RESERVE)
+        .max(MIN_BLOCK_CHARS);
+    let ranges = pack(shown, budget);
+    if ranges.len() <= MAX_CONTEXT_MESSAGES {
+        let messages = ranges
+            .into_iter()
+            .map(|(start, end)| shown[start..end].to_owned())
+            .collect();
+        return (messages, false);
     }
+    let head = &ranges[..MAX_CONTEXT_MESSAGES - 1];
+    let head_end = head.last().map_or(0, |(_, end)| *end);
+    let mut messages: Vec<String> = head
+        .iter()
+        .map(|&(start, end)| shown[start..end].to_owned())
+        .collect();
+    let (last, cut) = tail_message(shown, head_end, budget, locale);
+    messages.push(last);
+    (messages, cut)
+}
+
+/// Byte ranges of `text`, one a message of at most `budget` characters:
+/// whole lines while they fit, a line longer than a message split.
+fn pack(text: &str, budget: usize) -> Vec<(usize, usize)> {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    let mut used = 0;
+    let mut line_start = 0;
+    for line in text.split('\n') {
+        let mut rest = line;
+        let mut at = line_start;
+        loop {
+            let (piece, after) = split_at_chars(rest, budget);
+            let length = piece.chars().count() + 1;
+            if used + length > budget
+                && let Some(full) = current.take()
+            {
+                ranges.push(full);
+                used = 0;
+            }
+            used += length;
+            let end = at + piece.len();
+            current = Some(current.map_or((at, end), |(start, _)| (start, end)));
+            if after.is_empty() {
+                break;
+            }
+            at = end;
+            rest = after;
+        }
+        line_start += line.len() + 1;
+    }
+    ranges.extend(current);
+    ranges
+}
+
+/// The last message of a cut text: a marker saying how many characters
+/// are not shown, then as much of the text's end as fits (starting at a
+/// line when one starts near the cut). Not cut when the rest fits whole.
+fn tail_message(text: &str, head_end: usize, budget: usize, locale: Locale) -> (String, bool) {
+    let rest = text[head_end..]
+        .strip_prefix('\n')
+        .unwrap_or(&text[head_end..]);
+    let rest_start = text.len() - rest.len();
+    let rest_chars = rest.chars().count();
+    let longest_marker = cut_marker(rest_chars, locale).chars().count();
+    let room = budget.saturating_sub(longest_marker + 1).max(1);
+    if rest_chars <= budget {
+        return (rest.to_owned(), false);
+    }
+    let mut tail_start = rest
+        .char_indices()
+        .nth(rest_chars - room)
+        .map_or(rest.len(), |(at, _)| at);
+    if let Some(newline) = rest[tail_start..].find('\n')
+        && rest[tail_start..tail_start + newline].chars().count() < MAX_TAIL_SNAP
+    {
+        tail_start += newline + 1;
+    }
+    // The line break before a tail that starts at a line is not hidden.
+    let hidden = rest[..tail_start].chars().count()
+        - usize::from(tail_start > 0 && rest[..tail_start].ends_with('\n'));
+    let marker = cut_marker(hidden, locale);
+    let tail = &text[rest_start + tail_start..];
+    (format!("{marker}\n{tail}"), true)
+}
+
+/// The line between a cut text's head and tail.
+fn cut_marker(hidden: usize, locale: Locale) -> String {
+    fill(locale.strings().context_cut, &[("n", &thousands(hidden))])
+}
+
+/// Whether a character shows as nothing: white space, and the invisible
+/// spaces and joiners that pad as well as it does.
+fn is_blank(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}' | '\u{2800}' | '\u{FEFF}'
+        )
+}
+
+/// `text` with each run of more than [`MAX_BLANK_RUN`] blank characters
+/// shown as one marker saying how many there were: on a line of its own
+/// when the run held a line break, between spaces otherwise.
+fn collapse_blank_runs(text: &str, locale: Locale) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(is_blank) {
+        out.push_str(&rest[..start]);
+        let run = &rest[start..];
+        let end = run.find(|c| !is_blank(c)).unwrap_or(run.len());
+        let (blank, after) = run.split_at(end);
+        let count = blank.chars().count();
+        if count > MAX_BLANK_RUN {
+            let marker = fill(locale.strings().context_blank, &[("n", &thousands(count))]);
+            let edge = if blank.contains('\n') { "\n" } else { " " };
+            out.push_str(edge);
+            out.push_str(&marker);
+            out.push_str(edge);
+        } else {
+            out.push_str(blank);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A count with its thousands grouped: `12,345`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// `text` split after at most `max` characters.
@@ -122,5 +230,24 @@ fn split_at_chars(text: &str, max: usize) -> (&str, &str) {
     match text.char_indices().nth(max) {
         Some((at, _)) => text.split_at(at),
         None => (text, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        let rows = [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (12_345, "12,345"),
+            (1_234_567, "1,234,567"),
+        ];
+        for (n, text) in rows {
+            assert_eq!(thousands(n), text);
+        }
     }
 }

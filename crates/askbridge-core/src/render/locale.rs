@@ -230,8 +230,12 @@ pub struct Strings {
     pub web_page: &'static str,
     /// Above an ask passed on to an escalation place. `{place}`, `{after}`.
     pub passed_on: &'static str,
-    /// Ends a context block cut to fit the chat. `{n}`: lines not shown.
+    /// Between the head and the tail of a context block cut to fit the
+    /// chat. `{n}`: characters not shown (grouped: `12,345`).
     pub context_cut: &'static str,
+    /// Stands for a long run of blank characters in a context block.
+    /// `{n}`: how many (grouped).
+    pub context_blank: &'static str,
     /// A duration in whole minutes. `{m}`.
     pub duration_min: &'static str,
     /// A duration in seconds. `{s}`.
@@ -494,7 +498,8 @@ static EN: Strings = Strings {
     answered_in: "answered in {place}",
     web_page: "the web page",
     passed_on: "Passed on from {place} after {after} without an answer",
-    context_cut: "… {n} more lines not shown …",
+    context_cut: "… {n} characters not shown …",
+    context_blank: "⟨{n} blank characters⟩",
     duration_min: "{m} min",
     duration_s: "{s} s",
     still_waiting: "Still waiting for your answer",
@@ -644,7 +649,8 @@ static ZH_CN: Strings = Strings {
     answered_in: "已在 {place} 回答",
     web_page: "网页",
     passed_on: "{place} 上 {after} 无人回答，已转到这里",
-    context_cut: "… 另有 {n} 行未显示 …",
+    context_cut: "… 中间 {n} 个字符未显示 …",
+    context_blank: "⟨{n} 个空白字符⟩",
     duration_min: "{m} 分钟",
     duration_s: "{s} 秒",
     still_waiting: "还在等你的回答",
@@ -794,7 +800,8 @@ static TH: Strings = Strings {
     answered_in: "ตอบแล้วใน {place}",
     web_page: "หน้าเว็บ",
     passed_on: "ส่งต่อจาก {place} หลังจากไม่มีคำตอบ {after}",
-    context_cut: "… อีก {n} บรรทัดไม่ได้แสดง …",
+    context_cut: "… ไม่ได้แสดง {n} อักขระ …",
+    context_blank: "⟨อักขระว่าง {n} ตัว⟩",
     duration_min: "{m} นาที",
     duration_s: "{s} วินาที",
     still_waiting: "ยังรอคำตอบของคุณอยู่",

@@ -6,7 +6,9 @@
 //! [`text_prompt`] is the numbered plain-text prompt; [`split_message`]
 //! and [`cut`] keep texts within platform limits; [`status_line`] is the
 //! line added when an ask ends; [`context_blocks`] is an ask's context
-//! block, masked ([`mask_credentials`]) and split over messages; [`callback_key`] is the opaque button
+//! block, masked ([`mask_credentials`]), split over messages and cut to
+//! its head and tail past a few ([`shown_whole_in_every_chat`] says
+//! whether any chat cuts it); [`callback_key`] is the opaque button
 //! payload. Chat follow-ups: [`reask_prompt`] (the questions still open),
 //! [`clarify_prompt`] (the candidates of an ambiguous reply),
 //! [`unknown_items_prompt`] (the items of a list reply that named no
@@ -26,7 +28,9 @@ mod text;
 mod view;
 
 pub use callback::{CallbackRef, MAX_ASK_KEY_BYTES, OptionRef, callback_key, parse_callback_key};
-pub use context::{Block, MAX_CONTEXT_MESSAGES, blocks_of, context_blocks};
+pub use context::{
+    Block, MAX_CONTEXT_MESSAGES, blocks_of, context_blocks, shown_whole_in_every_chat,
+};
 pub use decide::{Capabilities, Mode, decide};
 pub use html::html_escape;
 pub use locale::{Locale, Strings, fill};
