@@ -266,6 +266,21 @@ fn problems_line(problems: &[Problem]) -> String {
 pub trait CallbackCheck: Send + Sync + std::fmt::Debug {
     /// `Ok` when `url` may be called, else why not.
     async fn check(&self, url: &str) -> Result<(), String>;
+
+    /// The body of delivery `delivery` of `event` for ask `id`, as the ask
+    /// is at this moment: an event's delivery is written with it, so what
+    /// the receiver reads is the ask at the event, not when it is sent.
+    /// `None`: built when it is sent.
+    async fn body(
+        &self,
+        bridge: &Bridge,
+        id: &str,
+        event: CallbackEvent,
+        delivery: &str,
+    ) -> Option<String> {
+        let _ = (bridge, id, event, delivery);
+        None
+    }
 }
 
 /// What a bridge without webhooks says of a `callbackUrl`.
@@ -1279,12 +1294,18 @@ impl Inner {
     /// Writes a delivery of `event` to the ask's `callbackUrl`, when it
     /// asked for that event, and wakes the sender. A failure to write is
     /// logged: the event is not sent, the ask goes on.
-    async fn call_back(&self, id: &str, ask: &Ask, event: CallbackEvent) {
+    async fn call_back(self: &Arc<Self>, id: &str, ask: &Ask, event: CallbackEvent) {
         let Some(callback) = ask.callback.as_ref().filter(|_| ask.calls_back(event)) else {
             return;
         };
         let now = record::millis(self.clock.now());
-        let row = crate::store::WebhookRow::new(id, event.as_str(), &callback.url, now, now);
+        let mut row = crate::store::WebhookRow::new(id, event.as_str(), &callback.url, now, now);
+        if let Some(check) = self.callbacks.get() {
+            let bridge = Bridge {
+                inner: Arc::clone(self),
+            };
+            row.body = check.body(&bridge, id, event, &row.id).await;
+        }
         match self.store.insert_webhook(&row).await {
             Ok(()) => self.webhook_wake.notify_one(),
             Err(error) => {

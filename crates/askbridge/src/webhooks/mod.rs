@@ -19,7 +19,7 @@ pub mod policy;
 use std::sync::Arc;
 use std::time::Duration;
 
-use askbridge_core::model::Timestamp;
+use askbridge_core::model::{CallbackEvent, Timestamp};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
@@ -105,6 +105,29 @@ impl Webhooks {
 impl CallbackCheck for Webhooks {
     async fn check(&self, url: &str) -> Result<(), String> {
         self.policy.check(url).await
+    }
+
+    /// Every event but `ask.ended` is sent as the ask was when it
+    /// happened (an ask posted and answered at once is still `pending` in
+    /// its `ask.posted`); `ask.ended`'s is built when sent, the ask having
+    /// ended by then.
+    async fn body(
+        &self,
+        bridge: &Bridge,
+        id: &str,
+        event: CallbackEvent,
+        delivery: &str,
+    ) -> Option<String> {
+        if event == CallbackEvent::Ended {
+            return None;
+        }
+        match payload(bridge, id, event.as_str(), delivery).await {
+            Ok(body) => Some(body),
+            Err(error) => {
+                tracing::warn!(ask_id = %id, delivery, error = %error, "cannot build a webhook's body now; it is built when sent");
+                None
+            }
+        }
     }
 }
 
@@ -273,7 +296,7 @@ async fn send_due(
 async fn claim(bridge: &Bridge, row: &WebhookRow) -> Option<String> {
     let body = match &row.body {
         Some(body) => body.clone(),
-        None => match payload(bridge, row).await {
+        None => match payload(bridge, &row.ask_id, &row.event, &row.id).await {
             Ok(body) => body,
             Err(error) => {
                 tracing::warn!(ask_id = %row.ask_id, delivery = %row.id, error = %error, "cannot build a webhook's body");
@@ -296,15 +319,15 @@ async fn claim(bridge: &Bridge, row: &WebhookRow) -> Option<String> {
     }
 }
 
-/// The JSON a delivery sends: the ask as `GET /v1/asks/{id}` shows it
-/// now, `event` and `deliveryId` added.
-async fn payload(bridge: &Bridge, row: &WebhookRow) -> anyhow::Result<String> {
-    let view = bridge.get(&row.ask_id).await?;
+/// The JSON delivery `delivery` of `event` sends: ask `id` as `GET
+/// /v1/asks/{id}` shows it now, `event` and `deliveryId` added.
+async fn payload(bridge: &Bridge, id: &str, event: &str, delivery: &str) -> anyhow::Result<String> {
+    let view = bridge.get(id).await?;
     let shown = crate::http::asks::shown(bridge, &view).await?;
     let mut json = serde_json::to_value(shown)?;
     if let Value::Object(map) = &mut json {
-        map.insert("event".to_owned(), Value::from(row.event.as_str()));
-        map.insert("deliveryId".to_owned(), Value::from(row.id.as_str()));
+        map.insert("event".to_owned(), Value::from(event));
+        map.insert("deliveryId".to_owned(), Value::from(delivery));
     }
     Ok(serde_json::to_string(&json)?)
 }
