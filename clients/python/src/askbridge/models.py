@@ -187,6 +187,11 @@ class Ask(_Model):
     callback_events: Optional[List[CallbackEvent]] = Field(
         default=None, description="Events to send besides `ask.ended`, which is always sent."
     )
+    approval: Optional[bool] = Field(
+        default=None,
+        description="An approval: only the one person each place names may answer it "
+        "(never the HTTP API, unless the place is `web` and the daemon has a token).",
+    )
 
 
 class ReplyUser(_Model):
@@ -243,6 +248,9 @@ class CanonicalAsk(_Model):
     callback_url: Optional[str] = None
     callback_events: Optional[List[str]] = Field(
         default=None, description="Events sent besides `ask.ended`; absent when only `ask.ended`."
+    )
+    approval: Optional[bool] = Field(
+        default=None, description="`true` for an approval; absent otherwise."
     )
 
 

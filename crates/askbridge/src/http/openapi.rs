@@ -261,9 +261,29 @@ mod tests {
         // What an ask takes besides its questions, as every interface
         // reads it: several places, escalation, reminders.
         let input = schema(&doc, "AskInput");
-        for field in ["to", "escalate", "remindAfterSeconds", "remindEverySeconds"] {
+        for field in [
+            "to",
+            "escalate",
+            "remindAfterSeconds",
+            "remindEverySeconds",
+            "approval",
+        ] {
             assert!(input["properties"][field].is_object(), "{field}: {input}");
         }
+        // What the reader refuses, the schema says: an empty callbackUrl,
+        // and remindEverySeconds without remindAfterSeconds.
+        let url = &input["properties"]["callbackUrl"];
+        assert_eq!(url["minLength"], 8, "{url}");
+        assert!(
+            url["pattern"].as_str().is_some_and(|p| p.contains("://")),
+            "{url}"
+        );
+        let every = input["properties"]["remindEverySeconds"]["description"].as_str();
+        assert!(
+            every.is_some_and(|d| d.contains("Needs `remindAfterSeconds`")),
+            "{input}"
+        );
+        assert!(schema(&doc, "CanonicalAsk")["properties"]["approval"].is_object());
         assert_fields(
             schema(&doc, "EscalationInput"),
             &["afterSeconds", "to"],

@@ -71,7 +71,8 @@ pub struct AskInput {
     /// configured default; absent: the configured default.
     pub remind_after_seconds: Option<u32>,
     /// Seconds between reminders after the first (at least 30; at most 3
-    /// reminders in all).
+    /// reminders in all). Needs `remindAfterSeconds` in the same ask, even
+    /// when the configuration sets a default first reminder.
     #[schema(minimum = 30)]
     pub remind_every_seconds: Option<u32>,
     /// Where askbridge POSTs the outcome, signed, when the ask ends
@@ -79,7 +80,11 @@ pub struct AskInput {
     /// `[webhooks] allowed_hosts` lists (`http://` only for a listed
     /// loopback host); anything else is refused with `422`, `path`
     /// `callbackUrl`.
-    #[schema(max_length = 2048)]
+    #[schema(
+        min_length = 8,
+        max_length = 2048,
+        pattern = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://\S"
+    )]
     pub callback_url: Option<String>,
     /// What else `callbackUrl` is told of besides `ask.ended` (always
     /// sent); needs `callbackUrl`.
