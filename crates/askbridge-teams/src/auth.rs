@@ -11,7 +11,10 @@
 //! - its issuer is the metadata's, its audience the bot's app id, and it
 //!   has not expired (`exp`, `nbf`; five minutes of clock skew);
 //! - the key is endorsed for the activity's channel (`msteams`) when it
-//!   lists endorsements, and its `serviceUrl` claim is the activity's.
+//!   lists endorsements, and its `serviceurl` claim (lower case, as the
+//!   Bot Connector writes it and Microsoft's SDKs read it:
+//!   `AuthenticationConstants.ServiceUrlClaim`) is the activity's
+//!   `serviceUrl`. A claim of another spelling does not count.
 //!
 //! The metadata and keys are fetched once and kept for a day; a token
 //! naming a key not in the set fetches them again (at most every five
@@ -23,6 +26,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
+/// The token claim naming the Bot Connector the activity came from, as
+/// the Bot Connector writes it (all lower case, unlike the activity's
+/// `serviceUrl` field).
+pub const SERVICE_URL_CLAIM: &str = "serviceurl";
 /// The Bot Connector's OpenID metadata.
 pub const BOT_FRAMEWORK_METADATA: &str =
     "https://login.botframework.com/v1/.well-known/openidconfiguration";
@@ -77,9 +84,11 @@ struct KeySet {
     keys: Vec<Key>,
 }
 
+/// The claims read beyond those `jsonwebtoken` checks.
 #[derive(Debug, Deserialize)]
 struct Claims {
-    #[serde(rename = "serviceUrl", default)]
+    /// [`SERVICE_URL_CLAIM`].
+    #[serde(rename = "serviceurl", default)]
     service_url: Option<String>,
 }
 
@@ -145,10 +154,12 @@ pub fn check(
     match claims.service_url {
         Some(url) if same_url(&url, expected.service_url) => Ok(()),
         Some(url) => Err(Unauthorized(format!(
-            "the token is for serviceUrl {url:?}, not the activity's {:?}",
+            "the token is for serviceurl {url:?}, not the activity's serviceUrl {:?}",
             expected.service_url
         ))),
-        None => Err(Unauthorized("the token has no serviceUrl claim".to_owned())),
+        None => Err(Unauthorized(format!(
+            "the token has no {SERVICE_URL_CLAIM} claim"
+        ))),
     }
 }
 
@@ -302,7 +313,7 @@ mod tests {
     fn claims() -> Value {
         json!({
             "iss": ISSUER, "aud": APP, "exp": now() + 3_600, "nbf": now() - 60,
-            "serviceUrl": SERVICE,
+            "serviceurl": SERVICE,
         })
     }
 
@@ -343,7 +354,7 @@ mod tests {
         assert_eq!(checked(Some(&signed(SIGNER, "k1", &claims()))), Ok(()));
         // A trailing slash on either URL is the same service.
         let mut claims = claims();
-        claims["serviceUrl"] = json!(SERVICE.trim_end_matches('/'));
+        claims["serviceurl"] = json!(SERVICE.trim_end_matches('/'));
         assert_eq!(checked(Some(&signed(SIGNER, "k1", &claims))), Ok(()));
     }
 
@@ -358,12 +369,16 @@ mod tests {
         let early = with("nbf", json!(now() + LEEWAY_SECS + 60));
         let other_bot = with("aud", json!("another-app"));
         let other_issuer = with("iss", json!("https://sts.windows.net/evil/"));
-        let other_service = with("serviceUrl", json!("https://evil.example/"));
+        let other_service = with("serviceurl", json!("https://evil.example/"));
         let mut no_service = claims();
         no_service
             .as_object_mut()
             .expect("claims")
-            .remove("serviceUrl");
+            .remove("serviceurl");
+        // The activity's field name is not the claim's: a token saying
+        // `serviceUrl` was not written by the Bot Connector.
+        let mut camel_case = no_service.clone();
+        camel_case["serviceUrl"] = json!(SERVICE);
         // (authorization, what the refusal says)
         let table = [
             (None, "no Authorization header"),
@@ -385,7 +400,11 @@ mod tests {
             ),
             (
                 Some(signed(SIGNER, "k1", &no_service)),
-                "no serviceUrl claim",
+                "no serviceurl claim",
+            ),
+            (
+                Some(signed(SIGNER, "k1", &camel_case)),
+                "no serviceurl claim",
             ),
         ];
         for (authorization, says) in table {

@@ -3,8 +3,11 @@
 //! the real daemon: an agent asks over HTTP; the Playground's mock users
 //! press the card's buttons, type in its field, or write in the chat; the
 //! agent gets the outcome. The Playground sends no token, so these
-//! daemons run with `insecure_skip_token_check`; the token check is
-//! tested on its own (`teams_tokens_…`), against a local key set.
+//! daemons run with `insecure_skip_token_check` (on loopback, taking
+//! loopback `serviceUrl`s only); the token check is tested on its own
+//! (`teams_tokens_…`), against a local key set, with tokens shaped as the
+//! Bot Connector's — a shape Microsoft's own validator
+//! (`botframework-connector`) is shown to accept.
 //!
 //! Nothing sleeps: the Playground's stream wakes the waits, and the
 //! agent's side long-polls.
@@ -459,7 +462,6 @@ const APP: &str = "00000000-0000-0000-0000-0000000000b0";
 const ISSUER: &str = "https://api.botframework.com";
 const SERVICE: &str = "http://127.0.0.1:9/_connector";
 
-/// The Bot Connector's OpenID metadata and keys, served locally.
 /// A daemon posting to the fake connector (which is its login too).
 fn connector_daemon(fake: &FakeConnector) -> Daemon {
     Daemon::builder()
@@ -526,6 +528,9 @@ async fn teams_a_conversation_the_bot_was_removed_from_fails_the_ask_in_teams_wo
     assert!(fake.state().posts.is_empty());
 }
 
+/// The Bot Connector's OpenID metadata and keys, served locally, as
+/// Microsoft publishes them (the key's `endorsements` name the channels
+/// it signs for); returns the metadata's URL.
 async fn key_server() -> String {
     let keys = json!({"keys": [{"kty": "RSA", "kid": "k1", "n": SIGNER_N.trim(), "e": "AQAB",
                                  "endorsements": ["msteams"]}]});
@@ -550,6 +555,37 @@ async fn key_server() -> String {
     format!("{base}/openid")
 }
 
+/// Seconds since the epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// A Bot Connector token's claims as Microsoft documents them (issuer
+/// `https://api.botframework.com`, the bot's app id as audience, and the
+/// activity's service URL in `serviceurl`, all lower case), edited.
+fn claims(edit: &dyn Fn(&mut Value)) -> Value {
+    let now = now();
+    let mut claims = json!({"iss": ISSUER, "aud": APP, "exp": now + 600, "nbf": now - 60,
+                            "serviceurl": SERVICE});
+    edit(&mut claims);
+    claims
+}
+
+/// A message from Alice in a group chat, as the Bot Connector posts it.
+fn message() -> Value {
+    json!({
+        "type": "message", "id": "m-1", "channelId": "msteams", "serviceUrl": SERVICE,
+        "from": {"id": "29:alice", "aadObjectId": "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e"},
+        "recipient": {"id": format!("28:{APP}")},
+        "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
+        "text": "hello",
+    })
+}
+
+/// `claims` signed with RS256 by `pem`, naming the key `k1` (the
+/// token, without `Bearer`).
 fn token(pem: &str, claims: &Value) -> String {
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
     header.kid = Some("k1".to_owned());
@@ -566,22 +602,8 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
         .env("TEAMS_APP_PASSWORD", "secret")
         .env("ASKBRIDGE_TEAMS_OPENID_METADATA_URL", key_server().await)
         .start();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
-    let claims = |edit: &dyn Fn(&mut Value)| {
-        let mut claims = json!({"iss": ISSUER, "aud": APP, "exp": now + 600, "nbf": now - 60,
-                                "serviceUrl": SERVICE});
-        edit(&mut claims);
-        claims
-    };
-    let activity = json!({
-        "type": "message", "id": "m-1", "channelId": "msteams", "serviceUrl": SERVICE,
-        "from": {"id": "29:alice", "aadObjectId": "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e"},
-        "recipient": {"id": format!("28:{APP}")},
-        "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
-        "text": "hello",
-    });
+    let now = now();
+    let activity = message();
     let valid = token(SIGNER, &claims(&|_| {}));
     // (Authorization, expected status)
     let table = [
@@ -617,11 +639,14 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
                 "Bearer {}",
                 token(
                     SIGNER,
-                    &claims(&|c| c["serviceUrl"] = json!("https://evil/"))
+                    &claims(&|c| c["serviceurl"] = json!("https://evil/"))
                 )
             )),
             401,
         ),
+        // The claim spelled as the activity's field, not as the Bot
+        // Connector writes it.
+        (Some(format!("Bearer {}", token(SIGNER, &old_shape()))), 401),
         (Some("Bearer eyJhbGciOiJub25lIn0.e30.".to_owned()), 401),
     ];
     let http = daemon::client();
@@ -638,4 +663,14 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
             assert!(body.contains("unauthorized"), "{body}");
         }
     }
+}
+
+/// The claims of the old, wrong shape: the service URL as `serviceUrl`
+/// (the activity's field name), which no Bot Connector token carries.
+fn old_shape() -> Value {
+    let mut claims = claims(&|_| {});
+    let object = claims.as_object_mut().expect("claims");
+    let url = object.remove("serviceurl").expect("serviceurl");
+    object.insert("serviceUrl".to_owned(), url);
+    claims
 }
