@@ -16,6 +16,12 @@
 //!   `AuthenticationConstants.ServiceUrlClaim`) is the activity's
 //!   `serviceUrl`. A claim of another spelling does not count.
 //!
+//! Before any token is looked at, an activity is taken only from Teams
+//! ([`teams_only`]: `channelId` is `msteams`); with the check switched off
+//! (for Microsoft's Agents Playground), only from a Bot Connector on this
+//! machine ([`loopback_url`]), so nobody can point a conversation at a
+//! server of theirs and receive the bot's own token with what it posts.
+//!
 //! The metadata and keys are fetched once and kept for a day; a token
 //! naming a key not in the set fetches them again (at most every five
 //! minutes), so a rotated key is picked up at once.
@@ -33,6 +39,8 @@ pub const SERVICE_URL_CLAIM: &str = "serviceurl";
 /// The Bot Connector's OpenID metadata.
 pub const BOT_FRAMEWORK_METADATA: &str =
     "https://login.botframework.com/v1/.well-known/openidconfiguration";
+/// The `channelId` of Teams' activities, the only one taken.
+pub const TEAMS_CHANNEL: &str = "msteams";
 /// Clock skew allowed on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 300;
 /// How long fetched keys are used.
@@ -161,6 +169,39 @@ pub fn check(
             "the token has no {SERVICE_URL_CLAIM} claim"
         ))),
     }
+}
+
+/// Refuses an activity from any channel but Teams (`channelId` other
+/// than `msteams`): the bot is a Teams bot, and a key endorsed for
+/// another channel must not speak for Teams.
+pub fn teams_only(channel_id: Option<&str>) -> Result<(), Unauthorized> {
+    match channel_id {
+        Some(TEAMS_CHANNEL) => Ok(()),
+        Some(other) => Err(Unauthorized(format!(
+            "the activity's channelId is {other:?}: only {TEAMS_CHANNEL:?} activities are taken"
+        ))),
+        None => Err(Unauthorized(format!(
+            "the activity has no channelId: only {TEAMS_CHANNEL:?} activities are taken"
+        ))),
+    }
+}
+
+/// Whether `url` is an `http(s)` URL of this machine: `localhost`, or a
+/// loopback address (`127.0.0.0/8`, `::1`).
+pub fn loopback_url(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let web = matches!(url.scheme(), "http" | "https");
+    // The URL parser has lowered names and written addresses plainly
+    // (`127.1` is `127.0.0.1`; an IPv6 one in brackets).
+    let host = url.host_str().unwrap_or_default();
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    let local = host == "localhost"
+        || address
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    web && local
 }
 
 /// The token of `Bearer <token>`.
@@ -428,5 +469,45 @@ mod tests {
             check(Some(&token), &super::tests::keys(None), expected),
             Ok(())
         );
+    }
+
+    #[test]
+    fn only_teams_activities_are_taken() {
+        assert_eq!(teams_only(Some("msteams")), Ok(()));
+        for other in [Some("webchat"), Some("emulator"), Some("MSTeams"), Some(""), None] {
+            let refused = teams_only(other).expect_err("not Teams");
+            assert!(refused.0.contains("only \"msteams\""), "{refused}");
+        }
+    }
+
+    #[test]
+    fn only_urls_of_this_machine_are_loopback() {
+        let local = [
+            "http://localhost:3978/_connector",
+            "http://LOCALHOST/",
+            "https://127.0.0.1:9/",
+            "http://127.1/",
+            "http://127.9.9.9/",
+            "http://[::1]:8080/x",
+        ];
+        for url in local {
+            assert!(loopback_url(url), "{url}");
+        }
+        let foreign = [
+            SERVICE,
+            "https://evil.example/",
+            "http://localhost.evil.example/",
+            "http://127.0.0.1.nip.io/",
+            "http://0.0.0.0/",
+            "http://10.0.0.1/",
+            "http://[::ffff:8.8.8.8]/",
+            "ftp://127.0.0.1/",
+            "file:///tmp/x",
+            "not a url",
+            "",
+        ];
+        for url in foreign {
+            assert!(!loopback_url(url), "{url}");
+        }
     }
 }

@@ -663,6 +663,20 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
             assert!(body.contains("unauthorized"), "{body}");
         }
     }
+
+    // A Teams bot takes Teams' activities only, however signed.
+    let mut webchat = activity.clone();
+    webchat["channelId"] = json!("webchat");
+    let response = http
+        .post(daemon.url("/teams/messages"))
+        .header("authorization", format!("Bearer {valid}"))
+        .json(&webchat)
+        .send()
+        .await
+        .expect("post the activity");
+    assert_eq!(response.status(), 403);
+    let body = response.text().await.unwrap_or_default();
+    assert!(body.contains("only \\\"msteams\\\" activities"), "{body}");
 }
 
 /// The claims of the old, wrong shape: the service URL as `serviceUrl`
@@ -733,4 +747,79 @@ async fn teams_tokens_of_the_fixture_are_what_microsofts_validator_accepts() {
             .expect("post the activity");
         assert_eq!(response.status().as_u16(), expected);
     }
+}
+
+/// A `conversationUpdate` for `conversation` from `service_url`, on
+/// `channel`: what any sender can post when tokens are not checked.
+fn update_from(conversation: &str, service_url: &str, channel: &str) -> Value {
+    json!({
+        "type": "conversationUpdate", "id": format!("u-{service_url}-{channel}"),
+        "channelId": channel, "serviceUrl": service_url,
+        "from": {"id": "29:someone"}, "recipient": {"id": format!("28:{APP_ID}")},
+        "conversation": {"id": conversation, "conversationType": "groupChat"},
+    })
+}
+
+/// With the token check off, a forged activity cannot re-point a
+/// conversation at another machine's "Bot Connector" (which would get
+/// the bot's own token with every post): only loopback `serviceUrl`s are
+/// taken, and only `msteams` activities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_without_the_token_check_a_forged_foreign_service_url_is_refused() {
+    let fake = FakeConnector::start().await;
+    let daemon = connector_daemon(&fake);
+    let room = "19:repointed@thread.v2";
+    let http = daemon::client();
+    let post = |activity: Value| {
+        http.post(daemon.url("/teams/messages"))
+            .json(&activity)
+            .send()
+    };
+    // (activity, expected status)
+    let table = [
+        (update_from(room, &fake.url(), "msteams"), 200),
+        (update_from(room, "https://evil.example/", "msteams"), 401),
+        (update_from(room, "http://127.0.0.1.evil.example/", "msteams"), 401),
+        (update_from(room, "http://localhost:9/", "webchat"), 403),
+    ];
+    for (activity, expected) in table {
+        let response = post(activity.clone()).await.expect("post the activity");
+        let code = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        assert_eq!(code, expected, "{activity}: {body}");
+    }
+    daemon.wait_for_log(
+        "only a Bot Connector on this machine (a loopback serviceUrl) is taken",
+        std::time::Duration::from_secs(5),
+    );
+
+    // The conversation is still served by the connector on this machine.
+    create(&daemon, &yes_or_no(&format!("teams:{room}"))).await;
+    let card = fake
+        .wait_for("the card", |state| {
+            state.posts_in(room).first().cloned().cloned()
+        })
+        .await;
+    assert!(card.activity.to_string().contains("Ship it?"), "{card:?}");
+}
+
+/// A daemon skipping the token check refuses to listen beyond loopback,
+/// naming the setting.
+#[test]
+fn teams_without_the_token_check_the_daemon_will_not_listen_beyond_loopback() {
+    let exited = Daemon::builder()
+        .listen("0.0.0.0:0")
+        .token("t0ken")
+        .env("TEAMS_APP_ID", APP_ID)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true")
+        .run_to_exit();
+    assert!(!exited.status.success());
+    assert!(
+        exited.stderr.contains(
+            "ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK: refusing to listen on 0.0.0.0:0 with the Teams token check off"
+        ),
+        "{}",
+        exited.stderr
+    );
 }

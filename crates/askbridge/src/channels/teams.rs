@@ -9,8 +9,10 @@
 //!   with the person, created on the first ask), answers a card's action
 //!   in the invoke's own HTTP answer (taken, refused — seen by the presser
 //!   alone — or a prompt for the field), and replies to typed messages.
-//! - [`Teams`] serves `POST /teams/messages`: every activity's token is
-//!   checked (401 otherwise, nothing done), the conversation's
+//! - [`Teams`] serves `POST /teams/messages`: an activity of another
+//!   channel than `msteams` is refused (403), every activity's token is
+//!   checked (401 otherwise, nothing done; with `insecure_skip_token_check`
+//!   only a loopback `serviceUrl` is taken instead), the conversation's
 //!   `serviceUrl` is kept (in the database, so a restart can still post
 //!   and update there), and the activity is handed to the driver in its
 //!   person's line; a delivery of an activity again is acted on once.
@@ -24,7 +26,7 @@ use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, Locale, View, fill};
-use askbridge_teams::auth::TokenCheck;
+use askbridge_teams::auth::{self, TokenCheck};
 use askbridge_teams::parse;
 use askbridge_teams::render::{self as draw, Destination, Mention, Message};
 use askbridge_teams::run::{Connector, Credentials};
@@ -214,6 +216,8 @@ struct Inbound {
 enum Refusal {
     /// Unreadable.
     Invalid(String),
+    /// Not a Teams activity (`channelId` other than `msteams`).
+    OtherChannel(String),
     /// Its token does not count.
     Unauthorized(String),
     /// Not recorded in time: the Bot Connector delivers it again.
@@ -232,14 +236,7 @@ impl Inbound {
         async move {
             let raw: Value = serde_json::from_slice(&body)
                 .map_err(|error| Refusal::Invalid(format!("the body is not JSON: {error}")))?;
-            if let Some(check) = &inbound.check {
-                let channel = raw["channelId"].as_str().unwrap_or_default();
-                let service_url = raw["serviceUrl"].as_str().unwrap_or_default();
-                check
-                    .check(authorization.as_deref(), channel, service_url)
-                    .await
-                    .map_err(|refused| Refusal::Unauthorized(refused.0))?;
-            }
+            inbound.admit(authorization.as_deref(), &raw).await?;
             let is_invoke = raw["type"] == "invoke";
             let activity = parse::activity(&raw, Some(&inbound.bot_id))
                 .map_err(|bad| Refusal::Invalid(bad.0))?;
@@ -295,6 +292,26 @@ impl Inbound {
                 (Handled::Done, false) => Ok(json!({})),
                 (Handled::Retry, _) => Err(Refusal::Unrecorded),
             }
+        }
+    }
+
+    /// Whether an activity is taken at all, before anything of it is
+    /// read or kept: a Teams one ([`auth::teams_only`]) whose token counts
+    /// — or, with the token check off, from a loopback `serviceUrl`.
+    async fn admit(&self, authorization: Option<&str>, raw: &Value) -> Result<(), Refusal> {
+        auth::teams_only(raw["channelId"].as_str())
+            .map_err(|refused| Refusal::OtherChannel(refused.0))?;
+        let service_url = raw["serviceUrl"].as_str().unwrap_or_default();
+        match &self.check {
+            Some(check) => check
+                .check(authorization, auth::TEAMS_CHANNEL, service_url)
+                .await
+                .map_err(|refused| Refusal::Unauthorized(refused.0)),
+            None if auth::loopback_url(service_url) => Ok(()),
+            None => Err(Refusal::Unauthorized(format!(
+                "teams.insecure_skip_token_check is on, so only a Bot Connector on this machine \
+                 (a loopback serviceUrl) is taken, not {service_url:?}"
+            ))),
         }
     }
 }
@@ -569,6 +586,10 @@ async fn messages(
         Ok(answer) => axum::Json(answer).into_response(),
         Err(Refusal::Invalid(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_activity", message).into_response()
+        }
+        Err(Refusal::OtherChannel(message)) => {
+            tracing::warn!(reason = %message, "a Teams activity refused");
+            ApiError::new(StatusCode::FORBIDDEN, "not_teams", message).into_response()
         }
         Err(Refusal::Unauthorized(message)) => {
             tracing::warn!(reason = %message, "a Teams activity refused");
