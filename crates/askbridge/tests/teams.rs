@@ -823,3 +823,102 @@ fn teams_without_the_token_check_the_daemon_will_not_listen_beyond_loopback() {
         exited.stderr
     );
 }
+
+/// `who` (Teams id `29:<who>`, AAD object id `aad`) says hello in
+/// `conversation` of `tenant`, as the connector at `service_url` posts it.
+fn hello(who: &str, aad: &str, conversation: &str, tenant: &str, service_url: &str) -> Value {
+    json!({
+        "type": "message", "id": format!("hello-{who}"), "channelId": "msteams",
+        "serviceUrl": service_url,
+        "from": {"id": format!("29:{who}"), "name": who, "aadObjectId": aad},
+        "recipient": {"id": format!("28:{APP_ID}")},
+        "conversation": {"id": conversation, "conversationType": "groupChat",
+                         "tenantId": tenant},
+        "channelData": {"tenant": {"id": tenant}},
+        "text": "hello",
+    })
+}
+
+/// Posts `activity` to the daemon's messaging endpoint; expects it taken.
+async fn deliver(daemon: &Daemon, activity: &Value) {
+    let response = daemon::client()
+        .post(daemon.url("/teams/messages"))
+        .json(activity)
+        .send()
+        .await
+        .expect("post the activity");
+    assert_eq!(response.status(), 200, "{activity}");
+}
+
+/// The personal chat opened at `fake`, for `member`.
+async fn opened_for(fake: &FakeConnector, member: &str) -> Value {
+    fake.wait_for("the personal chat", |state| {
+        state
+            .opened
+            .iter()
+            .find(|body| body["members"][0]["id"] == member)
+            .cloned()
+    })
+    .await
+}
+
+/// A personal chat the bot opens for someone is opened in their tenant
+/// (that of the conversation they wrote in, not the latest one heard
+/// from) at the service URL that tenant's activities came from; the
+/// configured `api_url` is for tenants never heard from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_a_personal_chat_opens_in_the_persons_tenant_at_its_known_service_url() {
+    const ALICE: &str = "aaaaaaaa-0000-0000-0000-00000000000a";
+    const BOB: &str = "bbbbbbbb-0000-0000-0000-00000000000b";
+    const CAROL: &str = "cccccccc-0000-0000-0000-00000000000c";
+    // The configured (global) endpoint, and Contoso's regional one.
+    let global = FakeConnector::start().await;
+    let contoso = FakeConnector::start().await;
+    let daemon = connector_daemon(&global);
+    deliver(
+        &daemon,
+        &hello("alice", ALICE, "19:c@thread.v2", "contoso", &contoso.url()),
+    )
+    .await;
+    // Fabrikam is heard from last, at the global endpoint.
+    deliver(
+        &daemon,
+        &hello("bob", BOB, "19:f@thread.v2", "fabrikam", &global.url()),
+    )
+    .await;
+
+    create(&daemon, &yes_or_no(&format!("teams:user/{ALICE}"))).await;
+    let opened = opened_for(&contoso, "29:alice").await;
+    assert_eq!(opened["tenantId"], "contoso", "{opened:#}");
+    assert_eq!(opened["bot"]["id"], format!("28:{APP_ID}"));
+    let chat = "a:personal-29:alice";
+    contoso
+        .wait_for("the card", |state| state.posts_in(chat).first().map(|_| ()))
+        .await;
+    create(&daemon, &yes_or_no(&format!("teams:user/{BOB}"))).await;
+    let opened = opened_for(&global, "29:bob").await;
+    assert_eq!(opened["tenantId"], "fabrikam", "{opened:#}");
+    assert!(
+        global.state().opened.iter().all(|body| body["members"][0]["id"] != "29:alice"),
+        "Alice's chat opened at the global endpoint too"
+    );
+
+    // A single-tenant bot knows the tenant of someone never heard from:
+    // their chat opens where that tenant's activities came from.
+    let single = Daemon::builder()
+        .env("TEAMS_APP_ID", APP_ID)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("TEAMS_TENANT_ID", "contoso")
+        .env("ASKBRIDGE_TEAMS_LOGIN_URL", global.url())
+        .env("ASKBRIDGE_TEAMS_API_URL", global.url())
+        .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true")
+        .start();
+    deliver(
+        &single,
+        &hello("alice", ALICE, "19:c@thread.v2", "contoso", &contoso.url()),
+    )
+    .await;
+    create(&single, &yes_or_no(&format!("teams:user/{CAROL}"))).await;
+    let opened = opened_for(&contoso, CAROL).await;
+    assert_eq!(opened["tenantId"], "contoso", "{opened:#}");
+}
