@@ -474,7 +474,13 @@ mod tests {
     #[test]
     fn only_teams_activities_are_taken() {
         assert_eq!(teams_only(Some("msteams")), Ok(()));
-        for other in [Some("webchat"), Some("emulator"), Some("MSTeams"), Some(""), None] {
+        for other in [
+            Some("webchat"),
+            Some("emulator"),
+            Some("MSTeams"),
+            Some(""),
+            None,
+        ] {
             let refused = teams_only(other).expect_err("not Teams");
             assert!(refused.0.contains("only \"msteams\""), "{refused}");
         }

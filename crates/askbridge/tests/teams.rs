@@ -779,7 +779,10 @@ async fn teams_without_the_token_check_a_forged_foreign_service_url_is_refused()
     let table = [
         (update_from(room, &fake.url(), "msteams"), 200),
         (update_from(room, "https://evil.example/", "msteams"), 401),
-        (update_from(room, "http://127.0.0.1.evil.example/", "msteams"), 401),
+        (
+            update_from(room, "http://127.0.0.1.evil.example/", "msteams"),
+            401,
+        ),
         (update_from(room, "http://localhost:9/", "webchat"), 403),
     ];
     for (activity, expected) in table {
@@ -899,7 +902,11 @@ async fn teams_a_personal_chat_opens_in_the_persons_tenant_at_its_known_service_
     let opened = opened_for(&global, "29:bob").await;
     assert_eq!(opened["tenantId"], "fabrikam", "{opened:#}");
     assert!(
-        global.state().opened.iter().all(|body| body["members"][0]["id"] != "29:alice"),
+        global
+            .state()
+            .opened
+            .iter()
+            .all(|body| body["members"][0]["id"] != "29:alice"),
         "Alice's chat opened at the global endpoint too"
     );
 
