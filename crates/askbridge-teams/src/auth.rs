@@ -11,7 +11,16 @@
 //! - its issuer is the metadata's, its audience the bot's app id, and it
 //!   has not expired (`exp`, `nbf`; five minutes of clock skew);
 //! - the key is endorsed for the activity's channel (`msteams`) when it
-//!   lists endorsements, and its `serviceUrl` claim is the activity's.
+//!   lists endorsements, and its `serviceurl` claim (lower case, as the
+//!   Bot Connector writes it and Microsoft's SDKs read it:
+//!   `AuthenticationConstants.ServiceUrlClaim`) is the activity's
+//!   `serviceUrl`. A claim of another spelling does not count.
+//!
+//! Before any token is looked at, an activity is taken only from Teams
+//! ([`teams_only`]: `channelId` is `msteams`); with the check switched off
+//! (for Microsoft's Agents Playground), only from a Bot Connector on this
+//! machine ([`loopback_url`]), so nobody can point a conversation at a
+//! server of theirs and receive the bot's own token with what it posts.
 //!
 //! The metadata and keys are fetched once and kept for a day; a token
 //! naming a key not in the set fetches them again (at most every five
@@ -23,9 +32,15 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
+/// The token claim naming the Bot Connector the activity came from, as
+/// the Bot Connector writes it (all lower case, unlike the activity's
+/// `serviceUrl` field).
+pub const SERVICE_URL_CLAIM: &str = "serviceurl";
 /// The Bot Connector's OpenID metadata.
 pub const BOT_FRAMEWORK_METADATA: &str =
     "https://login.botframework.com/v1/.well-known/openidconfiguration";
+/// The `channelId` of Teams' activities, the only one taken.
+pub const TEAMS_CHANNEL: &str = "msteams";
 /// Clock skew allowed on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 300;
 /// How long fetched keys are used.
@@ -77,9 +92,11 @@ struct KeySet {
     keys: Vec<Key>,
 }
 
+/// The claims read beyond those `jsonwebtoken` checks.
 #[derive(Debug, Deserialize)]
 struct Claims {
-    #[serde(rename = "serviceUrl", default)]
+    /// [`SERVICE_URL_CLAIM`].
+    #[serde(rename = "serviceurl", default)]
     service_url: Option<String>,
 }
 
@@ -145,11 +162,46 @@ pub fn check(
     match claims.service_url {
         Some(url) if same_url(&url, expected.service_url) => Ok(()),
         Some(url) => Err(Unauthorized(format!(
-            "the token is for serviceUrl {url:?}, not the activity's {:?}",
+            "the token is for serviceurl {url:?}, not the activity's serviceUrl {:?}",
             expected.service_url
         ))),
-        None => Err(Unauthorized("the token has no serviceUrl claim".to_owned())),
+        None => Err(Unauthorized(format!(
+            "the token has no {SERVICE_URL_CLAIM} claim"
+        ))),
     }
+}
+
+/// Refuses an activity from any channel but Teams (`channelId` other
+/// than `msteams`): the bot is a Teams bot, and a key endorsed for
+/// another channel must not speak for Teams.
+pub fn teams_only(channel_id: Option<&str>) -> Result<(), Unauthorized> {
+    match channel_id {
+        Some(TEAMS_CHANNEL) => Ok(()),
+        Some(other) => Err(Unauthorized(format!(
+            "the activity's channelId is {other:?}: only {TEAMS_CHANNEL:?} activities are taken"
+        ))),
+        None => Err(Unauthorized(format!(
+            "the activity has no channelId: only {TEAMS_CHANNEL:?} activities are taken"
+        ))),
+    }
+}
+
+/// Whether `url` is an `http(s)` URL of this machine: `localhost`, or a
+/// loopback address (`127.0.0.0/8`, `::1`).
+pub fn loopback_url(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let web = matches!(url.scheme(), "http" | "https");
+    // The URL parser has lowered names and written addresses plainly
+    // (`127.1` is `127.0.0.1`; an IPv6 one in brackets).
+    let host = url.host_str().unwrap_or_default();
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    let local = host == "localhost"
+        || address
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    web && local
 }
 
 /// The token of `Bearer <token>`.
@@ -302,7 +354,7 @@ mod tests {
     fn claims() -> Value {
         json!({
             "iss": ISSUER, "aud": APP, "exp": now() + 3_600, "nbf": now() - 60,
-            "serviceUrl": SERVICE,
+            "serviceurl": SERVICE,
         })
     }
 
@@ -343,7 +395,7 @@ mod tests {
         assert_eq!(checked(Some(&signed(SIGNER, "k1", &claims()))), Ok(()));
         // A trailing slash on either URL is the same service.
         let mut claims = claims();
-        claims["serviceUrl"] = json!(SERVICE.trim_end_matches('/'));
+        claims["serviceurl"] = json!(SERVICE.trim_end_matches('/'));
         assert_eq!(checked(Some(&signed(SIGNER, "k1", &claims))), Ok(()));
     }
 
@@ -358,12 +410,16 @@ mod tests {
         let early = with("nbf", json!(now() + LEEWAY_SECS + 60));
         let other_bot = with("aud", json!("another-app"));
         let other_issuer = with("iss", json!("https://sts.windows.net/evil/"));
-        let other_service = with("serviceUrl", json!("https://evil.example/"));
+        let other_service = with("serviceurl", json!("https://evil.example/"));
         let mut no_service = claims();
         no_service
             .as_object_mut()
             .expect("claims")
-            .remove("serviceUrl");
+            .remove("serviceurl");
+        // The activity's field name is not the claim's: a token saying
+        // `serviceUrl` was not written by the Bot Connector.
+        let mut camel_case = no_service.clone();
+        camel_case["serviceUrl"] = json!(SERVICE);
         // (authorization, what the refusal says)
         let table = [
             (None, "no Authorization header"),
@@ -385,7 +441,11 @@ mod tests {
             ),
             (
                 Some(signed(SIGNER, "k1", &no_service)),
-                "no serviceUrl claim",
+                "no serviceurl claim",
+            ),
+            (
+                Some(signed(SIGNER, "k1", &camel_case)),
+                "no serviceurl claim",
             ),
         ];
         for (authorization, says) in table {
@@ -409,5 +469,51 @@ mod tests {
             check(Some(&token), &super::tests::keys(None), expected),
             Ok(())
         );
+    }
+
+    #[test]
+    fn only_teams_activities_are_taken() {
+        assert_eq!(teams_only(Some("msteams")), Ok(()));
+        for other in [
+            Some("webchat"),
+            Some("emulator"),
+            Some("MSTeams"),
+            Some(""),
+            None,
+        ] {
+            let refused = teams_only(other).expect_err("not Teams");
+            assert!(refused.0.contains("only \"msteams\""), "{refused}");
+        }
+    }
+
+    #[test]
+    fn only_urls_of_this_machine_are_loopback() {
+        let local = [
+            "http://localhost:3978/_connector",
+            "http://LOCALHOST/",
+            "https://127.0.0.1:9/",
+            "http://127.1/",
+            "http://127.9.9.9/",
+            "http://[::1]:8080/x",
+        ];
+        for url in local {
+            assert!(loopback_url(url), "{url}");
+        }
+        let foreign = [
+            SERVICE,
+            "https://evil.example/",
+            "http://localhost.evil.example/",
+            "http://127.0.0.1.nip.io/",
+            "http://0.0.0.0/",
+            "http://10.0.0.1/",
+            "http://[::ffff:8.8.8.8]/",
+            "ftp://127.0.0.1/",
+            "file:///tmp/x",
+            "not a url",
+            "",
+        ];
+        for url in foreign {
+            assert!(!loopback_url(url), "{url}");
+        }
     }
 }

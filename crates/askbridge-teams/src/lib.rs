@@ -10,9 +10,11 @@
 //! - [`parse`] (pure): Bot Framework activities (`message`, `invoke`) as
 //!   what a person did — a press with its inputs, a typed message with the
 //!   bot's `<at>` mention taken off — with who and where.
-//! - [`auth`]: the check of an inbound request's token (RS256 against the
-//!   Bot Connector's OpenID metadata and keys, cached; issuer, audience,
-//!   expiry, endorsement and `serviceUrl`).
+//! - [`auth`]: what is taken inbound — `msteams` activities only, and the
+//!   check of their token (RS256 against the Bot Connector's OpenID
+//!   metadata and keys, cached; issuer, audience, expiry, endorsement and
+//!   the `serviceurl` claim), or, with the check skipped, loopback
+//!   `serviceUrl`s only.
 //! - [`run`]: the Bot Connector REST API (activities sent, updated, a
 //!   personal conversation created) with the bot's OAuth token, cached and
 //!   renewed; failures classified for retries.

