@@ -13,8 +13,12 @@ mod daemon;
 use askbridge_testkit::mail::{Dovecot, DovecotOptions, SentMail, SmtpSink};
 use daemon::{Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 const ALICE: &str = "alice@example.com";
+
+/// How long a line the daemon logged may take to reach the test.
+const LOGGED: Duration = Duration::from_secs(10);
 
 /// A daemon sending through the sink and reading Dovecot's mailbox.
 struct World {
@@ -176,6 +180,15 @@ async fn email_forgers_and_robots_are_not_answers_and_are_never_answered() {
     // Someone else, in the question's thread.
     let forged = reply("mallory@example.com", &reply_to, Some(&asked), "", "3");
     world.dovecot.deliver(&forged).await;
+    // Someone else, with Alice's address as a second sender: neither is
+    // taken.
+    for (extra, from) in [
+        ("From: mallory@example.com\r\n", ALICE),
+        ("", "<alice@example.com>, Mallory <mallory@example.com>"),
+    ] {
+        let two = reply(from, &reply_to, Some(&asked), extra, "3");
+        world.dovecot.deliver(&two).await;
+    }
     // Alice's out-of-office.
     let away = reply(
         ALICE,
@@ -217,30 +230,54 @@ async fn email_with_require_authentication_only_a_dmarc_pass_of_the_trusted_serv
     .await;
     let id = create(&world.daemon, &deploy_ask()).await;
     let asked = message_id(&world.sent(0).await);
-    let results = |server: &str, dmarc: &str| {
+    let result = |server: &str, dmarc: &str, domain: &str| {
         format!(
-            "Authentication-Results: {server}; spf=pass; dmarc={dmarc} header.from=example.com\r\n"
+            "Authentication-Results: {server}; spf=pass; dmarc={dmarc} header.from={domain}\r\n"
         )
     };
-    for (headers, body) in [
-        (results("mx.example.com", "fail"), "3"),
-        (results("mx.attacker.example", "pass"), "3"),
-        (String::new(), "3"),
+    let results = |server: &str, dmarc: &str| result(server, dmarc, "example.com");
+    let trusted = results("mx.example.com", "pass");
+    // Each answers Canary, and none counts.
+    for (headers, from) in [
+        (results("mx.example.com", "fail"), ALICE),
+        (results("mx.attacker.example", "pass"), ALICE),
+        // A forged From, with no authentication at all.
+        (String::new(), ALICE),
+        // The attacker's own domain passed; the From is Alice's.
+        (result("mx.example.com", "pass", "evil.example"), ALICE),
+        // A trusted-looking pass below a topmost result of another's.
+        (
+            format!("{}{trusted}", results("mx.attacker.example", "none")),
+            ALICE,
+        ),
+        // A pass, and a second From or a second address besides Alice's.
+        (format!("{trusted}From: mallory@evil.example\r\n"), ALICE),
+        (
+            trusted.clone(),
+            "<alice@example.com>, Mallory <mallory@evil.example>",
+        ),
     ] {
-        let mail = reply(ALICE, "bot@example.com", Some(&asked), &headers, body);
+        let mail = reply(from, "bot@example.com", Some(&asked), &headers, "3");
         world.dovecot.deliver(&mail).await;
     }
-    let passed = reply(
-        ALICE,
-        "bot@example.com",
-        Some(&asked),
-        &results("mx.example.com", "pass"),
-        "staging",
-    );
+    let passed = reply(ALICE, "bot@example.com", Some(&asked), &trusted, "staging");
     world.dovecot.deliver(&passed).await;
     let done = outcome(&world.daemon, &id).await;
     assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
     assert_eq!(status(&world.daemon, &id).await["status"], "answered");
+    // Each refusal says why.
+    for reason in [
+        "the trusted server's DMARC result is fail, not pass",
+        "the topmost Authentication-Results header is \"mx.attacker.example\"'s",
+        "the mail has no Authentication-Results header",
+        "dmarc=pass is for header.from=evil.example, not the sender's domain",
+        "the mail has 2 From headers; a reply has one",
+        "the mail's From names 2 addresses; a reply has one sender",
+    ] {
+        world.daemon.wait_for_log(reason, LOGGED);
+    }
+    // Only the question and its closing line went out.
+    assert_eq!(world.smtp.wait_for(2).await.len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

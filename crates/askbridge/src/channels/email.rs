@@ -15,9 +15,11 @@
 //!   the person wrote and handed to the driver as a typed reply to the
 //!   mail it answers — by `In-Reply-To` / `References`, else by the
 //!   plus-address token of the ask's `Reply-To`. Mail a machine sent (an
-//!   auto-reply, a list, a bounce) is nothing; with
-//!   `require_authentication`, neither is mail the trusted receiving
-//!   server did not find `dmarc=pass` for. Neither is answered. Each mail
+//!   auto-reply, a list, a bounce) is nothing; so is a mail without
+//!   exactly one `From` naming exactly one address; with
+//!   `require_authentication`, so is mail whose topmost
+//!   `Authentication-Results` is not the trusted receiving server's
+//!   `dmarc=pass` for the sender's domain. None is answered. Each mail
 //!   handled is marked processed (`\Seen \Flagged`, moved if a folder is
 //!   set), and the folder's progress (UIDVALIDITY and the last UID) is
 //!   kept in the database, so a restart neither loses a reply nor acts on
@@ -269,9 +271,9 @@ impl Reader {
         if mail.from.address == self.config.address {
             return Handled::Done;
         }
-        if self.config.require_authentication && !self.authenticated(&mail) {
+        if let Err(reason) = self.authenticated(&mail) {
             // Never answered: a forger learns nothing.
-            tracing::warn!(uid = fetched.uid, from = %mail.from.address, "a mail without dmarc=pass refused");
+            tracing::warn!(uid = fetched.uid, from = %mail.from.address, reason = %reason, "a mail not authenticated refused");
             return Handled::Done;
         }
         let message = mail
@@ -317,14 +319,20 @@ impl Reader {
             .await
     }
 
-    /// Whether the trusted receiving server found `dmarc=pass` (its newest
-    /// result counts).
-    fn authenticated(&self, mail: &Mail) -> bool {
-        let trusted = self.config.trusted_authserv_id.as_deref();
-        mail.authentication
-            .iter()
-            .find(|result| Some(result.authserv_id.as_str()) == trusted)
-            .is_some_and(|result| result.dmarc.as_deref() == Some("pass"))
+    /// Whether `mail` counts as its sender's, when authentication is
+    /// required: the trusted receiving server's `Authentication-Results`,
+    /// the topmost, says `dmarc=pass` for the sender's domain
+    /// ([`Mail::authenticated`]).
+    fn authenticated(&self, mail: &Mail) -> Result<(), parse::Unauthenticated> {
+        match (
+            self.config.require_authentication,
+            &self.config.trusted_authserv_id,
+        ) {
+            (true, Some(trusted)) => mail.authenticated(trusted),
+            // The configuration refuses one without the other.
+            (true, None) => Err(parse::Unauthenticated::NoResult),
+            (false, _) => Ok(()),
+        }
     }
 
     /// The mail of askbridge's `mail` answers: the newest of its thread
