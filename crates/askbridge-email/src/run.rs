@@ -146,13 +146,29 @@ impl Smtp {
         })
     }
 
-    /// Sends `mail`.
+    /// Sends `mail`. An address whose local part is not ASCII, to a
+    /// server without SMTPUTF8, fails for good: no retry will help.
     pub async fn send(&self, mail: lettre::Message) -> Result<(), PlatformFailure> {
+        let envelope = mail.envelope();
+        let unicode = envelope
+            .from()
+            .into_iter()
+            .chain(envelope.to())
+            .find(|address| !address.user().is_ascii())
+            .map(ToString::to_string);
         match self.transport.send(mail).await {
             Ok(_) => Ok(()),
             Err(error) if error.is_permanent() => Err(PlatformFailure::Permanent(format!(
                 "the mail server refused the mail: {error}"
             ))),
+            // lettre refuses before sending: the server has no SMTPUTF8.
+            Err(error) if error.is_client() && unicode.is_some() => {
+                Err(PlatformFailure::Permanent(format!(
+                    "the mail server does not take addresses that are not ASCII (it has no \
+                     SMTPUTF8), and the part before the @ of {} is not: {error}",
+                    unicode.unwrap_or_default()
+                )))
+            }
             Err(error) => Err(PlatformFailure::Transient(format!(
                 "cannot send the mail: {error}"
             ))),
