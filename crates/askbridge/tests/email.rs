@@ -13,7 +13,10 @@ mod daemon;
 use askbridge_testkit::mail::{Dovecot, DovecotOptions, SentMail, SmtpSink};
 use daemon::{Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ALICE: &str = "alice@example.com";
 
@@ -33,6 +36,11 @@ impl World {
     }
 
     async fn with(configure: impl FnOnce(Builder) -> Builder) -> World {
+        World::with_mailbox(|builder, _| configure(builder)).await
+    }
+
+    /// A daemon configured by `configure`, which may see the mailbox.
+    async fn with_mailbox(configure: impl FnOnce(Builder, &Dovecot) -> Builder) -> World {
         let dovecot = Dovecot::start_with(DovecotOptions {
             folders: vec!["Processed".to_owned()],
         })
@@ -47,7 +55,7 @@ impl World {
             .env("ASKBRIDGE_EMAIL_IMAP_URL", dovecot.imap_url())
             .env("EMAIL_IMAP_PASSWORD", dovecot.password())
             .env("ASKBRIDGE_EMAIL_FROM", "askbridge <bot@example.com>");
-        let daemon = configure(builder).start();
+        let daemon = configure(builder, &dovecot).start();
         World {
             dovecot,
             smtp,
@@ -491,4 +499,102 @@ async fn email_an_allowed_sender_answers_in_the_thread_for_the_person_asked() {
     assert_eq!(done["answers"], json!({"env": ["Production"]}));
     assert_eq!(done["answeredBy"]["userId"], "deputy@example.com");
     assert_eq!(done["answeredBy"]["name"], "Dee Puty");
+}
+
+/// A TCP proxy on 127.0.0.1 to `port`: its own port, and how many bytes
+/// the server has sent through it so far. Call inside the runtime.
+fn counting_proxy(port: u16) -> (u16, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking socket");
+    let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+    let proxy = listener.local_addr().expect("the proxy's address").port();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&sent);
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+                    return;
+                };
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                let up = tokio::io::copy(&mut client_read, &mut server_write);
+                let down = async {
+                    let mut buffer = vec![0; 64 * 1024];
+                    loop {
+                        let n = match server_read.read(&mut buffer).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        counter.fetch_add(n, Ordering::SeqCst);
+                        if client_write.write_all(&buffer[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::join!(up, down);
+            });
+        }
+    });
+    (proxy, sent)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_a_mail_over_the_size_limit_is_skipped_unfetched_and_the_next_is_answered() {
+    let mut through = None;
+    let world = World::with_mailbox(|builder, dovecot| {
+        // The bot reads the mailbox through a proxy that counts what
+        // Dovecot sends it.
+        let (port, sent) = counting_proxy(dovecot.imap_port());
+        through = Some(sent);
+        builder
+            .env(
+                "ASKBRIDGE_EMAIL_IMAP_URL",
+                format!("imap://bot%40example.com@127.0.0.1:{port}"),
+            )
+            .env("ASKBRIDGE_EMAIL_PROCESSED_FOLDER", "Processed")
+    })
+    .await;
+    let sent = through.expect("the proxy");
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+
+    // Four MiB of attachment under "3", in the thread, then "staging".
+    let limit = askbridge_email::parse::MAX_MAIL_BYTES;
+    let attachment = "A".repeat(76);
+    let lines = 4 * limit / 78;
+    let big = format!(
+        "3\r\n\r\n{}",
+        std::iter::repeat_n(attachment.as_str(), lines)
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    );
+    let big = reply(ALICE, "bot@example.com", Some(&asked), "", &big);
+    assert!(big.len() > 4 * limit - 1024, "{}", big.len());
+    world.dovecot.deliver(&big).await;
+    let small = reply(ALICE, "bot@example.com", Some(&asked), "", "staging");
+    world.dovecot.deliver(&small).await;
+
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
+    world
+        .daemon
+        .wait_for_log("a mail over the size limit skipped, not fetched", LOGGED);
+    // The big mail is marked processed and moved, like any mail read.
+    let skipped = world
+        .dovecot
+        .wait_for("Processed", |mails| {
+            mails
+                .iter()
+                .find(|mail| mail.raw.len() > limit && mail.has_flag("\\Flagged"))
+                .cloned()
+        })
+        .await;
+    assert!(skipped.has_flag("\\Seen"));
+    // And it never came down whole: less than the limit went through.
+    let through = sent.load(Ordering::SeqCst);
+    assert!(through < limit, "{through} bytes fetched");
 }
