@@ -5,11 +5,17 @@
 //!   angle brackets), and the addresses it went to (`To`, `Cc`,
 //!   `Delivered-To`, `X-Original-To`), whose plus-address token
 //!   ([`plus_token`]) names the ask.
-//! - The sender (`From`, address lowercased) and the `Subject`.
+//! - The sender (`From`, address lowercased) and the `Subject`. Only a
+//!   mail with exactly one `From` header naming exactly one address has
+//!   a sender; any other is a [`BadMail`], since which of several senders
+//!   authentication would speak for cannot be told.
 //! - Whether a machine sent it ([`Automatic`]): an auto-reply, a list's
 //!   mail, a bounce. Nobody answers with those.
-//! - Every `Authentication-Results` header with its DMARC result: the
-//!   server wiring trusts only the one its own receiving server added.
+//! - Every `Authentication-Results` header with its DMARC result and the
+//!   domain that result is for (`header.from`), in order; and
+//!   [`Mail::authenticated`], the rule that trusts only the topmost one
+//!   (the one the receiving server added last), only from the receiving
+//!   server named, and only for the sender's own domain.
 //! - The body the person wrote: the `text/plain` part (RFC 3676 flowed
 //!   lines joined), else the `text/html` one as text, then only their own
 //!   lines ([`askbridge_core::written`]).
@@ -21,7 +27,7 @@
 use std::collections::HashSet;
 
 use askbridge_core::written::{html_text, written_part};
-use mail_parser::{Address, Message, MessageParser, MessagePart, MimeHeaders, PartType};
+use mail_parser::{Addr, Message, MessageParser, MessagePart, MimeHeaders, PartType};
 
 /// The largest mail read, in bytes: a reply is text; one larger carries
 /// attachments nobody answers with.
@@ -83,11 +89,46 @@ pub enum Automatic {
 /// One `Authentication-Results` header (RFC 8601).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthResult {
-    /// The server that checked (`mx.example.com`), lowercased.
+    /// The server that checked (`mx.example.com`), lowercased; empty when
+    /// the header names none.
     pub authserv_id: String,
     /// Its DMARC result (`pass`, `fail`, `none`, …), lowercased; `None`
     /// when it has none.
     pub dmarc: Option<String>,
+    /// The domain its DMARC result is for (`header.from`), lowercased;
+    /// `None` when it names none.
+    pub header_from: Option<String>,
+}
+
+/// Why a mail does not count as sent by its `From` address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unauthenticated {
+    /// No `Authentication-Results` header at all.
+    #[error("the mail has no Authentication-Results header")]
+    NoResult,
+    /// The topmost `Authentication-Results` header is another server's
+    /// (anyone may write one lower down).
+    #[error(
+        "the topmost Authentication-Results header is {found:?}'s, not the trusted {trusted:?}'s"
+    )]
+    Untrusted {
+        /// The authserv-id it names.
+        found: String,
+        /// The one trusted.
+        trusted: String,
+    },
+    /// The trusted server's DMARC result is not `pass`.
+    #[error("the trusted server's DMARC result is {}, not pass", .0.as_deref().unwrap_or("missing"))]
+    NotPassed(Option<String>),
+    /// The trusted server's `dmarc=pass` is for another domain than the
+    /// sender's.
+    #[error("dmarc=pass is for header.from={}, not the sender's domain {domain:?}", .passed.as_deref().unwrap_or("(none)"))]
+    OtherDomain {
+        /// The domain the result is for, if it names one.
+        passed: Option<String>,
+        /// The sender's domain.
+        domain: String,
+    },
 }
 
 /// Why a mail is not read.
@@ -107,6 +148,62 @@ pub enum BadMail {
     /// `From` names no address.
     #[error("the mail has no sender address")]
     NoSender,
+    /// More than one `From` header: which sender counts cannot be told.
+    #[error("the mail has {0} From headers; a reply has one")]
+    SenderHeaders(usize),
+    /// A `From` naming more than one address: which of them wrote it
+    /// cannot be told.
+    #[error("the mail's From names {0} addresses; a reply has one sender")]
+    SenderAddresses(usize),
+}
+
+impl Mail {
+    /// Whether the receiving server `trusted_authserv_id` found that the
+    /// sender's domain sent this mail: its `Authentication-Results` header
+    /// is the topmost one (the one it added last; any below may be the
+    /// sender's own forgeries), says `dmarc=pass`, and says it for the
+    /// `From` address's domain (`header.from`, ASCII case and IDNA forms
+    /// ignored). The receiving server must add that header and take out
+    /// any of its name the mail came with.
+    pub fn authenticated(&self, trusted_authserv_id: &str) -> Result<(), Unauthenticated> {
+        let trusted = trusted_authserv_id.trim().to_ascii_lowercase();
+        let topmost = self
+            .authentication
+            .first()
+            .ok_or(Unauthenticated::NoResult)?;
+        if topmost.authserv_id != trusted {
+            return Err(Unauthenticated::Untrusted {
+                found: topmost.authserv_id.clone(),
+                trusted,
+            });
+        }
+        if topmost.dmarc.as_deref() != Some("pass") {
+            return Err(Unauthenticated::NotPassed(topmost.dmarc.clone()));
+        }
+        let domain = self
+            .from
+            .address
+            .rsplit_once('@')
+            .map(|(_, domain)| domain)
+            .unwrap_or_default();
+        match &topmost.header_from {
+            Some(passed) if same_domain(passed, domain) => Ok(()),
+            passed => Err(Unauthenticated::OtherDomain {
+                passed: passed.clone(),
+                domain: domain.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Whether two domains are one: ASCII case ignored, and a Unicode name
+/// the same as its punycode (IDNA) form.
+fn same_domain(a: &str, b: &str) -> bool {
+    let ascii = |domain: &str| {
+        let domain = domain.trim().trim_end_matches('.');
+        idna::domain_to_ascii(domain).unwrap_or_else(|_| domain.to_ascii_lowercase())
+    };
+    !a.trim().is_empty() && ascii(a) == ascii(b)
 }
 
 /// Reads one mail.
@@ -121,25 +218,11 @@ pub fn mail(raw: &[u8]) -> Result<Mail, BadMail> {
         .parse(raw)
         .filter(|message| !message.headers().is_empty())
         .ok_or(BadMail::Unreadable)?;
-    let from = message
-        .from()
-        .and_then(Address::first)
-        .and_then(|from| {
-            let address = from.address()?.trim();
-            (!address.is_empty()).then(|| Sender {
-                address: address.to_lowercase(),
-                name: from
-                    .name()
-                    .map(str::trim)
-                    .filter(|name| !name.is_empty())
-                    .map(str::to_owned),
-            })
-        })
-        .ok_or(BadMail::NoSender)?;
     let headers: Vec<(&str, String)> = message
         .headers_raw()
         .map(|(name, value)| (name, unfold(value)))
         .collect();
+    let from = sender(&message, &headers)?;
     Ok(Mail {
         message_id: message
             .message_id()
@@ -155,7 +238,7 @@ pub fn mail(raw: &[u8]) -> Result<Mail, BadMail> {
         authentication: headers
             .iter()
             .filter(|(name, _)| name.eq_ignore_ascii_case("Authentication-Results"))
-            .filter_map(|(_, value)| auth_result(value))
+            .map(|(_, value)| auth_result(value))
             .collect(),
         text: written_part(&body(&message)),
         from,
@@ -177,6 +260,41 @@ pub fn plus_token<'a>(address: &'a str, bot_local: &str) -> Option<&'a str> {
         .filter(|head| head.eq_ignore_ascii_case(bot_local))
         .and(local.get(bot_local.len()..))?;
     rest.strip_prefix('+').filter(|token| !token.is_empty())
+}
+
+/// The one sender of a mail: its one `From` header's one address.
+fn sender(message: &Message<'_>, headers: &[(&str, String)]) -> Result<Sender, BadMail> {
+    match headers
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("From"))
+        .count()
+    {
+        0 => return Err(BadMail::NoSender),
+        1 => {}
+        more => return Err(BadMail::SenderHeaders(more)),
+    }
+    let listed: Vec<&Addr<'_>> = message
+        .from()
+        .map(|from| from.iter().collect())
+        .unwrap_or_default();
+    let from = match listed.as_slice() {
+        [] => return Err(BadMail::NoSender),
+        [one] => one,
+        more => return Err(BadMail::SenderAddresses(more.len())),
+    };
+    let address = from
+        .address()
+        .map(str::trim)
+        .filter(|address| !address.is_empty())
+        .ok_or(BadMail::NoSender)?;
+    Ok(Sender {
+        address: address.to_lowercase(),
+        name: from
+            .name()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned),
+    })
 }
 
 /// A header's raw value on one line.
@@ -252,30 +370,47 @@ fn automatic(name: &str, value: &str) -> Option<Automatic> {
     }
 }
 
-/// One `Authentication-Results` value: its authserv-id and DMARC result.
-/// `mx.example.com; dkim=pass header.d=example.com; dmarc=pass
-/// (p=REJECT) header.from=example.com`.
-fn auth_result(value: &str) -> Option<AuthResult> {
+/// One `Authentication-Results` value: its authserv-id, DMARC result
+/// and the domain that result is for. `mx.example.com; dkim=pass
+/// header.d=example.com; dmarc=pass (p=REJECT) header.from=example.com`.
+/// A value that does not read is a result of nobody's, kept in its place.
+fn auth_result(value: &str) -> AuthResult {
     let parts = statements(value);
     let mut parts = parts.iter();
     // The authserv-id, maybe followed by a version number.
     let authserv_id = parts
-        .next()?
-        .split_whitespace()
-        .next()?
+        .next()
+        .and_then(|part| part.split_whitespace().next())
+        .unwrap_or_default()
         .to_ascii_lowercase();
     let dmarc = parts.find_map(|part| {
         let (method, rest) = part.split_once('=')?;
         // A method may name its version: `dmarc/1=pass`.
         let method = method.split('/').next().unwrap_or_default().trim();
-        if !method.eq_ignore_ascii_case("dmarc") {
-            return None;
-        }
-        rest.split_whitespace()
-            .next()
-            .map(|result| result.to_ascii_lowercase())
+        method.eq_ignore_ascii_case("dmarc").then_some(rest)
     });
-    Some(AuthResult { authserv_id, dmarc })
+    // `header.from = example.com` is `header.from=example.com`.
+    let dmarc = dmarc
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" =", "=")
+        .replace("= ", "=");
+    let mut words = dmarc.split_whitespace();
+    let result = words.next().map(str::to_ascii_lowercase);
+    let header_from = words.find_map(|word| {
+        let (property, value) = word.split_once('=')?;
+        property
+            .eq_ignore_ascii_case("header.from")
+            .then(|| value.trim_matches('"').to_ascii_lowercase())
+            .filter(|domain| !domain.is_empty())
+    });
+    AuthResult {
+        authserv_id,
+        dmarc: result,
+        header_from,
+    }
 }
 
 /// The `;`-separated statements of a header value, comments (nested

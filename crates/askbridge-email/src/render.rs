@@ -25,10 +25,10 @@ use askbridge_core::render::{
     Block, ButtonsView, EMPTY_TEXT, Locale, RichView, TextView, View, cut, fill, non_blank,
     text_len, text_prompt,
 };
-use lettre::Message;
 use lettre::address::AddressError;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MessageBuilder, MultiPart, SinglePart};
+use lettre::{Address, Message};
 
 /// What every subject starts with.
 pub const SUBJECT_PREFIX: &str = "[askbridge] ";
@@ -255,16 +255,24 @@ fn headers(out: &Outgoing, subject: String, locale: Locale) -> Result<MessageBui
         .raw_header(raw("X-Auto-Response-Suppress", "All")))
 }
 
-/// `value` as a mailbox, or why it is not one.
+/// `value` as a mailbox, or why it is not one. A domain that is not
+/// ASCII is written in its ASCII form (IDNA: `bücher.example` is
+/// `xn--bcher-kva.example`), which every SMTP server takes; a local part
+/// that is not ASCII stays, for a server with SMTPUTF8.
 fn mailbox(field: &'static str, value: &str) -> Result<Mailbox, RenderError> {
-    value
-        .trim()
-        .parse()
-        .map_err(|source| RenderError::BadAddress {
-            field,
-            value: value.to_owned(),
-            source,
-        })
+    let bad = |source| RenderError::BadAddress {
+        field,
+        value: value.to_owned(),
+        source,
+    };
+    let mailbox: Mailbox = value.trim().parse().map_err(bad)?;
+    let domain = mailbox.email.domain();
+    if domain.is_ascii() {
+        return Ok(mailbox);
+    }
+    let ascii = idna::domain_to_ascii(domain).map_err(|_| bad(AddressError::InvalidDomain))?;
+    let email = Address::new(mailbox.email.user(), ascii).map_err(bad)?;
+    Ok(Mailbox::new(mailbox.name, email))
 }
 
 /// A message id in angle brackets; refused when empty or when it holds

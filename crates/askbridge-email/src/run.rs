@@ -5,8 +5,9 @@
 //!   from the start; the user is in the URL, the password from the
 //!   environment.
 //! - [`Mailbox`] is one IMAP session on the bot's folder (async-imap):
-//!   `imap://` (plain, for a server on loopback) or `imaps://`. It fetches
-//!   the mails after a UID, marks one processed (`\Seen \Flagged`, and
+//!   `imap://` (plain, for a server on loopback) or `imaps://`. It lists
+//!   the mails after a UID with their sizes, fetches the few it is asked
+//!   for (each within a time), marks one processed (`\Seen \Flagged`, and
 //!   moved to a folder if one is set), and waits for news with IDLE where
 //!   the server offers it, else for a poll's interval.
 //!
@@ -30,6 +31,9 @@ use tokio::net::TcpStream;
 
 /// How long one SMTP or IMAP step may take.
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long one mail of a [`Mailbox::fetch`] may take to arrive.
+pub const MAIL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A server's address and the account on it, read from a URL.
 #[derive(Clone, PartialEq, Eq)]
@@ -146,13 +150,29 @@ impl Smtp {
         })
     }
 
-    /// Sends `mail`.
+    /// Sends `mail`. An address whose local part is not ASCII, to a
+    /// server without SMTPUTF8, fails for good: no retry will help.
     pub async fn send(&self, mail: lettre::Message) -> Result<(), PlatformFailure> {
+        let envelope = mail.envelope();
+        let unicode = envelope
+            .from()
+            .into_iter()
+            .chain(envelope.to())
+            .find(|address| !address.user().is_ascii())
+            .map(ToString::to_string);
         match self.transport.send(mail).await {
             Ok(_) => Ok(()),
             Err(error) if error.is_permanent() => Err(PlatformFailure::Permanent(format!(
                 "the mail server refused the mail: {error}"
             ))),
+            // lettre refuses before sending: the server has no SMTPUTF8.
+            Err(error) if error.is_client() && unicode.is_some() => {
+                Err(PlatformFailure::Permanent(format!(
+                    "the mail server does not take addresses that are not ASCII (it has no \
+                     SMTPUTF8), and the part before the @ of {} is not: {error}",
+                    unicode.unwrap_or_default()
+                )))
+            }
             Err(error) => Err(PlatformFailure::Transient(format!(
                 "cannot send the mail: {error}"
             ))),
@@ -178,6 +198,15 @@ trait Stream: AsyncRead + AsyncWrite + Unpin + Send + fmt::Debug {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + fmt::Debug> Stream for T {}
 
 type Session = async_imap::Session<Box<dyn Stream>>;
+
+/// One mail in the folder, listed before it is fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listed {
+    /// Its UID in the folder.
+    pub uid: u32,
+    /// Its size in bytes, as the server says (`RFC822.SIZE`).
+    pub size: u32,
+}
 
 /// One mail fetched.
 #[derive(Debug, Clone)]
@@ -279,33 +308,83 @@ impl Mailbox {
         self.idle
     }
 
-    /// The mails after UID `after`, oldest first.
-    pub async fn fetch_after(&mut self, after: u32) -> Result<Vec<Fetched>, PlatformFailure> {
+    /// The mails after UID `after`, oldest first, by UID and size
+    /// (`RFC822.SIZE`): nothing of them is fetched. A mail whose size the
+    /// server does not say is listed as size 0.
+    pub async fn list_after(&mut self, after: u32) -> Result<Vec<Listed>, PlatformFailure> {
         let set = format!("{}:*", after.saturating_add(1));
-        step("fetch", async {
+        step("fetch sizes", async {
             let fetches: Vec<_> = self
                 .session
-                .uid_fetch(&set, "(UID BODY.PEEK[])")
+                .uid_fetch(&set, "(UID RFC822.SIZE)")
                 .await
                 .map_err(imap)?
                 .try_collect()
                 .await
                 .map_err(imap)?;
-            let mut fetched: Vec<Fetched> = fetches
+            let mut listed: Vec<Listed> = fetches
                 .iter()
                 .filter_map(|fetch| {
                     let uid = fetch.uid?;
                     // `n:*` answers the last mail even when it is older.
-                    (uid > after).then(|| Fetched {
+                    (uid > after).then(|| Listed {
                         uid,
-                        raw: fetch.body().unwrap_or_default().to_vec(),
+                        size: fetch.size.unwrap_or(0),
                     })
                 })
                 .collect();
-            fetched.sort_by_key(|mail| mail.uid);
-            Ok(fetched)
+            listed.sort_by_key(|mail| mail.uid);
+            listed.dedup_by_key(|mail| mail.uid);
+            Ok(listed)
         })
         .await
+    }
+
+    /// The mails `uids`, whole, in one command (keep them few: each is
+    /// held in memory), oldest first; each must arrive within
+    /// [`MAIL_TIMEOUT`] of the one before. A UID no longer in the folder
+    /// is left out.
+    pub async fn fetch(&mut self, uids: &[u32]) -> Result<Vec<Fetched>, PlatformFailure> {
+        if uids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let set = uids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let fetches = step("fetch", async {
+            self.session
+                .uid_fetch(&set, "(UID BODY.PEEK[])")
+                .await
+                .map_err(imap)
+        })
+        .await?;
+        let mut fetches = std::pin::pin!(fetches);
+        let mut fetched = Vec::with_capacity(uids.len());
+        loop {
+            let next = tokio::time::timeout(MAIL_TIMEOUT, fetches.try_next())
+                .await
+                .map_err(|_| {
+                    PlatformFailure::Transient(format!(
+                        "IMAP: a mail of {set} took more than {MAIL_TIMEOUT:?} to fetch"
+                    ))
+                })?
+                .map_err(imap)?;
+            let Some(fetch) = next else { break };
+            // A FETCH the server volunteers (a flag changed) has no body.
+            if let (Some(uid), Some(body)) = (fetch.uid, fetch.body())
+                && uids.contains(&uid)
+            {
+                fetched.push(Fetched {
+                    uid,
+                    raw: body.to_vec(),
+                });
+            }
+        }
+        fetched.sort_by_key(|mail| mail.uid);
+        fetched.dedup_by_key(|mail| mail.uid);
+        Ok(fetched)
     }
 
     /// Marks mail `uid` processed: seen and flagged, and moved to

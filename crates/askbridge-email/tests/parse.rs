@@ -2,7 +2,7 @@
 //! CRLF line ends), read by `parse::mail`.
 
 use askbridge_email::parse::{
-    AuthResult, Automatic, BadMail, MAX_MAIL_BYTES, Mail, Sender, mail, plus_token,
+    AuthResult, Automatic, BadMail, MAX_MAIL_BYTES, Mail, Sender, Unauthenticated, mail, plus_token,
 };
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -121,6 +121,7 @@ Content-Transfer-Encoding: quoted-printable
             authentication: vec![AuthResult {
                 authserv_id: "mx.example.com".to_owned(),
                 dmarc: Some("pass".to_owned()),
+                header_from: Some("example.org".to_owned()),
             }],
             text: "Production, café is closed = no staging".to_owned(),
         }
@@ -405,10 +406,12 @@ fn every_authentication_results_header_is_kept_with_its_dmarc_result() {
     let raw = "Authentication-Results: mx.example.com 1;
  dkim=fail (signature did not verify; key=s1) header.d=example.org;
  dmarc=FAIL (p=REJECT) header.from=example.org
-Authentication-Results: spoofed.example.net; dmarc=pass header.from=example.org
+Authentication-Results: spoofed.example.net; dmarc=pass header.from=Example.ORG
 Authentication-Results: relay.example.com; spf=pass smtp.mailfrom=example.org
 Authentication-Results: mx2.example.com; none
 Authentication-Results: mx3.example.com; dmarc/1=pass (\"quoted ; paren (\") header.from=example.org
+Authentication-Results: ;
+Authentication-Results: mx4.example.com; dmarc=pass policy.dmarc=none header.from = \"example.net\"
 From: alice@example.org
 Subject: Re: Deploy
 
@@ -416,17 +419,173 @@ Subject: Re: Deploy
 ";
     let got = read(raw).authentication;
     let want = [
-        ("mx.example.com", Some("fail")),
-        ("spoofed.example.net", Some("pass")),
-        ("relay.example.com", None),
-        ("mx2.example.com", None),
-        ("mx3.example.com", Some("pass")),
+        ("mx.example.com", Some("fail"), Some("example.org")),
+        ("spoofed.example.net", Some("pass"), Some("example.org")),
+        ("relay.example.com", None, None),
+        ("mx2.example.com", None, None),
+        // Quotes are text in a comment: its `(` opens one more, which
+        // never closes, so `header.from` is in the comment too.
+        ("mx3.example.com", Some("pass"), None),
+        // One that names no server is kept in its place, as nobody's.
+        ("", None, None),
+        ("mx4.example.com", Some("pass"), Some("example.net")),
     ]
-    .map(|(id, dmarc)| AuthResult {
+    .map(|(id, dmarc, from)| AuthResult {
         authserv_id: id.to_owned(),
         dmarc: dmarc.map(str::to_owned),
+        header_from: from.map(str::to_owned),
     });
     assert_eq!(got, want);
+}
+
+#[test]
+fn a_sender_is_one_from_header_naming_one_address() {
+    let one = read("From: Alice <Alice@Example.org>\nSubject: x\n\n2\n");
+    assert_eq!(one.from.address, "alice@example.org");
+    let rows: &[(&str, BadMail)] = &[
+        (
+            "From: alice@example.org\nFrom: mallory@evil.example\n",
+            BadMail::SenderHeaders(2),
+        ),
+        (
+            "FROM: mallory@evil.example\nSubject: x\nfrom: alice@example.org\n",
+            BadMail::SenderHeaders(2),
+        ),
+        (
+            "From: alice@example.org, mallory@evil.example\n",
+            BadMail::SenderAddresses(2),
+        ),
+        (
+            "From: Alice <alice@example.org>, \"Mal\" <mallory@evil.example>, c@example.org\n",
+            BadMail::SenderAddresses(3),
+        ),
+        (
+            "From: team: alice@example.org, mallory@evil.example;\n",
+            BadMail::SenderAddresses(2),
+        ),
+    ];
+    for (headers, error) in rows {
+        let raw = crlf(&format!("{headers}Subject: Re: Deploy\n\n2\n"));
+        assert_eq!(mail(&raw).as_ref(), Err(error), "{headers}");
+    }
+    assert_eq!(
+        BadMail::SenderHeaders(2).to_string(),
+        "the mail has 2 From headers; a reply has one"
+    );
+    assert_eq!(
+        BadMail::SenderAddresses(2).to_string(),
+        "the mail's From names 2 addresses; a reply has one sender"
+    );
+}
+
+/// A mail from `from` with `results` (whole `Authentication-Results`
+/// lines, topmost first) above it.
+fn authenticated(results: &[&str], from: &str) -> Result<(), Unauthenticated> {
+    let headers: String = results
+        .iter()
+        .map(|result| format!("Authentication-Results: {result}\n"))
+        .collect();
+    read(&format!(
+        "{headers}From: {from}\nSubject: Re: Deploy\n\n2\n"
+    ))
+    .authenticated("MX.example.com")
+}
+
+#[test]
+fn only_the_topmost_result_of_the_trusted_server_for_the_senders_domain_authenticates() {
+    let pass = "mx.example.com; spf=pass; dmarc=pass (p=reject) header.from=victim.example";
+    let victim = "Alice <alice@victim.example>";
+    assert_eq!(authenticated(&[pass], victim), Ok(()));
+    assert_eq!(
+        authenticated(
+            &["MX.Example.COM 1; dmarc=pass header.from=Victim.Example"],
+            "ALICE@VICTIM.EXAMPLE"
+        ),
+        Ok(()),
+        "case is ignored"
+    );
+    assert_eq!(
+        authenticated(
+            &["mx.example.com; dmarc=pass header.from=xn--bcher-kva.example"],
+            "alice@bücher.example"
+        ),
+        Ok(()),
+        "a Unicode domain is its punycode"
+    );
+    let other = |passed: Option<&str>, domain: &str| Unauthenticated::OtherDomain {
+        passed: passed.map(str::to_owned),
+        domain: domain.to_owned(),
+    };
+    let untrusted = |found: &str| Unauthenticated::Untrusted {
+        found: found.to_owned(),
+        trusted: "mx.example.com".to_owned(),
+    };
+    let rows: Vec<(Vec<&str>, &str, Unauthenticated)> = vec![
+        // No result at all: a forged From is all there is.
+        (vec![], victim, Unauthenticated::NoResult),
+        // The attacker's own domain passes; the From is the victim's.
+        (
+            vec!["mx.example.com; dmarc=pass header.from=evil.example"],
+            victim,
+            other(Some("evil.example"), "victim.example"),
+        ),
+        // A subdomain is another domain.
+        (
+            vec!["mx.example.com; dmarc=pass header.from=mail.victim.example"],
+            victim,
+            other(Some("mail.victim.example"), "victim.example"),
+        ),
+        // A pass that names no domain says nothing of the sender's.
+        (
+            vec!["mx.example.com; dmarc=pass"],
+            victim,
+            other(None, "victim.example"),
+        ),
+        (
+            vec!["mx.example.com; dmarc=fail header.from=victim.example"],
+            victim,
+            Unauthenticated::NotPassed(Some("fail".to_owned())),
+        ),
+        (
+            vec!["mx.example.com; spf=pass smtp.mailfrom=victim.example"],
+            victim,
+            Unauthenticated::NotPassed(None),
+        ),
+        // A trusted-looking pass below the topmost header came with the
+        // mail: whoever sent it wrote it.
+        (
+            vec![
+                "mx.other.example; dmarc=fail header.from=victim.example",
+                pass,
+            ],
+            victim,
+            untrusted("mx.other.example"),
+        ),
+        (vec!["; nothing", pass], victim, untrusted("")),
+        (
+            vec![
+                "mx.example.com; dmarc=fail header.from=victim.example",
+                pass,
+            ],
+            victim,
+            Unauthenticated::NotPassed(Some("fail".to_owned())),
+        ),
+    ];
+    for (results, from, want) in rows {
+        assert_eq!(
+            authenticated(&results, from),
+            Err(want),
+            "{results:?} {from}"
+        );
+    }
+    assert_eq!(
+        untrusted("mx.other.example").to_string(),
+        "the topmost Authentication-Results header is \"mx.other.example\"'s, not the trusted \"mx.example.com\"'s"
+    );
+    assert_eq!(
+        other(Some("evil.example"), "victim.example").to_string(),
+        "dmarc=pass is for header.from=evil.example, not the sender's domain \"victim.example\""
+    );
 }
 
 #[test]

@@ -13,8 +13,15 @@ mod daemon;
 use askbridge_testkit::mail::{Dovecot, DovecotOptions, SentMail, SmtpSink};
 use daemon::{Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ALICE: &str = "alice@example.com";
+
+/// How long a line the daemon logged may take to reach the test.
+const LOGGED: Duration = Duration::from_secs(10);
 
 /// A daemon sending through the sink and reading Dovecot's mailbox.
 struct World {
@@ -29,6 +36,11 @@ impl World {
     }
 
     async fn with(configure: impl FnOnce(Builder) -> Builder) -> World {
+        World::with_mailbox(|builder, _| configure(builder)).await
+    }
+
+    /// A daemon configured by `configure`, which may see the mailbox.
+    async fn with_mailbox(configure: impl FnOnce(Builder, &Dovecot) -> Builder) -> World {
         let dovecot = Dovecot::start_with(DovecotOptions {
             folders: vec!["Processed".to_owned()],
         })
@@ -43,7 +55,7 @@ impl World {
             .env("ASKBRIDGE_EMAIL_IMAP_URL", dovecot.imap_url())
             .env("EMAIL_IMAP_PASSWORD", dovecot.password())
             .env("ASKBRIDGE_EMAIL_FROM", "askbridge <bot@example.com>");
-        let daemon = configure(builder).start();
+        let daemon = configure(builder, &dovecot).start();
         World {
             dovecot,
             smtp,
@@ -176,6 +188,15 @@ async fn email_forgers_and_robots_are_not_answers_and_are_never_answered() {
     // Someone else, in the question's thread.
     let forged = reply("mallory@example.com", &reply_to, Some(&asked), "", "3");
     world.dovecot.deliver(&forged).await;
+    // Someone else, with Alice's address as a second sender: neither is
+    // taken.
+    for (extra, from) in [
+        ("From: mallory@example.com\r\n", ALICE),
+        ("", "<alice@example.com>, Mallory <mallory@example.com>"),
+    ] {
+        let two = reply(from, &reply_to, Some(&asked), extra, "3");
+        world.dovecot.deliver(&two).await;
+    }
     // Alice's out-of-office.
     let away = reply(
         ALICE,
@@ -217,30 +238,54 @@ async fn email_with_require_authentication_only_a_dmarc_pass_of_the_trusted_serv
     .await;
     let id = create(&world.daemon, &deploy_ask()).await;
     let asked = message_id(&world.sent(0).await);
-    let results = |server: &str, dmarc: &str| {
+    let result = |server: &str, dmarc: &str, domain: &str| {
         format!(
-            "Authentication-Results: {server}; spf=pass; dmarc={dmarc} header.from=example.com\r\n"
+            "Authentication-Results: {server}; spf=pass; dmarc={dmarc} header.from={domain}\r\n"
         )
     };
-    for (headers, body) in [
-        (results("mx.example.com", "fail"), "3"),
-        (results("mx.attacker.example", "pass"), "3"),
-        (String::new(), "3"),
+    let results = |server: &str, dmarc: &str| result(server, dmarc, "example.com");
+    let trusted = results("mx.example.com", "pass");
+    // Each answers Canary, and none counts.
+    for (headers, from) in [
+        (results("mx.example.com", "fail"), ALICE),
+        (results("mx.attacker.example", "pass"), ALICE),
+        // A forged From, with no authentication at all.
+        (String::new(), ALICE),
+        // The attacker's own domain passed; the From is Alice's.
+        (result("mx.example.com", "pass", "evil.example"), ALICE),
+        // A trusted-looking pass below a topmost result of another's.
+        (
+            format!("{}{trusted}", results("mx.attacker.example", "none")),
+            ALICE,
+        ),
+        // A pass, and a second From or a second address besides Alice's.
+        (format!("{trusted}From: mallory@evil.example\r\n"), ALICE),
+        (
+            trusted.clone(),
+            "<alice@example.com>, Mallory <mallory@evil.example>",
+        ),
     ] {
-        let mail = reply(ALICE, "bot@example.com", Some(&asked), &headers, body);
+        let mail = reply(from, "bot@example.com", Some(&asked), &headers, "3");
         world.dovecot.deliver(&mail).await;
     }
-    let passed = reply(
-        ALICE,
-        "bot@example.com",
-        Some(&asked),
-        &results("mx.example.com", "pass"),
-        "staging",
-    );
+    let passed = reply(ALICE, "bot@example.com", Some(&asked), &trusted, "staging");
     world.dovecot.deliver(&passed).await;
     let done = outcome(&world.daemon, &id).await;
     assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
     assert_eq!(status(&world.daemon, &id).await["status"], "answered");
+    // Each refusal says why.
+    for reason in [
+        "the trusted server's DMARC result is fail, not pass",
+        "the topmost Authentication-Results header is \"mx.attacker.example\"'s",
+        "the mail has no Authentication-Results header",
+        "dmarc=pass is for header.from=evil.example, not the sender's domain",
+        "the mail has 2 From headers; a reply has one",
+        "the mail's From names 2 addresses; a reply has one sender",
+    ] {
+        world.daemon.wait_for_log(reason, LOGGED);
+    }
+    // Only the question and its closing line went out.
+    assert_eq!(world.smtp.wait_for(2).await.len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -454,4 +499,102 @@ async fn email_an_allowed_sender_answers_in_the_thread_for_the_person_asked() {
     assert_eq!(done["answers"], json!({"env": ["Production"]}));
     assert_eq!(done["answeredBy"]["userId"], "deputy@example.com");
     assert_eq!(done["answeredBy"]["name"], "Dee Puty");
+}
+
+/// A TCP proxy on 127.0.0.1 to `port`: its own port, and how many bytes
+/// the server has sent through it so far. Call inside the runtime.
+fn counting_proxy(port: u16) -> (u16, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking socket");
+    let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+    let proxy = listener.local_addr().expect("the proxy's address").port();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&sent);
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+                    return;
+                };
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                let up = tokio::io::copy(&mut client_read, &mut server_write);
+                let down = async {
+                    let mut buffer = vec![0; 64 * 1024];
+                    loop {
+                        let n = match server_read.read(&mut buffer).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        counter.fetch_add(n, Ordering::SeqCst);
+                        if client_write.write_all(&buffer[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let _ = tokio::join!(up, down);
+            });
+        }
+    });
+    (proxy, sent)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_a_mail_over_the_size_limit_is_skipped_unfetched_and_the_next_is_answered() {
+    let mut through = None;
+    let world = World::with_mailbox(|builder, dovecot| {
+        // The bot reads the mailbox through a proxy that counts what
+        // Dovecot sends it.
+        let (port, sent) = counting_proxy(dovecot.imap_port());
+        through = Some(sent);
+        builder
+            .env(
+                "ASKBRIDGE_EMAIL_IMAP_URL",
+                format!("imap://bot%40example.com@127.0.0.1:{port}"),
+            )
+            .env("ASKBRIDGE_EMAIL_PROCESSED_FOLDER", "Processed")
+    })
+    .await;
+    let sent = through.expect("the proxy");
+    let id = create(&world.daemon, &deploy_ask()).await;
+    let asked = message_id(&world.sent(0).await);
+
+    // Four MiB of attachment under "3", in the thread, then "staging".
+    let limit = askbridge_email::parse::MAX_MAIL_BYTES;
+    let attachment = "A".repeat(76);
+    let lines = 4 * limit / 78;
+    let big = format!(
+        "3\r\n\r\n{}",
+        std::iter::repeat_n(attachment.as_str(), lines)
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    );
+    let big = reply(ALICE, "bot@example.com", Some(&asked), "", &big);
+    assert!(big.len() > 4 * limit - 1024, "{}", big.len());
+    world.dovecot.deliver(&big).await;
+    let small = reply(ALICE, "bot@example.com", Some(&asked), "", "staging");
+    world.dovecot.deliver(&small).await;
+
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(done["answers"], json!({"env": ["Staging (Recommended)"]}));
+    world
+        .daemon
+        .wait_for_log("a mail over the size limit skipped, not fetched", LOGGED);
+    // The big mail is marked processed and moved, like any mail read.
+    let skipped = world
+        .dovecot
+        .wait_for("Processed", |mails| {
+            mails
+                .iter()
+                .find(|mail| mail.raw.len() > limit && mail.has_flag("\\Flagged"))
+                .cloned()
+        })
+        .await;
+    assert!(skipped.has_flag("\\Seen"));
+    // And it never came down whole: less than the limit went through.
+    let through = sent.load(Ordering::SeqCst);
+    assert!(through < limit, "{through} bytes fetched");
 }

@@ -14,10 +14,14 @@
 //!   every instance sends): each new mail, by UID, is read down to what
 //!   the person wrote and handed to the driver as a typed reply to the
 //!   mail it answers — by `In-Reply-To` / `References`, else by the
-//!   plus-address token of the ask's `Reply-To`. Mail a machine sent (an
-//!   auto-reply, a list, a bounce) is nothing; with
-//!   `require_authentication`, neither is mail the trusted receiving
-//!   server did not find `dmarc=pass` for. Neither is answered. Each mail
+//!   plus-address token of the ask's `Reply-To`. Mails are listed by
+//!   size first and fetched a few at a time; one larger than a reply is
+//!   read at is skipped unfetched (logged, marked processed). Mail a
+//!   machine sent (an auto-reply, a list, a bounce) is nothing; so is a
+//!   mail without exactly one `From` naming exactly one address; with
+//!   `require_authentication`, so is mail whose topmost
+//!   `Authentication-Results` is not the trusted receiving server's
+//!   `dmarc=pass` for the sender's domain. None is answered. Each mail
 //!   handled is marked processed (`\Seen \Flagged`, moved if a folder is
 //!   set), and the folder's progress (UIDVALIDITY and the last UID) is
 //!   kept in the database, so a restart neither loses a reply nor acts on
@@ -42,7 +46,7 @@ use askbridge_core::render::{
 use askbridge_email::link::{self, ANSWER_PATH, Claim, LinkError};
 use askbridge_email::parse::{self, Mail};
 use askbridge_email::render::{self as draw, Link, Outgoing};
-use askbridge_email::run::{Account, Fetched, Mailbox, Smtp};
+use askbridge_email::run::{Account, Fetched, Listed, Mailbox, Smtp};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -58,6 +62,15 @@ use crate::config::EmailConfig;
 
 /// The longest wait between tries to reach the mailbox.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// How many mails are fetched in one command: each is held in memory
+/// (at most [`parse::MAX_MAIL_BYTES`]) until handled.
+const FETCH_BATCH: usize = 8;
+
+/// Whether a listed mail is larger than a reply is read at.
+fn too_big(listed: &Listed) -> bool {
+    usize::try_from(listed.size).map_or(true, |size| size > parse::MAX_MAIL_BYTES)
+}
 
 /// The email channel and its reader, built from the config.
 #[derive(Debug, Clone)]
@@ -234,23 +247,62 @@ impl Reader {
                 },
                 None => 0,
             };
-            for mail in mailbox.fetch_after(last).await? {
-                match self.take(&mail, mailbox.uid_validity).await {
-                    Handled::Done => {}
-                    Handled::Retry => {
-                        return Err(PlatformFailure::Transient(
-                            "a reply could not be recorded; reading it again".to_owned(),
-                        ));
-                    }
-                }
-                mailbox
-                    .processed(mail.uid, config.processed_folder.as_deref())
-                    .await?;
-                let progress = format!("{}:{}", mailbox.uid_validity, mail.uid);
-                self.kept.store(&key, &progress).await?;
+            let listed = mailbox.list_after(last).await?;
+            for batch in listed.chunks(FETCH_BATCH) {
+                self.batch(&mut mailbox, batch, &key).await?;
             }
             mailbox = mailbox.wait(config.poll).await?;
         }
+    }
+
+    /// Handles a few listed mails, oldest first: those within
+    /// [`parse::MAX_MAIL_BYTES`] fetched in one go, the larger skipped
+    /// unfetched; each marked processed and the folder's progress `key`
+    /// moved past it.
+    async fn batch(
+        &self,
+        mailbox: &mut Mailbox,
+        batch: &[Listed],
+        key: &str,
+    ) -> Result<(), PlatformFailure> {
+        let wanted: Vec<u32> = batch
+            .iter()
+            .filter(|listed| !too_big(listed))
+            .map(|listed| listed.uid)
+            .collect();
+        let mut fetched = mailbox.fetch(&wanted).await?.into_iter().peekable();
+        for listed in batch {
+            let mail = fetched.next_if(|mail| mail.uid == listed.uid);
+            let handled = match (&mail, too_big(listed)) {
+                (Some(mail), _) => self.take(mail, mailbox.uid_validity).await,
+                (None, true) => {
+                    tracing::warn!(
+                        uid = listed.uid,
+                        size = listed.size,
+                        limit = parse::MAX_MAIL_BYTES,
+                        "a mail over the size limit skipped, not fetched"
+                    );
+                    Handled::Done
+                }
+                (None, false) => {
+                    tracing::info!(uid = listed.uid, "a mail gone before it was fetched");
+                    Handled::Done
+                }
+            };
+            if handled == Handled::Retry {
+                return Err(PlatformFailure::Transient(
+                    "a reply could not be recorded; reading it again".to_owned(),
+                ));
+            }
+            if mail.is_some() || too_big(listed) {
+                mailbox
+                    .processed(listed.uid, self.config.processed_folder.as_deref())
+                    .await?;
+            }
+            let progress = format!("{}:{}", mailbox.uid_validity, listed.uid);
+            self.kept.store(key, &progress).await?;
+        }
+        Ok(())
     }
 
     /// Hands one mail to the driver, unless nobody answers with it.
@@ -269,9 +321,9 @@ impl Reader {
         if mail.from.address == self.config.address {
             return Handled::Done;
         }
-        if self.config.require_authentication && !self.authenticated(&mail) {
+        if let Err(reason) = self.authenticated(&mail) {
             // Never answered: a forger learns nothing.
-            tracing::warn!(uid = fetched.uid, from = %mail.from.address, "a mail without dmarc=pass refused");
+            tracing::warn!(uid = fetched.uid, from = %mail.from.address, reason = %reason, "a mail not authenticated refused");
             return Handled::Done;
         }
         let message = mail
@@ -317,14 +369,20 @@ impl Reader {
             .await
     }
 
-    /// Whether the trusted receiving server found `dmarc=pass` (its newest
-    /// result counts).
-    fn authenticated(&self, mail: &Mail) -> bool {
-        let trusted = self.config.trusted_authserv_id.as_deref();
-        mail.authentication
-            .iter()
-            .find(|result| Some(result.authserv_id.as_str()) == trusted)
-            .is_some_and(|result| result.dmarc.as_deref() == Some("pass"))
+    /// Whether `mail` counts as its sender's, when authentication is
+    /// required: the trusted receiving server's `Authentication-Results`,
+    /// the topmost, says `dmarc=pass` for the sender's domain
+    /// ([`Mail::authenticated`]).
+    fn authenticated(&self, mail: &Mail) -> Result<(), parse::Unauthenticated> {
+        match (
+            self.config.require_authentication,
+            &self.config.trusted_authserv_id,
+        ) {
+            (true, Some(trusted)) => mail.authenticated(trusted),
+            // The configuration refuses one without the other.
+            (true, None) => Err(parse::Unauthenticated::NoResult),
+            (false, _) => Ok(()),
+        }
     }
 
     /// The mail of askbridge's `mail` answers: the newest of its thread
