@@ -11,7 +11,7 @@
 mod daemon;
 
 use askbridge_testkit::mail::{Dovecot, DovecotOptions, SentMail, SmtpSink};
-use daemon::{Builder, Daemon, create, outcome, status};
+use daemon::{Api, Builder, Daemon, create, outcome, status};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -597,4 +597,69 @@ async fn email_a_mail_over_the_size_limit_is_skipped_unfetched_and_the_next_is_a
     // And it never came down whole: less than the limit went through.
     let through = sent.load(Ordering::SeqCst);
     assert!(through < limit, "{through} bytes fetched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_an_approval_is_answered_only_by_its_person_replying_in_its_thread() {
+    // Without require_authentication, email cannot carry an approval at all.
+    let plain = World::new().await;
+    let mut approval = deploy_ask();
+    approval["approval"] = json!(true);
+    let refused = Api::of(&plain.daemon)
+        .http
+        .post(plain.daemon.url("/v1/asks"))
+        .json(&approval)
+        .send()
+        .await
+        .expect("the daemon answers");
+    assert_eq!(refused.status(), 422);
+    let body: Value = refused.json().await.expect("JSON");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("require_authentication")),
+        "{body}"
+    );
+
+    let world = World::with(|builder| {
+        builder
+            .env("ASKBRIDGE_EMAIL_REQUIRE_AUTHENTICATION", "true")
+            .env("ASKBRIDGE_EMAIL_TRUSTED_AUTHSERV_ID", "mx.example.com")
+            .env("ASKBRIDGE_EMAIL_ALLOWED_SENDERS", "deputy@example.com")
+    })
+    .await;
+    let pass = |domain: &str| {
+        format!("Authentication-Results: mx.example.com; dmarc=pass header.from={domain}\r\n")
+    };
+    let id = create(&world.daemon, &approval).await;
+    let asked = message_id(&world.sent(0).await);
+    // Alice's own authenticated mail, but in no thread: never "the newest
+    // open ask" for an approval.
+    let bare = reply(ALICE, "bot@example.com", None, &pass("example.com"), "3");
+    world.dovecot.deliver(&bare).await;
+    // Someone allowed to answer for others, in the thread: not for an
+    // approval, which only its person gives.
+    let deputy = reply(
+        "deputy@example.com",
+        "bot@example.com",
+        Some(&asked),
+        &pass("example.com"),
+        "3",
+    );
+    world.dovecot.deliver(&deputy).await;
+    let alice = reply(
+        ALICE,
+        "bot@example.com",
+        Some(&asked),
+        &pass("example.com"),
+        "1",
+    );
+    world.dovecot.deliver(&alice).await;
+    let done = outcome(&world.daemon, &id).await;
+    assert_eq!(
+        done["answers"],
+        json!({"env": ["Staging (Recommended)"]}),
+        "{done}"
+    );
+    assert_eq!(done["answeredBy"]["userId"], ALICE);
 }
