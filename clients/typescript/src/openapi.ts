@@ -68,7 +68,8 @@ export interface AskInput {
   remindAfterSeconds?: number | null;
   /**
    * Seconds between reminders after the first (at least 30; at most 3
-   * reminders in all).
+   * reminders in all). Needs `remindAfterSeconds` in the same ask, even
+   * when the configuration sets a default first reminder.
    */
   remindEverySeconds?: number | null;
   /**
@@ -84,6 +85,17 @@ export interface AskInput {
    * sent); needs `callbackUrl`.
    */
   callbackEvents?: CallbackEventName[] | null;
+  /**
+   * `true`: an approval, which decides what runs on someone's machine.
+   * Only the one person each place names — `telegram:-100…@42`, a
+   * direct chat — answers it, in that chat; never another member of a
+   * room, the HTTP API (unless the place is `web`, said explicitly, and
+   * the daemon has an `api_token`) or a reply with the host key. An
+   * approval whose places do not each name a person is refused with
+   * `422`, `path` naming the place. Absent or `false`: whoever a place
+   * admits answers.
+   */
+  approval?: boolean | null;
 }
 
 /** `{"asks": [...]}`: the answer of `GET /v1/asks`. */
@@ -214,6 +226,11 @@ export interface CanonicalAsk {
    * sent).
    */
   callbackEvents?: CallbackEventName[] | null;
+  /**
+   * `true`: an approval, answered only by the one person each place
+   * names; absent: whoever a place admits answers.
+   */
+  approval?: boolean;
 }
 
 /**
@@ -546,9 +563,11 @@ export interface PendingAsk {
    */
   places?: AskPlace[];
   /**
-   * Only in the response that created the ask (or a retry with its
-   * `Idempotency-Key`): the key that makes a reply the agent host's own
-   * (header `Askbridge-Host-Key`), which may answer for anyone.
+   * Only in the response that created the ask (never to a retry with
+   * its `Idempotency-Key`, which anyone who saw the key could send):
+   * the key that makes a reply the agent host's own (header
+   * `Askbridge-Host-Key`), which may answer for anyone — but never an
+   * approval (`"approval": true`).
    */
   hostKey?: string | null;
   /**
