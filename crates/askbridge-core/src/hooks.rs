@@ -60,6 +60,19 @@ impl Host {
         }
     }
 
+    /// What the hook prints when the person made no decision, so the
+    /// host asks in its terminal: Cursor's explicit `{"permission":
+    /// "ask"}` (installed with `failClosed`, printing nothing would block
+    /// the call); nothing for the others, which ask when a hook prints
+    /// nothing (Copilot CLI's `permissionRequest` too: only an `allow` or
+    /// `deny` there cuts its own permission flow short).
+    pub fn undecided(self) -> Option<Value> {
+        match self {
+            Host::Cursor => Some(json!({"permission": "ask"})),
+            Host::ClaudeCode | Host::Codex | Host::Copilot => None,
+        }
+    }
+
     /// Whether a decision may change the call (`updatedInput`,
     /// `updatedPermissions`): reserved in Codex's schema.
     fn edits_calls(self) -> bool {
