@@ -59,6 +59,19 @@ impl Host {
         }
     }
 
+    /// What the hook prints when the person made no decision, so the
+    /// host asks in its terminal: Cursor's explicit `{"permission":
+    /// "ask"}` (installed with `failClosed`, printing nothing would block
+    /// the call); nothing for the others, which ask when a hook prints
+    /// nothing (Copilot CLI's `permissionRequest` too: only an `allow` or
+    /// `deny` there cuts its own permission flow short).
+    pub fn undecided(self) -> Option<Value> {
+        match self {
+            Host::Cursor => Some(json!({"permission": "ask"})),
+            Host::ClaudeCode | Host::Codex | Host::Copilot => None,
+        }
+    }
+
     /// Whether a decision may change the call (`updatedInput`,
     /// `updatedPermissions`): reserved in Codex's schema.
     fn edits_calls(self) -> bool {
@@ -655,7 +668,7 @@ impl HookEvent {
         }
         let mut options = vec![json!({"label": ALLOW})];
         if self.host.edits_calls() && !self.session_permissions.is_empty() {
-            options.push(json!({"label": ALLOW_SESSION}));
+            options.push(json!({"label": ALLOW_SESSION, "description": session_grant(&self.session_permissions)}));
         }
         options.push(json!({"label": DENY}));
         json!({
@@ -1084,6 +1097,53 @@ fn who(outcome: &Value) -> String {
         (None, Some(channel)) => format!("The person in {channel}"),
         (None, None) => "The person".to_owned(),
     }
+}
+
+/// What "Allow for this session" grants, as the host offered it (its
+/// `permission_suggestions` for the session): "For the rest of this
+/// session: allow Bash(npm test:*)". Masked, as the chat shows it.
+fn session_grant(permissions: &[Value]) -> String {
+    let rule = |rule: &Value| {
+        let tool = rule["toolName"].as_str().unwrap_or("?");
+        match rule["ruleContent"].as_str() {
+            Some(content) => format!("{tool}({content})"),
+            None => tool.to_owned(),
+        }
+    };
+    let grants: Vec<String> = permissions
+        .iter()
+        .map(|permission| {
+            let list = |key: &str, each: &dyn Fn(&Value) -> String| {
+                permission[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(each)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let text = |value: &Value| {
+                value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned)
+            };
+            let behavior = permission["behavior"].as_str().unwrap_or("allow");
+            match permission["type"].as_str() {
+                Some("addRules" | "replaceRules") => format!("{behavior} {}", list("rules", &rule)),
+                Some("removeRules") => format!("no longer {behavior} {}", list("rules", &rule)),
+                Some("addDirectories") => format!("work in {}", list("directories", &text)),
+                Some("removeDirectories") => {
+                    format!("no longer work in {}", list("directories", &text))
+                }
+                Some("setMode") => format!("switch to {} mode", text(&permission["mode"])),
+                _ => permission.to_string(),
+            }
+        })
+        .collect();
+    mask_credentials(&format!(
+        "For the rest of this session: {}",
+        grants.join("; ")
+    ))
 }
 
 /// `(server, tool)` of an MCP tool name (`mcp__server__tool`).

@@ -96,7 +96,12 @@ fn a_bash_permission_request_is_asked_whole_with_allow_for_the_session() {
     assert_eq!(ask["context"], "$ echo hi > /tmp/out.txt\n\nwrite hi");
     assert_eq!(
         question["options"],
-        json!([{"label": "Allow"}, {"label": "Allow for this session"}, {"label": "Deny"}])
+        json!([
+            {"label": "Allow"},
+            // The rule it grants is shown with it: only the session's.
+            {"label": "Allow for this session", "description": "For the rest of this session: work in /tmp"},
+            {"label": "Deny"}
+        ])
     );
     // The ask reads as a valid ask.
     askbridge_core::normalize::normalize_input(&ask.to_string()).expect("a valid ask");
@@ -728,4 +733,30 @@ fn the_last_message_is_read_from_the_transcript_when_the_event_lacks_it() {
         Some("All green.\nBye.")
     );
     assert_eq!(last_assistant_text("not json\n"), None);
+}
+
+#[test]
+fn allow_for_this_session_shows_each_rule_it_grants() {
+    let mut event = claude_bash();
+    event["permission_suggestions"] = json!([
+        {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"}, {"toolName": "WebFetch"}],
+         "behavior": "allow", "destination": "session"},
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+        {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "curl -H 'Authorization: Bearer abcdefghijklmnop1234':*"}],
+         "behavior": "allow", "destination": "session"}
+    ]);
+    let ask = parse(Host::ClaudeCode, &event).ask(None, 60);
+    let description = ask["questions"][0]["options"][1]["description"]
+        .as_str()
+        .expect("a description");
+    assert!(
+        description.starts_with(
+            "For the rest of this session: allow Bash(npm test:*), WebFetch; switch to acceptEdits mode; allow Bash(curl"
+        ),
+        "{description}"
+    );
+    assert!(
+        !description.contains("abcdefghijklmnop1234"),
+        "masked: {description}"
+    );
 }

@@ -522,6 +522,26 @@ async fn a_sessions_later_events_close_the_asks_they_show_stale() {
 }
 
 #[tokio::test]
+async fn the_main_agents_stop_leaves_a_subagents_approval_open() {
+    let daemon = approver();
+    let mut call = bash_event("cargo test --workspace");
+    call["session_id"] = json!("subagent-session");
+    call["agent_id"] = json!("a7f3");
+    let (hook, id) = hook_waiting(&daemon, &call).await;
+    // The main agent stops 4 ms later: its Stop says nothing of the
+    // subagent, still waiting for its person.
+    let stop = json!({"session_id": "subagent-session", "hook_event_name": "Stop", "stop_hook_active": false});
+    later(&daemon, stop).await;
+    assert_eq!(daemon::status(&daemon, &id).await["status"], "pending");
+    // The subagent's own next event shows its call ran: that closes it.
+    let mut ran = call.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    later(&daemon, ran).await;
+    assert_eq!(finish(hook).await, (Some(0), String::new()));
+    assert_eq!(daemon::outcome(&daemon, &id).await["reason"], "cancelled");
+}
+
+#[tokio::test]
 async fn a_cursor_shell_command_is_allowed_from_the_chat() {
     let daemon = approver();
     let event = json!({

@@ -40,6 +40,13 @@ use crate::wire::api::HookSettings;
 const MAX_EVENT_BYTES: u64 = 8 * 1024 * 1024;
 /// How long past the hold to wait for the daemon to end the ask.
 const GRACE: Duration = Duration::from_secs(15);
+/// Seconds the host's hook timeout is set above the hold (`hooks
+/// install`): the hook ends, and closes its ask, before the host kills it.
+pub const TIMEOUT_SLACK: u32 = 30;
+/// How long before the host's timeout the whole hook gives up.
+const MARGIN: Duration = Duration::from_secs(10);
+/// How long of the hook's time is kept for closing its ask.
+const CLOSING: Duration = Duration::from_secs(5);
 /// How many identical calls one session may have asked before.
 const MAX_REPEATS: u32 = 64;
 
@@ -100,34 +107,60 @@ pub fn parse_host(name: &str) -> Result<HostArg, String> {
     })
 }
 
+/// The host's timeout for a hook run with `--hold hold`, as `hooks
+/// install` sets it: above the hold, or above the longest hold without one.
+pub fn host_timeout(hold: Option<u32>) -> u32 {
+    hold.map_or(MAX_TIMEOUT_SECONDS, |hold| {
+        hold.clamp(MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS)
+    }) + TIMEOUT_SLACK
+}
+
+/// When a hook started at `started` with `--hold hold` must have ended:
+/// one deadline for all of it, below the host's timeout.
+fn deadline(started: Instant, hold: Option<u32>) -> Instant {
+    started + Duration::from_secs(u64::from(host_timeout(hold))) - MARGIN
+}
+
 /// Reads the event from standard input, asks, and prints the decision
-/// (or nothing). Never fails: what went wrong is said on standard error.
+/// (or, with none, what the host reads as none: [`Host::undecided`]).
+/// Never fails: what went wrong is said on standard error.
 pub async fn run(args: HookArgs) -> anyhow::Result<()> {
     let host = args.host.0;
+    let deadline = deadline(Instant::now(), args.options.hold);
     let mut input = String::new();
     let read = std::io::stdin()
         .take(MAX_EVENT_BYTES)
         .read_to_string(&mut input);
     let decision = match read {
-        Ok(_) => decide(&args, &input).await,
+        Ok(_) => within(deadline, decide(&args, &input, deadline)).await,
         Err(error) => Err(format!("cannot read the hook event: {error}")),
     };
-    match decision {
-        Ok(Some(decision)) => {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{decision}").and_then(|()| out.flush())?;
-        }
-        Ok(None) => {}
-        Err(message) => eprintln!(
+    let decision = decision.unwrap_or_else(|message| {
+        eprintln!(
             "askbridge hook: {message}; {} decides in its terminal",
             host.name()
-        ),
+        );
+        None
+    });
+    if let Some(decision) = decision.or_else(|| host.undecided()) {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{decision}").and_then(|()| out.flush())?;
     }
     Ok(())
 }
 
+/// What `decided` gives, unless the hook's `deadline` comes first.
+async fn within<T>(
+    deadline: Instant,
+    decided: impl Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout_at(deadline, decided)
+        .await
+        .unwrap_or_else(|_| Err("the host's timeout for this hook is near".to_owned()))
+}
+
 /// The decision for one event; `Ok(None)` when the person made none.
-async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
+async fn decide(args: &HookArgs, input: &str, deadline: Instant) -> Result<Option<Value>, String> {
     let host = args.host.0;
     let args = &args.options;
     let event = match HookEvent::parse(host, input) {
@@ -136,7 +169,7 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
             Some(moved) => {
                 close_stale(args, &moved).await;
                 return match Finished::parse(host, input) {
-                    Some(finished) => after_stop(args, &finished).await,
+                    Some(finished) => after_stop(args, &finished, deadline).await,
                     None => Ok(None),
                 };
             }
@@ -161,7 +194,14 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
     let body = event.ask(asking.to.as_deref(), hold);
     let key = idempotency_key(&event.identity());
     let outcome = asking
-        .ask(&body, &key, hold, &event.session_id, &event.call_key())
+        .ask(
+            &body,
+            &key,
+            hold,
+            deadline,
+            &hook_state::agent_session(&event.session_id, event.agent_id.as_deref()),
+            &event.call_key(),
+        )
         .await?;
     let decision = event.decision(&outcome);
     if decision.is_none() {
@@ -175,7 +215,11 @@ async fn decide(args: &HookArgs, input: &str) -> Result<Option<Value>, String> {
 /// continue_after_stop`, its last message is posted and the person's reply
 /// is its next instruction; with `--notify` or `[hooks] notify_on_stop`
 /// alone, it is posted as a notice and nothing waits.
-async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Value>, String> {
+async fn after_stop(
+    args: &HookOptions,
+    finished: &Finished,
+    deadline: Instant,
+) -> Result<Option<Value>, String> {
     if !Finished::continues(finished.host) {
         return args.check_continue(finished.host).map(|()| None);
     }
@@ -212,6 +256,7 @@ async fn after_stop(args: &HookOptions, finished: &Finished) -> Result<Option<Va
             &body,
             &idempotency_key(&identity),
             hold,
+            deadline,
             &finished.session_id,
             "Stop",
         )
@@ -253,7 +298,8 @@ impl Asking {
     }
 
     /// Posts `body` (once per `key`) and waits up to `hold` seconds for
-    /// its outcome; noted meanwhile as `session`'s ask for `call`, so a
+    /// its outcome, and never past the hook's `deadline` (less the time to
+    /// close the ask); noted meanwhile as `session`'s ask for `call`, so a
     /// later event of the session closes it. A hold that runs out, or a
     /// stop, cancels the ask.
     async fn ask(
@@ -261,11 +307,13 @@ impl Asking {
         body: &Value,
         key: &str,
         hold: u32,
+        deadline: Instant,
         session: &str,
         call: &str,
     ) -> Result<Value, String> {
         let client = &self.client;
-        let deadline = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
+        let until = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
+        let until = until.min(deadline - CLOSING);
         let (created, key) = create(client, body, key).await?;
         let id = daemon::id_of(&created)
             .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
@@ -278,11 +326,12 @@ impl Asking {
             // Held on the request that made it (its key again, with a
             // wait): a hook killed outright (Codex's SIGKILL on Escape)
             // drops it, and the daemon cancels the ask at once
-            // (`cancel_on_disconnect`), closing its chat message.
-            result = poll_until_end(created, deadline, |left| {
+            // (`cancel_on_disconnect`), closing its chat message. A daemon
+            // slower than the deadline leaves the ask pending.
+            result = tokio::time::timeout_at(until, poll_until_end(created.clone(), until, |left| {
                 client.create_keyed(body, Some(left), Some(&key))
-            }) => {
-                result.map_err(|error| explain(&error))?
+            })) => {
+                result.unwrap_or(Ok(created)).map_err(|error| explain(&error))?
             }
             // The host stopped waiting (its timeout, Ctrl-C): it asks in
             // its terminal now, and the chat message says so.

@@ -19,10 +19,13 @@ use std::time::Duration;
 
 use askbridge_core::hooks::Host;
 use askbridge_core::model::limits::{MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::ask::{explain, server_url};
-use super::hook::{HookOptions, HostArg, parse_host};
+use super::hook::{HookOptions, HostArg, host_timeout, parse_host};
+use super::settings_file::SettingsFile;
+use crate::mcp::daemon::DaemonClient;
 
 /// The hook events askbridge installs for `host`: those it asks for, then
 /// the cheap ones that show an ask went stale (the person answered in the
@@ -48,10 +51,6 @@ fn events(host: Host) -> &'static [&'static str] {
         Host::Cursor => &["beforeShellExecution", "beforeMCPExecution"],
     }
 }
-
-/// Seconds the host's hook timeout is set above the hold, so the hook
-/// ends (and cancels its ask) before the host kills it.
-const TIMEOUT_SLACK: u32 = 30;
 
 /// `askbridge hooks …`.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -145,7 +144,7 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     let hold = args
         .hold
         .map(|hold| hold.clamp(MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS));
-    let host_timeout = hold.unwrap_or(MAX_TIMEOUT_SECONDS) + TIMEOUT_SLACK;
+    let timeout = host_timeout(hold);
     let program = std::env::current_exe()?;
     let mut words = vec![
         quote(&program.to_string_lossy()),
@@ -170,10 +169,15 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
     }
     let command = words.join(" ");
     let path = settings_path(host, install.at.scope(), install.at.dir.as_deref())?;
-    let before = read_settings(&path)?;
-    let after = with_hook(host, &before, &command, host_timeout)
+    let file = SettingsFile::lock(&path)?;
+    let before = read_text(&file)?;
+    let first = first_settings(&file);
+    let after = with_hook(host, before.as_deref(), &command, timeout, first.as_ref())
         .map_err(|problem| anyhow::anyhow!("{}: {problem}", path.display()))?;
-    if Some(&after) == before.as_ref() {
+    if before
+        .as_deref()
+        .is_some_and(|before| same_json(before, &after))
+    {
         writeln!(
             out,
             "{}: already installed, nothing changed",
@@ -181,13 +185,13 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         )?;
         return Ok(());
     }
-    write_settings(&path, before.is_some(), &after)?;
+    file.write(before.as_deref(), &after)?;
     writeln!(
         out,
         "{}: {} run `{command}` (host timeout {} s)",
         path.display(),
         events(host).join(", "),
-        host_timeout
+        timeout
     )?;
     if host == Host::Codex {
         writeln!(
@@ -200,11 +204,13 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
 
 fn uninstall(at: &WhereArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let path = settings_path(at.host.0, at.scope(), at.dir.as_deref())?;
-    let Some(before) = read_settings(&path)? else {
+    let file = SettingsFile::lock(&path)?;
+    let Some(before) = read_text(&file)? else {
         writeln!(out, "{}: no such file, nothing to take out", path.display())?;
         return Ok(());
     };
-    let (after, removed) = without_hooks(&before)
+    let first = first_settings(&file);
+    let (after, removed) = without_hooks(&before, first.as_ref())
         .map_err(|problem| anyhow::anyhow!("{}: {problem}", path.display()))?;
     if removed.is_empty() {
         writeln!(
@@ -214,11 +220,43 @@ fn uninstall(at: &WhereArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()>
         )?;
         return Ok(());
     }
-    write_settings(&path, true, &after)?;
+    file.write(Some(&before), &after)?;
     for command in removed {
         writeln!(out, "{}: took out `{command}`", path.display())?;
     }
     Ok(())
+}
+
+/// The locked file's text, refused (nothing changed) when it is not JSON;
+/// `None` when there is no file.
+fn read_text(file: &SettingsFile) -> anyhow::Result<Option<String>> {
+    let Some(text) = file.read()? else {
+        return Ok(None);
+    };
+    if !text.trim().is_empty() {
+        serde_json::from_str::<Value>(&text).map_err(|error| {
+            anyhow::anyhow!(
+                "{} is not JSON ({error}); nothing changed",
+                file.real().display()
+            )
+        })?;
+    }
+    Ok(Some(text))
+}
+
+/// The settings as they were before askbridge first changed them (the
+/// first backup), when kept and readable.
+fn first_settings(file: &SettingsFile) -> Option<Value> {
+    serde_json::from_str(&file.first_backup()?).ok()
+}
+
+/// Whether two settings texts mean the same JSON.
+fn same_json(a: &str, b: &str) -> bool {
+    let parse = |text: &str| match text.trim() {
+        "" => Some(json!({})),
+        text => serde_json::from_str::<Value>(text).ok(),
+    };
+    parse(a).is_some_and(|a| Some(a) == parse(b))
 }
 
 /// One host's settings file at one scope, and askbridge's hooks in it.
@@ -268,7 +306,9 @@ pub fn server_asked(command: &str) -> String {
 }
 
 async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    let mut servers = std::collections::BTreeSet::new();
+    // Each daemon the hooks ask, and whether a file of the user's own (not
+    // a repository's) names it.
+    let mut servers = std::collections::BTreeMap::<String, bool>::new();
     for settings in survey(args.dir.as_deref())? {
         let label = settings.label();
         let path = settings.path.display();
@@ -277,14 +317,25 @@ async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Resu
             Ok(found) if found.is_empty() => writeln!(out, "{label}: not installed ({path})")?,
             Ok(found) => {
                 for (event, command) in found {
-                    servers.insert(server_asked(&command));
+                    let users = servers.entry(server_asked(&command)).or_default();
+                    *users |= settings.scope == Scope::User;
                     writeln!(out, "{label}: {event} runs `{command}` ({path})")?;
                 }
             }
         }
     }
-    for server in servers {
-        let answer = match super::daemon_client(&server) {
+    let configured = server_url(None);
+    for (server, users) in servers {
+        if !(users || is_loopback_url(&server) || same_server(&server, &configured)) {
+            writeln!(
+                out,
+                "daemon at {server}: not contacted: only a repository's hook file names it, \
+                 and a repository may name any server (set ASKBRIDGE_SERVER={server} to check it)"
+            )?;
+            continue;
+        }
+        // `/healthz` needs no token: none is sent.
+        let answer = match DaemonClient::new(&server) {
             Ok(client) => client.health(HEALTH_WITHIN).await.map(|_| ()),
             Err(error) => Err(error),
         };
@@ -298,6 +349,35 @@ async fn status(args: &StatusArgs, out: &mut dyn std::io::Write) -> anyhow::Resu
         }
     }
     Ok(())
+}
+
+/// Whether two daemon URLs are the same daemon (a trailing `/` aside).
+fn same_server(a: &str, b: &str) -> bool {
+    a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
+}
+
+/// Whether a daemon URL's host is this machine: `localhost` or a
+/// loopback address.
+fn is_loopback_url(url: &str) -> bool {
+    let Some(rest) = url
+        .trim()
+        .strip_prefix("http://")
+        .or_else(|| url.trim().strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return false;
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The scopes `host` reads hooks at.
@@ -359,50 +439,172 @@ fn read_settings(path: &Path) -> anyhow::Result<Option<Value>> {
     })
 }
 
-/// Writes `settings` to `path` through a temporary file and a rename,
-/// keeping the old file as `….askbridge.bak` when there was one.
-fn write_settings(path: &Path, existed: bool, settings: &Value) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|error| anyhow::anyhow!("cannot create {}: {error}", dir.display()))?;
-    }
-    let with_suffix = |suffix: &str| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(suffix);
-        PathBuf::from(name)
-    };
-    if existed {
-        let backup = with_suffix(".askbridge.bak");
-        std::fs::copy(path, &backup).map_err(|error| {
-            anyhow::anyhow!("cannot keep a copy as {}: {error}", backup.display())
-        })?;
-    }
-    let temporary = with_suffix(".askbridge.tmp");
-    let mut text = serde_json::to_string_pretty(settings)?;
-    text.push('\n');
-    std::fs::write(&temporary, text)
-        .and_then(|()| std::fs::rename(&temporary, path))
-        .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))
+/// A JSON value as askbridge edits it: as read, or rebuilt. Written
+/// back, a value askbridge did not change reads as it was written: a
+/// number stays as written (`1e2`), an empty list stays.
+#[derive(Debug)]
+enum Node {
+    /// The value's own text, as read.
+    Read(Box<RawValue>),
+    /// An object whose members askbridge looked into.
+    Object(Members),
+    /// A list whose items askbridge looked into.
+    List(Vec<Node>),
+    /// A value askbridge made.
+    Made(Value),
 }
 
-/// `settings` with askbridge's hook (and no other askbridge hook) in it.
+/// An object's members, in their order.
+#[derive(Debug, Default)]
+struct Members(Vec<(String, Node)>);
+
+impl Node {
+    /// The node as an object's members; `None` when it is no object.
+    fn into_object(self) -> Option<Members> {
+        match self {
+            Node::Read(text) => serde_json::from_str(text.get()).ok(),
+            Node::Object(members) => Some(members),
+            Node::List(_) | Node::Made(_) => None,
+        }
+    }
+
+    /// The node as a list's items; `None` when it is no list.
+    fn into_list(self) -> Option<Vec<Node>> {
+        match self {
+            Node::Read(text) => serde_json::from_str::<Vec<Box<RawValue>>>(text.get())
+                .ok()
+                .map(|items| items.into_iter().map(Node::Read).collect()),
+            Node::List(items) => Some(items),
+            Node::Object(_) | Node::Made(_) => None,
+        }
+    }
+
+    /// The node as a JSON value (numbers as the value reads them).
+    fn value(&self) -> Option<Value> {
+        match self {
+            Node::Read(text) => serde_json::from_str(text.get()).ok(),
+            other => serde_json::to_value(other).ok(),
+        }
+    }
+}
+
+impl Members {
+    /// Whether there is a member `name`.
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(key, _)| key == name)
+    }
+
+    /// Takes the member `name` (the last, as a JSON reader reads it) to
+    /// change it, leaving a placeholder for [`Members::put`].
+    fn take(&mut self, name: &str) -> Option<Node> {
+        let (_, node) = self.0.iter_mut().rev().find(|(key, _)| key == name)?;
+        Some(std::mem::replace(node, Node::Made(Value::Null)))
+    }
+
+    /// Sets the member `name`, in its place, or last when new.
+    fn put(&mut self, name: &str, node: Node) {
+        match self.0.iter_mut().rev().find(|(key, _)| key == name) {
+            Some((_, old)) => *old = node,
+            None => self.0.push((name.to_owned(), node)),
+        }
+    }
+
+    /// Takes out every member `name`.
+    fn remove(&mut self, name: &str) {
+        self.0.retain(|(key, _)| key != name);
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        /// Reads an object's members as their own text.
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some((key, text)) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push((key, Node::Read(text)));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl serde::Serialize for Members {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, node) in &self.0 {
+            map.serialize_entry(key, node)?;
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for Node {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Node::Read(text) => text.serialize(serializer),
+            Node::Object(members) => members.serialize(serializer),
+            Node::List(items) => items.serialize(serializer),
+            Node::Made(value) => value.serialize(serializer),
+        }
+    }
+}
+
+/// The settings text as an object's members: none when blank.
+fn root_members(text: &str) -> Result<Members, String> {
+    if text.trim().is_empty() {
+        return Ok(Members::default());
+    }
+    serde_json::from_str(text).map_err(|_| "the settings are not a JSON object".to_owned())
+}
+
+/// The members back as the file's text.
+fn settings_text(root: &Members) -> Result<String, String> {
+    let mut text = serde_json::to_string_pretty(root).map_err(|error| error.to_string())?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// `hooks` of the settings, to change; none when there is none.
+fn take_hooks(root: &mut Members) -> Result<Members, String> {
+    match root.take("hooks") {
+        Some(hooks) => hooks
+            .into_object()
+            .ok_or_else(|| "`hooks` is not an object".to_owned()),
+        None => Ok(Members::default()),
+    }
+}
+
+/// The settings text with askbridge's hook (and no other askbridge hook)
+/// in it; every other member as it was. `first` is the file before
+/// askbridge first changed it ([`without_hooks`]).
 fn with_hook(
     host: Host,
-    settings: &Option<Value>,
+    settings: Option<&str>,
     command: &str,
     timeout: u32,
-) -> Result<Value, String> {
-    let (mut settings, _) = without_hooks(settings.as_ref().unwrap_or(&json!({})))?;
-    let root = settings
-        .as_object_mut()
-        .ok_or("the settings are not a JSON object")?;
+    first: Option<&Value>,
+) -> Result<String, String> {
+    let (text, _) = without_hooks(settings.unwrap_or("{}"), first)?;
+    let mut root = root_members(&text)?;
     // Cursor and Copilot CLI list the commands themselves, in a file with
-    // a version.
+    // a version. Cursor's `failClosed`: a hook that fails, times out or
+    // prints nothing blocks the call (askbridge always prints a decision
+    // there, `ask` when it has none).
     let entry = if host == Host::Cursor {
-        root.entry("version").or_insert(json!(1));
-        json!({"command": command, "timeout": timeout})
+        json!({"command": command, "timeout": timeout, "failClosed": true})
     } else if host == Host::Copilot {
-        root.entry("version").or_insert(json!(1));
         json!({"type": "command", "bash": command, "timeoutSec": timeout})
     } else {
         let mut group = Map::new();
@@ -415,63 +617,115 @@ fn with_hook(
         );
         Value::Object(group)
     };
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or("`hooks` is not an object")?;
-    for event in events(host) {
-        hooks
-            .entry(*event)
-            .or_insert_with(|| json!([]))
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` is not a list"))?
-            .push(entry.clone());
+    if matches!(host, Host::Cursor | Host::Copilot) && !root.has("version") {
+        root.put("version", Node::Made(json!(1)));
     }
-    Ok(settings)
+    let mut hooks = take_hooks(&mut root)?;
+    for event in events(host) {
+        let mut list = match hooks.take(event) {
+            Some(list) => list
+                .into_list()
+                .ok_or_else(|| format!("`hooks.{event}` is not a list"))?,
+            None => Vec::new(),
+        };
+        list.push(Node::Made(entry.clone()));
+        hooks.put(event, Node::List(list));
+    }
+    root.put("hooks", Node::Object(hooks));
+    settings_text(&root)
 }
 
-/// `settings` without askbridge's hooks (a group left empty goes, and
-/// `hooks` itself when nothing is left), and the commands taken out.
-fn without_hooks(settings: &Value) -> Result<(Value, Vec<String>), String> {
-    let mut settings = settings.clone();
-    let root = settings
-        .as_object_mut()
-        .ok_or("the settings are not a JSON object")?;
+/// The settings text without askbridge's hooks, and the commands taken
+/// out. A list or object askbridge empties goes, unless `first` (the file
+/// before askbridge first changed it: its first backup) had it; every
+/// member askbridge does not change is left as written, and with nothing
+/// of askbridge's, the text as it is.
+fn without_hooks(settings: &str, first: Option<&Value>) -> Result<(String, Vec<String>), String> {
+    let mut root = root_members(settings)?;
+    if !root.has("hooks") {
+        return Ok((settings.to_owned(), Vec::new()));
+    }
+    let mut events = take_hooks(&mut root)?;
+    let had = |event: &str| first.is_some_and(|first| first["hooks"][event].is_array());
     let mut removed = Vec::new();
-    let Some(hooks) = root.get_mut("hooks") else {
-        return Ok((settings, removed));
-    };
-    let events = hooks.as_object_mut().ok_or("`hooks` is not an object")?;
-    for groups in events.values_mut() {
-        let Some(groups) = groups.as_array_mut() else {
+    let mut emptied = Vec::new();
+    for (event, groups) in &mut events.0 {
+        let read = std::mem::replace(groups, Node::Made(Value::Null));
+        let Node::Read(text) = read else {
+            *groups = read;
             continue;
         };
-        groups.retain_mut(|group| {
-            // Cursor's and Copilot's entries are commands themselves.
-            if let Some(command) = handler_command(group).filter(|c| is_ours(c)) {
-                removed.push(command.to_owned());
-                return false;
-            }
-            let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let before = handlers.len();
-            handlers.retain(|handler| match handler_command(handler) {
-                Some(command) if is_ours(command) => {
-                    removed.push(command.to_owned());
-                    false
-                }
-                _ => true,
-            });
-            !(before > 0 && handlers.is_empty())
-        });
+        let Some(list) = Node::Read(text.clone()).into_list() else {
+            *groups = Node::Read(text);
+            continue;
+        };
+        let before = removed.len();
+        let list: Vec<Node> = list
+            .into_iter()
+            .filter_map(|group| without_ours(group, &mut removed))
+            .collect();
+        if removed.len() == before {
+            *groups = Node::Read(text);
+            continue;
+        }
+        if list.is_empty() && !had(event.as_str()) {
+            emptied.push(event.clone());
+        }
+        *groups = Node::List(list);
     }
-    events.retain(|_, groups| groups.as_array().is_none_or(|groups| !groups.is_empty()));
-    if events.is_empty() {
+    if removed.is_empty() {
+        return Ok((settings.to_owned(), removed));
+    }
+    for event in &emptied {
+        events.remove(event);
+    }
+    let had_hooks = first.is_some_and(|first| first["hooks"].is_object());
+    if events.0.is_empty() && !had_hooks {
         root.remove("hooks");
+    } else {
+        root.put("hooks", Node::Object(events));
     }
-    Ok((settings, removed))
+    Ok((settings_text(&root)?, removed))
+}
+
+/// A group of handlers (or, for Cursor and Copilot CLI, a handler itself)
+/// with askbridge's handlers taken out (their commands added to
+/// `removed`); `None` when it held only askbridge's. A group with none of
+/// askbridge's is left as it was.
+fn without_ours(group: Node, removed: &mut Vec<String>) -> Option<Node> {
+    let Some(value) = group.value() else {
+        return Some(group);
+    };
+    if let Some(command) = handler_command(&value).filter(|c| is_ours(c)) {
+        removed.push(command.to_owned());
+        return None;
+    }
+    let Some(handlers) = value["hooks"].as_array() else {
+        return Some(group);
+    };
+    let ours: Vec<Option<&str>> = handlers
+        .iter()
+        .map(|handler| handler_command(handler).filter(|c| is_ours(c)))
+        .collect();
+    if ours.iter().all(Option::is_none) {
+        return Some(group);
+    }
+    removed.extend(ours.iter().flatten().map(|command| (*command).to_owned()));
+    if ours.iter().all(Option::is_some) {
+        return None;
+    }
+    // Some of the group's handlers are someone else's: only its list
+    // changes, each of their handlers left as written.
+    let mut members = group.into_object()?;
+    let list = members.take("hooks")?.into_list()?;
+    let theirs: Vec<Node> = list
+        .into_iter()
+        .zip(&ours)
+        .filter(|(_, ours)| ours.is_none())
+        .map(|(handler, _)| handler)
+        .collect();
+    members.put("hooks", Node::List(theirs));
+    Some(Node::Object(members))
 }
 
 /// askbridge's hooks in `settings`: (event, command).
@@ -543,6 +797,26 @@ mod tests {
 
     const COMMAND: &str = "/usr/local/bin/askbridge hook claude-code --to telegram:42 --hold 1800";
 
+    /// [`with_hook`] on `settings` as JSON, its answer read back.
+    fn install(
+        host: Host,
+        settings: Option<&Value>,
+        command: &str,
+        timeout: u32,
+    ) -> Result<Value, String> {
+        let text = settings.map(Value::to_string);
+        with_hook(host, text.as_deref(), command, timeout, None).map(|text| parsed(&text))
+    }
+
+    /// [`without_hooks`] on `settings` as JSON, its answer read back.
+    fn uninstall(settings: &Value) -> Result<(Value, Vec<String>), String> {
+        without_hooks(&settings.to_string(), None).map(|(text, removed)| (parsed(&text), removed))
+    }
+
+    fn parsed(text: &str) -> Value {
+        serde_json::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"))
+    }
+
     #[test]
     fn installing_keeps_every_other_hook_and_setting_and_twice_changes_nothing() {
         let settings = json!({
@@ -552,8 +826,8 @@ mod tests {
                 "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]
             }
         });
-        let once = with_hook(Host::ClaudeCode, &Some(settings.clone()), COMMAND, 1_830)
-            .expect("installed");
+        let once =
+            install(Host::ClaudeCode, Some(&settings.clone()), COMMAND, 1_830).expect("installed");
         let ours = json!({"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 1_830}]});
         assert_eq!(once["model"], "opus");
         assert_eq!(
@@ -568,10 +842,10 @@ mod tests {
             assert_eq!(once["hooks"][event], json!([ours]), "{event}");
         }
         let twice =
-            with_hook(Host::ClaudeCode, &Some(once.clone()), COMMAND, 1_830).expect("installed");
+            install(Host::ClaudeCode, Some(&once.clone()), COMMAND, 1_830).expect("installed");
         assert_eq!(twice, once);
         // Uninstalling gives back exactly what was there.
-        let (back, removed) = without_hooks(&once).expect("uninstalled");
+        let (back, removed) = uninstall(&once).expect("uninstalled");
         assert_eq!(back, settings);
         assert_eq!(removed, [COMMAND; 5]);
     }
@@ -579,15 +853,15 @@ mod tests {
     #[test]
     fn a_new_install_replaces_the_old_one_and_an_empty_file_gets_just_the_hook() {
         let old =
-            with_hook(Host::Codex, &None, "askbridge hook codex --hold 60", 90).expect("installed");
+            install(Host::Codex, None, "askbridge hook codex --hold 60", 90).expect("installed");
         let group = json!([{"hooks": [{"type": "command", "command": "askbridge hook codex --hold 60", "timeout": 90}]}]);
         assert_eq!(
             old,
             json!({"hooks": {"PermissionRequest": group, "PostToolUse": group, "UserPromptSubmit": group, "Stop": group}})
         );
-        let new = with_hook(
+        let new = install(
             Host::Codex,
-            &Some(old),
+            Some(&old),
             "askbridge hook codex --hold 120",
             150,
         )
@@ -605,14 +879,13 @@ mod tests {
                 "askbridge hook codex --hold 120".to_owned()
             ))
         );
-        let (empty, _) = without_hooks(&new).expect("uninstalled");
+        let (empty, _) = uninstall(&new).expect("uninstalled");
         assert_eq!(empty, json!({}));
     }
 
     #[test]
     fn copilot_gets_a_versioned_file_of_bash_commands_in_the_repository() {
-        let once =
-            with_hook(Host::Copilot, &None, "askbridge hook copilot", 150).expect("installed");
+        let once = install(Host::Copilot, None, "askbridge hook copilot", 150).expect("installed");
         let ours = json!({"type": "command", "bash": "askbridge hook copilot", "timeoutSec": 150});
         assert_eq!(
             once,
@@ -625,7 +898,7 @@ mod tests {
                 "askbridge hook copilot".to_owned()
             )]
         );
-        let (left, removed) = without_hooks(&once).expect("uninstalled");
+        let (left, removed) = uninstall(&once).expect("uninstalled");
         assert_eq!(left, json!({"version": 1}));
         assert_eq!(removed, ["askbridge hook copilot"]);
         let dir = Path::new("/w/shop");
@@ -640,14 +913,15 @@ mod tests {
     #[test]
     fn cursor_gets_its_commands_listed_in_a_versioned_file() {
         let settings = json!({"hooks": {"afterFileEdit": [{"command": "fmt.sh"}]}});
-        let once = with_hook(
+        let once = install(
             Host::Cursor,
-            &Some(settings.clone()),
+            Some(&settings.clone()),
             "askbridge hook cursor",
             150,
         )
         .expect("installed");
-        let ours = json!({"command": "askbridge hook cursor", "timeout": 150});
+        // failClosed: a hook that fails or prints nothing blocks the call.
+        let ours = json!({"command": "askbridge hook cursor", "timeout": 150, "failClosed": true});
         assert_eq!(
             once,
             json!({"hooks": {
@@ -657,9 +931,57 @@ mod tests {
             }, "version": 1})
         );
         assert_eq!(installed(&once).len(), 2);
-        let (back, removed) = without_hooks(&once).expect("uninstalled");
+        let (back, removed) = uninstall(&once).expect("uninstalled");
         assert_eq!(removed.len(), 2);
         assert_eq!(back["hooks"], settings["hooks"]);
+    }
+
+    #[test]
+    fn uninstalling_takes_out_only_what_askbridge_added_and_leaves_the_rest_as_written() {
+        let before = "{\n  \"cleanupPeriodDays\": 1e2,\n  \"env\": {\"ratio\": 0.50},\n  \"hooks\": {\n    \"Stop\": [],\n    \"Notification\": []\n  }\n}\n";
+        let first: Value = parsed(before);
+        let installed = with_hook(Host::ClaudeCode, Some(before), COMMAND, 1_830, Some(&first))
+            .expect("installed");
+        assert!(
+            installed.contains("\"cleanupPeriodDays\": 1e2"),
+            "{installed}"
+        );
+        assert_eq!(
+            parsed(&installed)["hooks"]["Stop"][0]["hooks"][0]["command"],
+            COMMAND
+        );
+        let (after, removed) = without_hooks(&installed, Some(&first)).expect("uninstalled");
+        assert_eq!(removed, [COMMAND; 5]);
+        // Every byte as it was: the number as written, the empty lists
+        // the file had (its first backup says so), its order.
+        assert_eq!(after, before);
+        // Without the backup, a list askbridge emptied goes; one it did
+        // not touch stays.
+        let (after, _) = without_hooks(&installed, None).expect("uninstalled");
+        assert_eq!(
+            parsed(&after),
+            json!({"cleanupPeriodDays": 100.0, "env": {"ratio": 0.5}, "hooks": {"Notification": []}})
+        );
+        assert!(after.contains("1e2") && after.contains("0.50"), "{after}");
+    }
+
+    #[test]
+    fn a_group_shared_with_someone_elses_handler_keeps_that_handler_as_written() {
+        let ours = format!("{{\"type\": \"command\", \"command\": \"{COMMAND}\"}}");
+        let settings = format!(
+            "{{\"hooks\": {{\"PostToolUse\": [{{\"matcher\": \"*\", \"hooks\": [{ours}, {{\"type\": \"command\", \"command\": \"log.sh\", \"timeout\": 1e1}}]}}]}}}}"
+        );
+        let (after, removed) = without_hooks(&settings, None).expect("uninstalled");
+        assert_eq!(removed, [COMMAND]);
+        assert!(after.contains("\"timeout\": 1e1"), "{after}");
+        assert_eq!(
+            parsed(&after)["hooks"]["PostToolUse"],
+            json!([{"matcher": "*", "hooks": [{"type": "command", "command": "log.sh", "timeout": 10.0}]}])
+        );
+        // Nothing of askbridge's: the text is left alone.
+        let (same, removed) = without_hooks(&after, None).expect("nothing");
+        assert!(removed.is_empty());
+        assert_eq!(same, after);
     }
 
     #[test]
@@ -673,7 +995,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                with_hook(Host::ClaudeCode, &Some(settings), COMMAND, 60),
+                install(Host::ClaudeCode, Some(&settings), COMMAND, 60),
                 Err(problem.to_owned())
             );
         }
@@ -711,6 +1033,30 @@ mod tests {
             Some("http://h:1")
         );
         assert_eq!(server_of("askbridge hook codex"), None);
+    }
+
+    #[test]
+    fn only_this_machines_daemons_are_loopback() {
+        for loopback in [
+            "http://127.0.0.1:8790",
+            "http://localhost:1/",
+            "https://LOCALHOST",
+            "http://[::1]:8790",
+            "http://127.1.2.3",
+        ] {
+            assert!(is_loopback_url(loopback), "{loopback}");
+        }
+        for elsewhere in [
+            "http://192.0.2.1:8790",
+            "https://askbridge.example.com",
+            "http://127.0.0.1.example.com",
+            "http://localhost@192.0.2.1",
+            "http://[::2]:1",
+            "ftp://127.0.0.1",
+        ] {
+            assert!(!is_loopback_url(elsewhere), "{elsewhere}");
+        }
+        assert!(same_server("http://h:1/", "http://h:1"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod normalize;
 pub mod render;
 pub mod resolve;
 pub mod serve;
+mod settings_file;
 
 use std::io::{self, Read};
 use std::net::SocketAddr;

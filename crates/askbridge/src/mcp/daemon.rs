@@ -33,8 +33,8 @@ pub const TOKEN_ENV: &str = "ASKBRIDGE_API_TOKEN";
 /// Why a call to the daemon failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    /// The URL given for the daemon is not an `http://` URL.
-    #[error("{0:?} is not a daemon URL; expected http://HOST:PORT")]
+    /// The URL given for the daemon is not an `http://` or `https://` URL.
+    #[error("{0:?} is not a daemon URL; expected http://HOST:PORT or https://HOST")]
     BadUrl(String),
     /// The API token cannot be sent in a header.
     #[error(
@@ -113,11 +113,15 @@ impl std::fmt::Debug for DaemonClient {
 }
 
 impl DaemonClient {
-    /// A client for the daemon at `url` (`http://127.0.0.1:8790`); a
-    /// trailing slash is ignored. Nothing is contacted yet.
+    /// A client for the daemon at `url` (`http://127.0.0.1:8790`, or an
+    /// `https://` one behind TLS); a trailing slash is ignored. Nothing is
+    /// contacted yet.
     pub fn new(url: &str) -> Result<DaemonClient, DaemonError> {
         let base = url.trim().trim_end_matches('/').to_owned();
-        let Some(rest) = base.strip_prefix("http://") else {
+        let Some(rest) = base
+            .strip_prefix("http://")
+            .or_else(|| base.strip_prefix("https://"))
+        else {
             return Err(DaemonError::BadUrl(url.to_owned()));
         };
         if rest.is_empty() || rest.contains(['?', '#', ' ']) {
@@ -453,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn urls_must_be_plain_http() {
+    fn urls_must_be_http_or_https() {
         assert!(DaemonClient::new("http://127.0.0.1:8790/").is_ok());
         assert_eq!(
             DaemonClient::new("http://127.0.0.1:8790/")
@@ -465,8 +469,14 @@ mod tests {
             DaemonClient::new("127.0.0.1:8790"),
             Err(DaemonError::BadUrl(_))
         ));
+        assert_eq!(
+            DaemonClient::new("https://askbridge.example.com/")
+                .map(|c| c.url().to_owned())
+                .ok(),
+            Some("https://askbridge.example.com".to_owned())
+        );
         assert!(matches!(
-            DaemonClient::new("https://example.com"),
+            DaemonClient::new("ftp://example.com"),
             Err(DaemonError::BadUrl(_))
         ));
     }
