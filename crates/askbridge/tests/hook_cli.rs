@@ -709,6 +709,15 @@ async fn on_telegram(chat: i64) -> (askbridge_testkit::telegram::FakeTelegram, D
     (fake, daemon)
 }
 
+/// The behaviour Claude Code is told to take: the hook's decision.
+async fn behavior(hook: Child) -> String {
+    let decided = decision(hook).await;
+    decided["hookSpecificOutput"]["decision"]["behavior"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no behaviour in {decided}"))
+        .to_owned()
+}
+
 /// `POST /v1/asks/{id}/reply` on `daemon` with `body` and no host key:
 /// its status and error code.
 async fn http_reply(daemon: &Daemon, id: &str, body: Value) -> (u16, Value) {
@@ -748,17 +757,9 @@ async fn an_approval_is_given_only_by_its_person_in_their_chat() {
         );
     }
     let question = fake.wait_for_sends(3).await.swap_remove(2);
-    fake.press_button(
-        &User::new(APPROVER, "Alice"),
-        APPROVER,
-        question.message_id,
-        "Allow",
-    );
-    let decided = decision(hook).await;
-    assert_eq!(
-        decided["hookSpecificOutput"]["decision"]["behavior"],
-        "allow"
-    );
+    let alice = User::new(APPROVER, "Alice");
+    fake.press_button(&alice, APPROVER, question.message_id, "Allow");
+    assert_eq!(behavior(hook).await, "allow");
 
     // A group naming its approver: another member's press is refused.
     let named = format!("telegram:{GROUP}@{APPROVER}");
@@ -779,17 +780,8 @@ async fn an_approval_is_given_only_by_its_person_in_their_chat() {
     assert_eq!(daemon::status(&daemon, &id).await["status"], "pending");
     let (status, _) = http_reply(&daemon, &id, json!({"answers": {"decision": ["Allow"]}})).await;
     assert_eq!(status, 403);
-    fake.press_button(
-        &User::new(APPROVER, "Alice"),
-        GROUP,
-        question.message_id,
-        "Deny",
-    );
-    let decided = decision(hook).await;
-    assert_eq!(
-        decided["hookSpecificOutput"]["decision"]["behavior"],
-        "deny"
-    );
+    fake.press_button(&alice, GROUP, question.message_id, "Deny");
+    assert_eq!(behavior(hook).await, "deny");
 }
 
 #[tokio::test]
@@ -954,4 +946,20 @@ fn notify_and_continue_are_refused_for_hosts_whose_stop_askbridge_does_not_read(
             text(&output.stderr)
         );
     }
+}
+
+#[test]
+fn installing_for_codex_says_its_terminal_is_locked_for_the_hold() {
+    let project = daemon::TempDir::new("hooks-codex");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    let install = [
+        "install", "codex", "--scope", "project", "--dir", dir, "--to", "web", "--hold", "90",
+    ];
+    let output = hooks(&install, project.path());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let said = text(&output.stdout);
+    assert!(
+        said.contains("Codex locks its terminal while the hook waits") && said.contains("90 s"),
+        "{said}"
+    );
 }

@@ -194,9 +194,15 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         timeout
     )?;
     if host == Host::Codex {
+        let hold = hold.map_or_else(
+            || "the daemon's [hooks] hold_seconds for codex (120 s unless set)".to_owned(),
+            |hold| format!("{hold} s"),
+        );
         writeln!(
             out,
-            "Codex runs a new hook only once trusted: review it with /hooks in Codex"
+            "Codex runs a new hook only once trusted: review it with /hooks in Codex\n\
+             Codex locks its terminal while the hook waits (what you type is only queued): \
+             for up to {hold} per prompt"
         )?;
     }
     Ok(())
