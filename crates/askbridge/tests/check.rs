@@ -20,6 +20,21 @@ use daemon::{TempDir, askbridge_command};
 use db::Scratch;
 use serde_json::Value;
 
+/// Every check, in the order `askbridge check` reports them.
+const CHECKS: [&str; 11] = [
+    "config",
+    "database",
+    "telegram",
+    "discord",
+    "slack",
+    "feishu",
+    "matrix",
+    "teams",
+    "email",
+    "hooks",
+    "approvals",
+];
+
 /// What one `askbridge check` printed, and its exit code.
 #[derive(Debug)]
 struct Checked {
@@ -164,18 +179,7 @@ async fn check_names_a_bad_config_key_and_its_file() {
             file.display()
         )
     );
-    for name in [
-        "database",
-        "telegram",
-        "discord",
-        "slack",
-        "feishu",
-        "matrix",
-        "teams",
-        "email",
-        "hooks",
-        "approvals",
-    ] {
+    for name in &CHECKS[1..] {
         assert_eq!(
             checked.line(name),
             format!("- {name}: not checked: the config has an error")
@@ -289,22 +293,7 @@ async fn check_json_has_every_check_with_status_message_and_details() {
     assert_eq!(json["ok"], true);
     let checks = json["checks"].as_array().unwrap();
     let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        [
-            "config",
-            "database",
-            "telegram",
-            "discord",
-            "slack",
-            "feishu",
-            "matrix",
-            "teams",
-            "email",
-            "hooks",
-            "approvals"
-        ]
-    );
+    assert_eq!(names, CHECKS);
     let statuses: Vec<&str> = checks
         .iter()
         .map(|c| c["status"].as_str().unwrap())
