@@ -223,8 +223,8 @@ async fn a_hook_killed_outright_ends_its_ask_at_once() {
         .env("ASKBRIDGE_LOG", "info,askbridge::http=debug")
         .start();
     let (mut child, id) = hook_waiting(&daemon, &bash_event("make publish")).await;
-    // The request that holds the ask: its Idempotency-Key again, waiting.
-    daemon.wait_for_log(&format!("ask_id={id} created=false"), STEP);
+    // The request that holds the ask (`GET …?wait=…&hold=true`).
+    daemon.wait_for_log(&format!("a request holds the ask ask_id={id}"), STEP);
     child.kill().await.expect("SIGKILL the hook");
     let ended = daemon::outcome(&daemon, &id).await;
     assert_eq!(ended["status"], "no_answer", "{ended}");

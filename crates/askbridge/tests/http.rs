@@ -1325,3 +1325,17 @@ async fn a_page_from_another_site_reads_and_answers_nothing() {
     );
     assert_eq!(from_site(&daemon, "/healthz", &rebound, None).await.0, 200);
 }
+
+#[tokio::test]
+async fn a_long_polls_hold_is_true_or_false() {
+    let daemon = Daemon::start();
+    let id = create(&daemon, &one_question()).await;
+    let bad = get(&daemon, &format!("/v1/asks/{id}?wait=1&hold=maybe")).await;
+    check_error(bad, 400, "invalid_query", Some("hold"));
+    let (status, ask) = get(&daemon, &format!("/v1/asks/{id}?hold=false")).await;
+    assert_eq!(
+        (status, ask["status"].as_str()),
+        (200, Some("pending")),
+        "{ask}"
+    );
+}

@@ -314,7 +314,7 @@ impl Asking {
         let client = &self.client;
         let until = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
         let until = until.min(deadline - CLOSING);
-        let (created, key) = create(client, body, key).await?;
+        let created = create(client, body, key).await?;
         let id = daemon::id_of(&created)
             .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
             .to_owned();
@@ -323,13 +323,13 @@ impl Asking {
         let _waiting = Waiting::note(session, call, &id);
         eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
         let outcome = tokio::select! {
-            // Held on the request that made it (its key again, with a
-            // wait): a hook killed outright (Codex's SIGKILL on Escape)
-            // drops it, and the daemon cancels the ask at once
-            // (`cancel_on_disconnect`), closing its chat message. A daemon
-            // slower than the deadline leaves the ask pending.
+            // Held by the waiting request (`hold=true`): a hook killed
+            // outright (Codex's SIGKILL on Escape) drops it, and the
+            // daemon cancels the ask at once (`cancel_on_disconnect`),
+            // closing its chat message. A daemon slower than the deadline
+            // leaves the ask pending.
             result = tokio::time::timeout_at(until, poll_until_end(created.clone(), until, |left| {
-                client.create_keyed(body, Some(left), Some(&key))
+                client.get_holding(&id, left)
             })) => {
                 result.unwrap_or(Ok(created)).map_err(|error| explain(&error))?
             }
@@ -410,8 +410,7 @@ fn idempotency_key(identity: &str) -> String {
 
 /// Creates the ask, or finds the pending one this call already made;
 /// skips the keys of earlier identical calls, whose asks have ended.
-/// Returns it with the key it was made with.
-async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<(Value, String), String> {
+async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<Value, String> {
     for repeat in 0..MAX_REPEATS {
         let key = match repeat {
             0 => key.to_owned(),
@@ -422,7 +421,7 @@ async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<(Value
             .await
             .map_err(|error| explain(&error))?;
         if daemon::status_of(&created) == Some("pending") {
-            return Ok((created, key));
+            return Ok(created);
         }
     }
     Err(format!(

@@ -27,7 +27,7 @@ use utoipa::{IntoParams, PartialSchema};
 
 use super::AppState;
 use super::error::{ApiError, json_response};
-use super::extract::{AskId, JsonBody, QueryParams, Wait};
+use super::extract::{AskId, Hold, JsonBody, QueryParams, Wait};
 use super::host;
 use super::openapi::parameter;
 use crate::bridge::{AskView, Bridge, BridgeError, ListFilter, NewAsk};
@@ -126,13 +126,13 @@ pub async fn create(
 /// Read an ask; with `wait`, long-poll until it ends.
 ///
 /// The ask as it is now, or once it has ended or the wait is over (then
-/// still pending). Closing a long-poll never cancels the ask: the agent may
-/// be reconnecting.
+/// still pending). Closing a long-poll never cancels the ask — the agent may
+/// be reconnecting — unless it says `hold=true`.
 #[utoipa::path(
     get,
     path = "/v1/asks/{id}",
     operation_id = "getAsk",
-    params(AskId, Wait),
+    params(AskId, Wait, Hold),
     responses(
         (status = OK, body = AskResponse, description = "The ask: pending or ended."),
         (status = BAD_REQUEST, body = ErrorResponse,
@@ -149,9 +149,15 @@ pub async fn get(
     mut query: QueryParams,
 ) -> Result<Response, ApiError> {
     let wait = query.take_wait()?;
-    query.finish(&["wait"])?;
+    let hold = query.take_hold()?;
+    query.finish(&["wait", "hold"])?;
     let view = match wait {
-        Some(wait) if !wait.is_zero() => wait_for(&state, &id, wait, false).await?,
+        Some(wait) if !wait.is_zero() => {
+            if hold {
+                tracing::debug!(ask_id = %id, "a request holds the ask");
+            }
+            wait_for(&state, &id, wait, hold && state.cancel_on_disconnect).await?
+        }
         _ => state.bridge.get(&id).await?,
     };
     let callback = callback_json(&state.bridge, &view).await?;

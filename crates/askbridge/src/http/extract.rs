@@ -141,6 +141,39 @@ impl QueryParams {
     }
 }
 
+impl QueryParams {
+    /// Takes `hold`: `true` or `false` (absent: `false`).
+    pub fn take_hold(&mut self) -> Result<bool, ApiError> {
+        match self.take("hold").as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(other) => Err(ApiError::invalid_query(
+                "hold",
+                format!("expected true or false, got {other:?}"),
+            )),
+        }
+    }
+}
+
+/// The `hold` query parameter of `GET /v1/asks/{id}` in the OpenAPI
+/// document, as [`QueryParams::take_hold`] reads it.
+#[derive(Debug)]
+pub struct Hold;
+
+impl IntoParams for Hold {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![parameter(
+            "hold",
+            ParameterIn::Query,
+            "With `wait`: this request holds the ask — when it is closed before \
+             the ask ends, the ask is cancelled (with `cancel_on_disconnect`, the \
+             default), as a waiting creation's is. What a coding agent's hook uses: \
+             a hook killed outright closes its chat message at once.",
+            ObjectBuilder::new().schema_type(Type::Boolean),
+        )]
+    }
+}
+
 /// The `wait` query parameter in the OpenAPI document, as
 /// [`QueryParams::take_wait`] reads it.
 #[derive(Debug)]

@@ -252,11 +252,28 @@ impl DaemonClient {
     /// `GET /v1/asks/{id}[?wait=…]`: the ask as it is, or its outcome once
     /// it ends within `wait`.
     pub async fn get(&self, id: &str, wait: Option<Duration>) -> Result<Value, DaemonError> {
+        self.get_with(id, wait, "").await
+    }
+
+    /// [`DaemonClient::get`] holding the ask (`hold=true`): the daemon
+    /// cancels it if this request is dropped before it ends — the process
+    /// waiting on it was killed.
+    pub async fn get_holding(&self, id: &str, wait: Duration) -> Result<Value, DaemonError> {
+        self.get_with(id, Some(wait), "&hold=true").await
+    }
+
+    async fn get_with(
+        &self,
+        id: &str,
+        wait: Option<Duration>,
+        more: &str,
+    ) -> Result<Value, DaemonError> {
         let id = self.checked_id(id)?;
         let (query, wait) = wait_query(wait);
+        let more = if query.is_empty() { "" } else { more };
         let request = self
             .http
-            .get(format!("{}/v1/asks/{id}{query}", self.base))
+            .get(format!("{}/v1/asks/{id}{query}{more}", self.base))
             .timeout(wait + REQUEST_SLACK);
         let answer = self.send(request).await?;
         self.note_ended(id, &answer);
