@@ -390,7 +390,7 @@ mod tests {
         );
         assert_eq!(
             parameters(&operation("/v1/asks/{id}", "get")),
-            [r#""path":"id""#, r#""query":"wait""#]
+            [r#""path":"id""#, r#""query":"wait""#, r#""query":"hold""#]
         );
         assert_eq!(
             parameters(&operation("/v1/asks/{id}", "delete")),
