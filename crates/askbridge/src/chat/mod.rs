@@ -20,8 +20,9 @@
 //!   an answer: it is answered with the exact targets for the place, for
 //!   the sender alone and for anyone there.
 //! - Who may answer is the core's rule
-//!   ([`AskLifecycle::may_answer`](askbridge_core::lifecycle::AskLifecycle::may_answer)): the target's
-//!   user, else whoever the channel's [`AllowList`] admits.
+//!   ([`Ask::may_answer`], which the lifecycle applies to every input):
+//!   the target's user, else whoever the channel's [`AllowList`] admits;
+//!   for an approval, only the person its place names.
 
 use askbridge_core::failure::PlatformFailure;
 use askbridge_core::lifecycle::{Input, Rejection, Step, UnknownItems};
@@ -223,8 +224,10 @@ pub async fn address(
     Ok(None)
 }
 
-/// Whether `person` may answer an ask posted to `target`: the core's rule
-/// ([`Target::may_answer`]) with this channel's allow-list.
+/// Whether `person` may answer an ask posted to `target`, as far as the
+/// target says ([`Target::may_answer`] with this channel's allow-list):
+/// which of the asks here a typed message may be meant for. Whether it is
+/// taken is the core's one rule, [`Ask::may_answer`], in the lifecycle.
 pub fn may_answer(target: &Target, person: &Person, allow: &AllowList) -> bool {
     target.may_answer(&person.responder, allow.admits(person))
 }
@@ -258,7 +261,7 @@ pub fn typed_input(text: &str, addressed: &Addressed, person: &Person, allow: &A
 pub fn refusal(view: &AskView, person: &Person, allow: &AllowList) -> Option<Rejection> {
     if !view.state.is_pending() {
         Some(Rejection::AlreadyEnded(view.state.clone()))
-    } else if !may_answer(place_of(view, person), person, allow) {
+    } else if !view.ask.may_answer(&person.responder, allow.admits(person)) {
         Some(Rejection::NotForYou)
     } else {
         None

@@ -273,8 +273,9 @@ struct Asking {
 }
 
 impl Asking {
-    /// Checks `--to`, reads the daemon's settings, and checks `[hooks] to`
-    /// as `--to` is checked.
+    /// Checks `--to` and reads the daemon's settings; where the ask goes
+    /// (`--to`, else `[hooks] to`, else the default target) the daemon
+    /// checks when it is created, by the core's rule.
     async fn start(args: &HookOptions) -> Result<Asking, String> {
         args.check_target()?;
         if args.trust_allowed_users {
