@@ -627,6 +627,8 @@ impl HookEvent {
                 "The MCP server {} asks: {message}",
                 self.tool_name
             )));
+        } else if let Some(note) = self.terminal_note() {
+            ask["description"] = json!(note);
         }
         if let Some(context) = self.context() {
             ask["context"] = context;
@@ -635,6 +637,20 @@ impl HookEvent {
             ask["to"] = json!(to);
         }
         ask
+    }
+
+    /// What the message says of the host's own prompt while it waits:
+    /// Claude Code asks in its terminal at the same time (an answer there
+    /// comes first), but not for a subagent running in the background.
+    fn terminal_note(&self) -> Option<&'static str> {
+        if self.host != Host::ClaudeCode || self.kind != HookKind::PermissionRequest {
+            return None;
+        }
+        Some(if self.agent_id.is_some() {
+            "A subagent asks: Claude Code shows no prompt in its terminal for it, so only an answer here decides."
+        } else {
+            "Claude Code asks in its terminal too: whichever answer comes first decides."
+        })
     }
 
     /// What the person must see to decide, shown whole as a preformatted
@@ -907,6 +923,15 @@ impl HookEvent {
             _ => return None,
         };
         Some(self.render(verdict, outcome))
+    }
+
+    /// Whether the outcome refuses the call (a tool call or a plan
+    /// denied in the chat): the call running afterwards shows the host
+    /// had decided in its own prompt first, and the answer came too late.
+    pub fn refuses_call(&self, outcome: &Value) -> bool {
+        matches!(self.request(), Request::Tool | Request::Plan)
+            && outcome["status"] == "answered"
+            && matches!(self.verdict(outcome), Some(Verdict::Deny(_)))
     }
 
     fn verdict(&self, outcome: &Value) -> Option<Verdict> {

@@ -11,6 +11,8 @@
 //! Pending ───┼──────────── TimedOut  (now >= deadline)
 //!            ├──────────── Cancelled (the agent cancelled)
 //!            └──────────── DeliveryFailed { reason }
+//!
+//! Answered ─────────────── Overtaken (the agent's host had decided first)
 //! ```
 //!
 //! Rules, in the order they are applied to an [`Input`]:
@@ -53,8 +55,9 @@ use crate::model::{Ask, Question, QuestionKind, Responder, Timestamp, option_lab
 use crate::outcome::{self, Ending, Given, Outcome, Reason, Via};
 use crate::resolve::{AskMatcher, Resolution, label_key};
 
-/// Where an ask is in its lifecycle. Every state but `Pending` is terminal
-/// and never changes.
+/// Where an ask is in its lifecycle. Every state but `Pending` is terminal:
+/// no input changes it (only [`AskLifecycle::overtake`] turns `Answered`
+/// into `Overtaken`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
     /// Waiting for answers.
@@ -91,6 +94,20 @@ pub enum State {
         /// When.
         at: Timestamp,
     },
+    /// Answered here, but the agent's host had decided in its own prompt
+    /// (the terminal) first: a later event of the host showed it went on
+    /// without this answer, which came too late and decided nothing
+    /// ([`AskLifecycle::overtake`]). The answers stay on record as the
+    /// late answer ([`AskLifecycle::late_outcome`]); the outcome is a
+    /// cancelled one.
+    Overtaken {
+        /// Who gave the late answer.
+        by: Responder,
+        /// When they gave it.
+        answered_at: Timestamp,
+        /// When the host showed it had decided.
+        at: Timestamp,
+    },
 }
 
 impl State {
@@ -107,7 +124,7 @@ impl State {
             State::Answered { .. } => "answered",
             State::Skipped { .. } => "skipped",
             State::TimedOut => "timed_out",
-            State::Cancelled { .. } => "cancelled",
+            State::Cancelled { .. } | State::Overtaken { .. } => "cancelled",
             State::DeliveryFailed { .. } => "delivery_failed",
         }
     }
@@ -481,7 +498,7 @@ impl AskLifecycle {
                         problem,
                     }
                 })?,
-                None if matches!(state, State::Answered { .. }) => {
+                None if matches!(state, State::Answered { .. } | State::Overtaken { .. }) => {
                     return Err(RebuildError::Incomplete { question: index });
                 }
                 None => {}
@@ -612,7 +629,9 @@ impl AskLifecycle {
             State::Answered { by, at } => (None, None, Some(by.clone()), *at),
             State::Skipped { by, at } => (Some(Reason::Skipped), None, Some(by.clone()), *at),
             State::TimedOut => (Some(Reason::Timeout), None, None, self.deadline),
-            State::Cancelled { at, .. } => (Some(Reason::Cancelled), None, None, *at),
+            State::Cancelled { at, .. } | State::Overtaken { at, .. } => {
+                (Some(Reason::Cancelled), None, None, *at)
+            }
             State::DeliveryFailed { reason, at } => (
                 Some(Reason::DeliveryFailed),
                 Some(reason.clone()),
@@ -620,8 +639,23 @@ impl AskLifecycle {
                 *at,
             ),
         };
-        let given: Vec<Given<'_>> = self
-            .ask
+        // A late answer decided nothing: not presented as given.
+        let given = match self.state {
+            State::Overtaken { .. } => Vec::new(),
+            _ => self.given(),
+        };
+        let ending = Ending {
+            reason,
+            failure,
+            by,
+            at,
+        };
+        Some(outcome::build(&self.id, &self.ask, &given, ending))
+    }
+
+    /// The answers given, question by question.
+    fn given(&self) -> Vec<Given<'_>> {
+        self.ask
             .questions
             .iter()
             .zip(&self.answers)
@@ -633,14 +667,42 @@ impl AskLifecycle {
                     via: answer.via,
                 })
             })
-            .collect();
-        let ending = Ending {
-            reason,
-            failure,
-            by,
-            at,
+            .collect()
+    }
+
+    /// The agent's host shows, after the ask was answered here, that it
+    /// had decided in its own prompt first (a coding agent's call ran
+    /// although the answer here refused it): an answered ask becomes
+    /// [`State::Overtaken`], its outcome a cancelled one. Whether it
+    /// changed: only an answered ask is overtaken.
+    pub fn overtake(&mut self, now: Timestamp) -> bool {
+        let State::Answered { by, at } = &self.state else {
+            return false;
         };
-        Some(outcome::build(&self.id, &self.ask, &given, ending))
+        self.state = State::Overtaken {
+            by: by.clone(),
+            answered_at: *at,
+            at: now,
+        };
+        true
+    }
+
+    /// What the answer given here said, for an overtaken ask: the outcome
+    /// it made when it was given. `None` for any other state.
+    pub fn late_outcome(&self) -> Option<Outcome> {
+        let State::Overtaken {
+            by, answered_at, ..
+        } = &self.state
+        else {
+            return None;
+        };
+        let ending = Ending {
+            reason: None,
+            failure: None,
+            by: Some(by.clone()),
+            at: *answered_at,
+        };
+        Some(outcome::build(&self.id, &self.ask, &self.given(), ending))
     }
 
     /// Times the ask out if it is pending and `now` has reached the

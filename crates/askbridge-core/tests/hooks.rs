@@ -760,3 +760,44 @@ fn allow_for_this_session_shows_each_rule_it_grants() {
         "masked: {description}"
     );
 }
+
+#[test]
+fn the_message_says_whether_the_terminal_asks_too() {
+    let main = parse(Host::ClaudeCode, &claude_bash()).ask(None, 60);
+    assert_eq!(
+        main["description"],
+        "Claude Code asks in its terminal too: whichever answer comes first decides."
+    );
+    let mut subagent = claude_bash();
+    subagent["agent_id"] = json!("a7f3");
+    let subagent = parse(Host::ClaudeCode, &subagent).ask(None, 60);
+    assert_eq!(
+        subagent["description"],
+        "A subagent asks: Claude Code shows no prompt in its terminal for it, so only an answer here decides."
+    );
+    // Codex locks its terminal while the hook waits: nothing to say.
+    assert_eq!(
+        parse(Host::Codex, &codex_shell()).ask(None, 60)["description"],
+        Value::Null
+    );
+}
+
+#[test]
+fn only_a_refusal_in_the_chat_is_one_a_call_that_ran_overtook() {
+    let bash = parse(Host::ClaudeCode, &claude_bash());
+    let rows = [
+        (decided(&["Deny"], None), true),
+        (decided(&[], Some("use the staging box")), true),
+        (decided(&["Allow"], None), false),
+        (decided(&["Allow for this session"], None), false),
+        (no_answer("skipped"), false),
+        (no_answer("timeout"), false),
+    ];
+    for (outcome, refuses) in rows {
+        assert_eq!(bash.refuses_call(&outcome), refuses, "{outcome}");
+    }
+    // The agent's own questions are answered either way: a call that ran
+    // says nothing of which answer came first.
+    let questions = parse(Host::ClaudeCode, &claude_questions());
+    assert!(!questions.refuses_call(&no_answer("skipped")));
+}

@@ -1698,3 +1698,50 @@ fn an_ask_answered_in_the_hosts_own_prompt_ends_cancelled_and_closes_saying_so()
         Step::Rejected(_)
     ));
 }
+
+#[test]
+fn an_answer_the_hosts_own_prompt_overtook_is_kept_only_as_late() {
+    use askbridge_core::render::ended_line;
+    let mut lifecycle = AskLifecycle::new("ask_1", release(), T0);
+    let Step::Finished(answered) = lifecycle.handle(pick(alice(), 0, &[1]), at(5)) else {
+        panic!("answered");
+    };
+    // The host shows it had decided first.
+    assert!(lifecycle.overtake(at(9)));
+    let by = answered.answered_by.clone().expect("who answered");
+    assert_eq!(
+        *lifecycle.state(),
+        State::Overtaken {
+            by,
+            answered_at: at(5),
+            at: at(9)
+        }
+    );
+    assert_eq!(lifecycle.state().as_str(), "cancelled");
+    let outcome = lifecycle.outcome().expect("an outcome");
+    assert_eq!(
+        (outcome.reason, outcome.answers.len(), &outcome.answered_by),
+        (Some(Reason::Cancelled), 0, &None),
+        "the late answer is not presented as given"
+    );
+    let late = lifecycle.late_outcome().expect("the late answer");
+    assert_eq!(
+        (late.answers, late.answered_by, late.answered_at),
+        (answered.answers, answered.answered_by, at(5))
+    );
+    let shown = lifecycle.late_outcome().expect("the late answer");
+    assert_eq!(
+        ended_line(lifecycle.state(), &shown, None, Locale::En),
+        "⚠ Answered in the terminal first — Alice's answer here (Production) came too late and decided nothing"
+    );
+    // Rebuilt from its parts, it is the same.
+    let rebuilt = AskLifecycle::from_parts(lifecycle.to_parts()).expect("rebuilt");
+    assert_eq!(rebuilt.late_outcome(), lifecycle.late_outcome());
+    // Once: and never a pending, skipped, cancelled or timed-out ask.
+    assert!(!lifecycle.overtake(at(10)));
+    let mut pending = AskLifecycle::new("ask_2", release(), T0);
+    assert!(!pending.overtake(at(5)));
+    pending.handle(skip(alice()), at(6));
+    assert!(!pending.overtake(at(7)));
+    assert_eq!(pending.state().as_str(), "skipped");
+}

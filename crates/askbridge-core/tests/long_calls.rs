@@ -22,8 +22,15 @@ fn asked(command: &str) -> Ask {
         .ask
 }
 
+/// The question itself, after the note that the terminal asks too.
 fn question(ask: &Ask) -> &str {
-    &ask.questions[0].text
+    let text = &ask.questions[0].text;
+    let (note, question) = text.split_once("\n\n").expect("a note, then the question");
+    assert!(
+        note.contains("whichever answer comes first decides"),
+        "{note}"
+    );
+    question
 }
 
 /// What each channel, in each locale, shows of the call: its blocks joined.

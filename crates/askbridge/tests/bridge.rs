@@ -417,6 +417,54 @@ async fn cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is(db: Scratch) {
     );
 }
 
+async fn an_answer_the_host_overtook_is_stored_as_too_late_and_survives_a_restart(db: Scratch) {
+    let clock = Clock::manual(START);
+    let bridge = open(&db, &clock).await;
+    let created = create(&bridge, deploy_ask(900)).await;
+    let (step, answered) = bridge
+        .handle(&created.id, pick("alice", 1))
+        .await
+        .expect("answer");
+    assert!(matches!(step, Step::Finished(_)), "{step:?}");
+    let given = answered.outcome.expect("an outcome");
+
+    // The agent's host shows it had decided first.
+    clock.advance(Duration::from_secs(3));
+    let overtaken = bridge
+        .end(&created.id, Input::AnsweredInHost)
+        .await
+        .expect("overtaken");
+    let late_at = START.saturating_add_secs(3);
+    let expected = State::Overtaken {
+        by: given.answered_by.clone().expect("who answered"),
+        answered_at: START,
+        at: late_at,
+    };
+    assert_eq!(overtaken.state, expected);
+    let outcome = overtaken.outcome.expect("an outcome");
+    assert_eq!(
+        (outcome.status, outcome.reason, outcome.answers.len()),
+        (Status::NoAnswer, Some(Reason::Cancelled), 0)
+    );
+    assert_eq!(
+        overtaken.late.expect("the late answer").answers,
+        given.answers
+    );
+
+    // Once: the agent's cancel and the host again change nothing.
+    clock.advance(Duration::from_secs(1));
+    for input in [Input::Cancel, Input::AnsweredInHost] {
+        let again = bridge.end(&created.id, input).await.expect("as is");
+        assert_eq!(again.state, expected);
+    }
+    // As stored.
+    crash(bridge);
+    let reopened = open(&db, &clock).await;
+    let read = reopened.get(&created.id).await.expect("read");
+    assert_eq!(read.state, expected);
+    assert_eq!(read.late.expect("the late answer").answers, given.answers);
+}
+
 async fn asks_without_a_target_go_to_the_default_and_named_users_are_enforced(db: Scratch) {
     let clock = Clock::manual(START);
     let bridge = open(&db, &clock).await;
@@ -2569,6 +2617,7 @@ on_both_backends!(
         first_answer_finishes_the_ask_and_later_replies_are_already_ended,
         unknown_ids_are_not_found,
         cancel_ends_a_pending_ask_and_returns_an_ended_one_as_is,
+        an_answer_the_host_overtook_is_stored_as_too_late_and_survives_a_restart,
         asks_without_a_target_go_to_the_default_and_named_users_are_enforced,
         pending_asks_survive_a_crash_and_expired_ones_end_timed_out_on_open,
         partial_answers_survive_a_restart,

@@ -123,7 +123,8 @@ async fn a_bash_call_is_shown_whole_and_allowed_from_the_chat() {
     let ask = api.ask(&id).await;
     assert_eq!(
         ask["ask"]["questions"][0]["question"],
-        "Allow Bash in api-server?"
+        "Claude Code asks in its terminal too: whichever answer comes first decides.\n\n\
+         Allow Bash in api-server?"
     );
     let context = ask["ask"]["context"]["text"].as_str().expect("the call");
     assert!(
@@ -883,6 +884,101 @@ async fn a_prompt_answered_in_the_terminal_closes_in_the_chat_saying_so() {
         closed.text.ends_with("\n\n✅ Answered in the terminal"),
         "{}",
         closed.text
+    );
+}
+
+#[tokio::test]
+async fn a_chat_refusal_after_the_terminal_allowed_is_recorded_as_too_late() {
+    use askbridge_testkit::telegram::User;
+    const CHAT: i64 = -100_200_320;
+    let (fake, daemon) = on_telegram(CHAT).await;
+    let to = format!("telegram:{CHAT}@42");
+    let mut event = bash_event("cargo build --release");
+    event["session_id"] = json!("late-session");
+    let (hook, id) = hook_waiting_with(&daemon, &["--to", &to], &event).await;
+    let question = fake.wait_for_sends(3).await.swap_remove(2);
+    // While it waits, the message says the terminal may answer first.
+    assert!(
+        question.text.contains(
+            "Claude Code asks in its terminal too: whichever answer comes first decides."
+        ),
+        "{}",
+        question.text
+    );
+    // "Yes" at the keyboard: the call runs. Alice, in the chat, denies it
+    // meanwhile; the hook's deny reaches a host that already decided.
+    fake.press_button(&User::new(42, "Alice"), CHAT, question.message_id, "Deny");
+    assert_eq!(behavior(hook).await, "deny");
+    assert_eq!(daemon::outcome(&daemon, &id).await["status"], "answered");
+    // The call ran all the same (its PostToolUse): the chat answer came
+    // too late, and the record does not present it as what happened.
+    let mut ran = event.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    let quiet = later(&daemon, ran).await;
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet.stderr));
+    let outcome = daemon::outcome(&daemon, &id).await;
+    assert_eq!(
+        (&outcome["status"], &outcome["reason"], &outcome["answers"]),
+        (&json!("no_answer"), &json!("cancelled"), &json!({})),
+        "{outcome}"
+    );
+    let closed = fake
+        .wait_for("the question to say the answer came too late", |state| {
+            state
+                .message(CHAT, question.message_id)
+                .filter(|message| message.text.contains("too late"))
+                .cloned()
+        })
+        .await;
+    assert!(
+        closed.text.ends_with(
+            "\n\n⚠ Answered in the terminal first — Alice's answer here (Deny) came too late and decided nothing"
+        ),
+        "{}",
+        closed.text
+    );
+}
+
+#[tokio::test]
+async fn a_chat_refusal_that_held_stays_the_decision() {
+    use askbridge_testkit::telegram::User;
+    const CHAT: i64 = -100_200_330;
+    let (fake, daemon) = on_telegram(CHAT).await;
+    let to = format!("telegram:{CHAT}@42");
+    let alice = User::new(42, "Alice");
+    let mut event = bash_event("rm -rf target");
+    event["session_id"] = json!("held-session");
+    let (hook, refused) = hook_waiting_with(&daemon, &["--to", &to], &event).await;
+    let question = fake.wait_for_sends(3).await.swap_remove(2);
+    fake.press_button(&alice, CHAT, question.message_id, "Deny");
+    assert_eq!(behavior(hook).await, "deny");
+    // The agent asks for the same call again (the refusal held: it did not
+    // run), and this time Alice allows it, and it runs.
+    let mut again = event.clone();
+    again["prompt_id"] = json!("p2");
+    let (hook, allowed) = hook_waiting_with(&daemon, &["--to", &to], &again).await;
+    let question = fake.wait_for_sends(5).await.swap_remove(4);
+    fake.press_button(&alice, CHAT, question.message_id, "Allow");
+    assert_eq!(behavior(hook).await, "allow");
+    let mut ran = again.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    later(&daemon, ran).await;
+    // The turn ends.
+    later(
+        &daemon,
+        json!({"session_id": "held-session", "hook_event_name": "Stop"}),
+    )
+    .await;
+    for id in [&refused, &allowed] {
+        assert_eq!(
+            daemon::outcome(&daemon, id).await["status"],
+            "answered",
+            "{id}"
+        );
+    }
+    assert_eq!(
+        daemon::outcome(&daemon, &refused).await["answers"]["decision"],
+        json!(["Deny"])
     );
 }
 

@@ -246,6 +246,12 @@ pub struct Strings {
     pub answered_in_host: &'static str,
     /// Status of such an ask with no summary.
     pub answered_in_host_alone: &'static str,
+    /// Status of an ask answered here after the agent's host had decided
+    /// in its own dialog: what was answered here, too late. `{answer}`,
+    /// `{name}`.
+    pub answered_in_host_first: &'static str,
+    /// The same with nobody's name. `{answer}`.
+    pub answered_in_host_first_alone: &'static str,
     /// Status of a skipped ask.
     pub skipped: &'static str,
     /// Status of an ask that timed out.
@@ -505,6 +511,8 @@ static EN: Strings = Strings {
     still_waiting: "Still waiting for your answer",
     answered_in_host: "answered in the terminal",
     answered_in_host_alone: "Answered in the terminal",
+    answered_in_host_first: "Answered in the terminal first — {name}'s answer here ({answer}) came too late and decided nothing",
+    answered_in_host_first_alone: "Answered in the terminal first — the answer here ({answer}) came too late and decided nothing",
     skipped: "Skipped",
     expired: "Expired",
     cancelled: "Cancelled",
@@ -656,6 +664,8 @@ static ZH_CN: Strings = Strings {
     still_waiting: "还在等你的回答",
     answered_in_host: "已在终端中回答",
     answered_in_host_alone: "已在终端中回答",
+    answered_in_host_first: "已先在终端中回答 — {name} 在此的回答（{answer}）来得太晚，未起作用",
+    answered_in_host_first_alone: "已先在终端中回答 — 此处的回答（{answer}）来得太晚，未起作用",
     skipped: "已跳过",
     expired: "已过期",
     cancelled: "已取消",
@@ -807,6 +817,8 @@ static TH: Strings = Strings {
     still_waiting: "ยังรอคำตอบของคุณอยู่",
     answered_in_host: "ตอบในเทอร์มินัลแล้ว",
     answered_in_host_alone: "ตอบในเทอร์มินัลแล้ว",
+    answered_in_host_first: "ตอบในเทอร์มินัลก่อนแล้ว — คำตอบของ {name} ที่นี่ ({answer}) มาช้าเกินไปและไม่มีผล",
+    answered_in_host_first_alone: "ตอบในเทอร์มินัลก่อนแล้ว — คำตอบที่นี่ ({answer}) มาช้าเกินไปและไม่มีผล",
     skipped: "ข้ามแล้ว",
     expired: "หมดเวลาแล้ว",
     cancelled: "ยกเลิกแล้ว",

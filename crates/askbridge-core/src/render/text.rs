@@ -8,7 +8,7 @@
 
 use crate::lifecycle::{Clarify, Rejection, State};
 use crate::model::{
-    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Target, Timestamp,
+    Ask, ChannelKind, Choice, Place, Question, QuestionKind, Responder, Target, Timestamp,
     has_recommended_marker, strip_recommended_marker,
 };
 use crate::outcome::{Outcome, Reason, Status};
@@ -47,6 +47,14 @@ pub enum EndState<'a> {
     AnsweredInHost {
         /// Short answer text, one line.
         summary: &'a str,
+    },
+    /// Answered here after the agent's host had decided in its own
+    /// dialog: the answer came too late.
+    AnsweredInHostFirst {
+        /// Short text of the late answer, one line.
+        summary: &'a str,
+        /// Display name of who gave it.
+        by: Option<&'a str>,
     },
     /// The person skipped the ask.
     Skipped,
@@ -105,6 +113,25 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
                 format!("✅ {summary} — {}", s.answered_in_host)
             }
         }
+        EndState::AnsweredInHostFirst { summary, by } => {
+            let answer = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            let answer = if answer.is_empty() {
+                s.answered
+            } else {
+                &answer
+            };
+            let line = match by
+                .map(|name| cut(&one_line(name), MAX_NAME_CHARS))
+                .filter(|name| !name.is_empty())
+            {
+                Some(name) => fill(
+                    s.answered_in_host_first,
+                    &[("answer", answer), ("name", &name)],
+                ),
+                None => fill(s.answered_in_host_first_alone, &[("answer", answer)]),
+            };
+            format!("⚠ {line}")
+        }
         EndState::Skipped => format!("⏭ {}", s.skipped),
         EndState::Expired => format!("⌛ {}", s.expired),
         EndState::Cancelled => format!("✖ {}", s.cancelled),
@@ -134,7 +161,10 @@ pub fn closed_text(shown: &str, status: &str, max_shown_chars: usize) -> String 
 
 /// [`closing_line_at`] for an ask in `state`: one the person answered in
 /// the agent host's own prompt (a hook saw the host go on without it)
-/// says so.
+/// says so; one answered here after the host had decided
+/// ([`State::Overtaken`]) says that too, and what came too late, from
+/// `outcome`: for such an ask, the outcome its late answer made
+/// ([`crate::lifecycle::AskLifecycle::late_outcome`]).
 pub fn ended_line(
     state: &State,
     outcome: &Outcome,
@@ -145,6 +175,13 @@ pub fn ended_line(
         State::Cancelled { in_host: true, .. } => {
             status_line(&EndState::AnsweredInHost { summary: "" }, locale)
         }
+        State::Overtaken { by, .. } => status_line(
+            &EndState::AnsweredInHostFirst {
+                summary: &answer_summary(outcome, locale),
+                by: Some(display_name(by)),
+            },
+            locale,
+        ),
         _ => closing_line_at(outcome, here, locale),
     }
 }
@@ -153,7 +190,6 @@ pub fn ended_line(
 /// an answer given in another place says where (`— answered by Alice in
 /// Slack`).
 pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) -> String {
-    let s = locale.strings();
     let end = match (outcome.status, outcome.reason) {
         (Status::Answered, _) => None,
         (Status::NoAnswer, Some(Reason::Skipped)) => Some(EndState::Skipped),
@@ -164,7 +200,45 @@ pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) 
     if let Some(end) = end {
         return status_line(&end, locale);
     }
-    let summary = outcome
+    let summary = answer_summary(outcome, locale);
+    if outcome
+        .answered_by
+        .as_ref()
+        .is_some_and(|who| who.channel == ChannelKind::Host)
+    {
+        return status_line(&EndState::AnsweredInHost { summary: &summary }, locale);
+    }
+    let by = outcome.answered_by.as_ref().map(display_name);
+    let elsewhere = outcome
+        .answered_by
+        .as_ref()
+        .and_then(|who| who.place.as_ref())
+        .filter(|place| here.is_some_and(|here| here != *place))
+        .map(|place| place_name(place, locale));
+    status_line(
+        &EndState::Answered {
+            summary: &summary,
+            by,
+            elsewhere,
+        },
+        locale,
+    )
+}
+
+/// Who answered, as people see them: their name, else their id.
+fn display_name(who: &Responder) -> &str {
+    who.name
+        .as_deref()
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or(&who.user_id)
+}
+
+/// What was answered, one line: labels without the "(Recommended)"
+/// marker, own words, yes / no in the locale; questions separated by
+/// ` · `.
+fn answer_summary(outcome: &Outcome, locale: Locale) -> String {
+    let s = locale.strings();
+    outcome
         .details
         .iter()
         .filter(|detail| !detail.skipped)
@@ -186,34 +260,7 @@ pub fn closing_line_at(outcome: &Outcome, here: Option<&Place>, locale: Locale) 
         })
         .filter(|part| !part.trim().is_empty())
         .collect::<Vec<_>>()
-        .join(" · ");
-    if outcome
-        .answered_by
-        .as_ref()
-        .is_some_and(|who| who.channel == ChannelKind::Host)
-    {
-        return status_line(&EndState::AnsweredInHost { summary: &summary }, locale);
-    }
-    let by = outcome.answered_by.as_ref().map(|who| {
-        who.name
-            .as_deref()
-            .filter(|name| !name.trim().is_empty())
-            .unwrap_or(&who.user_id)
-    });
-    let elsewhere = outcome
-        .answered_by
-        .as_ref()
-        .and_then(|who| who.place.as_ref())
-        .filter(|place| here.is_some_and(|here| here != *place))
-        .map(|place| place_name(place, locale));
-    status_line(
-        &EndState::Answered {
-            summary: &summary,
-            by,
-            elsewhere,
-        },
-        locale,
-    )
+        .join(" · ")
 }
 
 /// A reminder of an ask nobody has answered, at `now`: `⏰ Still waiting

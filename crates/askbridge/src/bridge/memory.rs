@@ -184,6 +184,67 @@ pub(super) enum Found {
 }
 
 impl Inner {
+    /// Overtakes ask `id`, answered here after the agent's host had
+    /// decided ([`AskLifecycle::overtake`]): stored with a
+    /// compare-and-set, then its posted messages closed again (by this
+    /// instance where it posts to their channel) and subscribers told.
+    /// An ask in any other state is returned as is.
+    pub(super) async fn overtake(self: &Arc<Self>, id: &str) -> Result<AskView, BridgeError> {
+        for _ in 0..super::CAS_ATTEMPTS {
+            let row = self
+                .store
+                .load_ask(id)
+                .await?
+                .ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+            let mut lifecycle = record::rebuild(&row)?;
+            let now = self.clock.now();
+            if !lifecycle.overtake(now) {
+                return Ok(self.view(&lifecycle));
+            }
+            let stored = self
+                .store
+                .compare_and_set(&super::StateChange {
+                    id,
+                    expected_version: row.version,
+                    state: lifecycle.state().as_str(),
+                    state_json: &record::state_json(id, lifecycle.state())?,
+                    answers_json: &record::answers_json(id, lifecycle.answers())?,
+                    updated_at: record::millis(now),
+                })
+                .await?;
+            if !stored {
+                continue;
+            }
+            tracing::info!(ask_id = %id, "ask overtaken: the agent's host decided before its answer");
+            let view = Arc::new(self.view(&lifecycle));
+            if row.delivered_at.is_some()
+                && let Some(key) = AskKey::parse(id)
+            {
+                // The ask is no longer in memory: an entry of its places,
+                // only to close their messages again.
+                let places = lifecycle
+                    .ask()
+                    .places()
+                    .map(|target| target.place.channel());
+                let entry = Arc::new(Entry::new(
+                    key,
+                    places.map(|kind| (kind, DELIVERED, None)),
+                    lifecycle.deadline(),
+                    row.version + 1,
+                    None,
+                ));
+                self.enqueue_everywhere(
+                    &entry,
+                    |kind| self.posts_here(kind),
+                    || Op::End(Arc::clone(&view)),
+                );
+            }
+            self.emit(|| BridgeEvent::Updated(Arc::clone(&view)));
+            return Ok((*view).clone());
+        }
+        Err(BridgeError::Contended(id.to_owned()))
+    }
+
     /// Rebuilds the entry's lifecycle from the stored row. A change made
     /// by another process is told here, whichever path noticed it first
     /// (an announcement, a wait, a read): progress as `Updated`, an end as

@@ -165,6 +165,10 @@ pub struct AskView {
     pub answers: Vec<Option<Answer>>,
     /// The outcome, once the ask has ended.
     pub outcome: Option<Outcome>,
+    /// For an ask answered here after the agent's host had decided
+    /// ([`State::Overtaken`]): the outcome its late answer made, which
+    /// decided nothing.
+    pub late: Option<Outcome>,
 }
 
 impl AskView {
@@ -806,9 +810,18 @@ impl Bridge {
     }
 
     /// Ends a pending ask with `input` ([`Input::Cancel`],
-    /// [`Input::AnsweredInHost`]); an ended ask is returned as is.
+    /// [`Input::AnsweredInHost`]); an ended ask is returned as is, but
+    /// for one answered here that the agent's host shows it had decided
+    /// without ([`Input::AnsweredInHost`]): its answer came too late, and
+    /// the ask is overtaken ([`AskLifecycle::overtake`]), its messages
+    /// closed again saying so.
     pub async fn end(&self, id: &str, input: Input) -> Result<AskView, BridgeError> {
-        self.handle(id, input).await.map(|(_, view)| view)
+        let in_host = matches!(input, Input::AnsweredInHost);
+        let view = self.handle(id, input).await.map(|(_, view)| view)?;
+        if in_host && matches!(view.state, State::Answered { .. }) {
+            return self.inner.overtake(id).await;
+        }
+        Ok(view)
     }
 
     /// Asks matching the filter, newest first. Rows that no longer read
@@ -1279,6 +1292,7 @@ impl Inner {
             state: lifecycle.state().clone(),
             answers: lifecycle.answers().to_vec(),
             outcome: lifecycle.outcome(),
+            late: lifecycle.late_outcome(),
         }
     }
 

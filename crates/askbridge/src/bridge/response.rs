@@ -148,6 +148,7 @@ mod tests {
                 None,
             ],
             outcome: None,
+            late: None,
         }
     }
 

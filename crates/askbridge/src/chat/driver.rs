@@ -537,7 +537,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
     /// again and someone pressed the first copy).
     async fn end_view(&self, view: &AskView, place: usize) -> Result<(), PlatformFailure> {
         let bridge = self.bridge()?;
-        let Some(outcome) = &view.outcome else {
+        // An answer that came too late is shown as such.
+        let Some(outcome) = view.late.as_ref().or(view.outcome.as_ref()) else {
             return Ok(());
         };
         let here = place_target(view, place)?;

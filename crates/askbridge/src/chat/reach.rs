@@ -215,6 +215,7 @@ mod tests {
             state: State::Pending,
             answers: vec![None],
             outcome: None,
+            late: None,
         };
         let posted = |channel: ChannelKind, place: usize| MessageRef {
             ask_id: "ask_1".to_owned(),

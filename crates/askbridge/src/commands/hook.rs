@@ -193,16 +193,20 @@ async fn decide(args: &HookArgs, input: &str, deadline: Instant) -> Result<Optio
     let hold = args.hold(event.host, event.agent_id.is_some(), &asking.settings);
     let body = event.ask(asking.to.as_deref(), hold);
     let key = idempotency_key(&event.identity());
-    let outcome = asking
-        .ask(
-            &body,
-            &key,
-            hold,
-            deadline,
-            &hook_state::agent_session(&event.session_id, event.agent_id.as_deref()),
-            &event.call_key(),
-        )
+    let session = hook_state::agent_session(&event.session_id, event.agent_id.as_deref());
+    let call = event.call_key();
+    // Asked again: an earlier refusal of the same call held.
+    hook_state::forget_refused(&session, &call);
+    let (outcome, waiting) = asking
+        .ask(&body, &key, hold, deadline, &session, &call)
         .await?;
+    if event.refuses_call(&outcome)
+        && let Some(waiting) = waiting
+    {
+        // Should the call run all the same, the host had decided in its
+        // own prompt first: its later event says so (`close_stale`).
+        waiting.keep_refused();
+    }
     let decision = event.decision(&outcome);
     if decision.is_none() {
         let reason = outcome["reason"].as_str().unwrap_or("no choice");
@@ -251,7 +255,7 @@ async fn after_stop(
     let hold = args.hold(finished.host, false, &asking.settings);
     let body = finished.ask(last.as_deref(), asking.to.as_deref(), hold);
     let identity = serde_json::json!(["Stop", finished.session_id, last]).to_string();
-    let outcome = asking
+    let (outcome, _) = asking
         .ask(
             &body,
             &idempotency_key(&identity),
@@ -302,7 +306,8 @@ impl Asking {
     /// its outcome, and never past the hook's `deadline` (less the time to
     /// close the ask); noted meanwhile as `session`'s ask for `call`, so a
     /// later event of the session closes it. A hold that runs out, or a
-    /// stop, cancels the ask.
+    /// stop, cancels the ask. The outcome comes with the note (removed
+    /// when dropped).
     async fn ask(
         &self,
         body: &Value,
@@ -311,7 +316,7 @@ impl Asking {
         deadline: Instant,
         session: &str,
         call: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<(Value, Option<Waiting>), String> {
         let client = &self.client;
         let until = Instant::now() + Duration::from_secs(u64::from(hold)) + GRACE;
         let until = until.min(deadline - CLOSING);
@@ -319,9 +324,10 @@ impl Asking {
         let id = daemon::id_of(&created)
             .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
             .to_owned();
-        // Noted while it waits (and no longer once this returns, before the
-        // decision is printed): a later event of the session closes it.
-        let _waiting = Waiting::note(session, call, &id);
+        // Noted while it waits (and, unless kept, no longer once the
+        // decision is made, before it is printed): a later event of the
+        // session closes it.
+        let waiting = Waiting::note(session, call, &id);
         eprintln!("askbridge hook: ask {id} posted; waiting up to {hold} s for the answer");
         let outcome = tokio::select! {
             // Held by the waiting request (`hold=true`): a hook killed
@@ -347,7 +353,7 @@ impl Asking {
             cancel(client, &id).await;
             return Err(format!("no answer within {hold} s; ask {id} cancelled"));
         }
-        Ok(outcome)
+        Ok((outcome, waiting))
     }
 }
 
@@ -430,11 +436,23 @@ async fn create(client: &DaemonClient, body: &Value, key: &str) -> Result<Value,
     ))
 }
 
-/// Closes the asks a later event of their session shows to be stale:
-/// each is cancelled (its waiting hook then decides nothing) and its note
-/// removed; one the daemon cannot be asked about now keeps its note.
+/// Closes the asks a later event of their session shows to be stale,
+/// as answered in the host's own prompt: one still waiting is cancelled
+/// (its waiting hook then decides nothing); one the chat refused, whose
+/// call ran all the same, is overtaken (the chat answer came too late).
+/// Each note is then removed; one the daemon cannot be asked about now
+/// is kept. At the end of a turn, a refused call that did not run is
+/// only forgotten.
 async fn close_stale(args: &HookOptions, moved: &MovedOn) {
-    let stale = hook_state::stale(moved);
+    let mut stale = hook_state::stale(moved);
+    if moved.call.is_none() {
+        stale.retain(|noted| {
+            if noted.refused {
+                let _ = std::fs::remove_file(&noted.note);
+            }
+            !noted.refused
+        });
+    }
     if stale.is_empty() {
         return;
     }
@@ -445,7 +463,7 @@ async fn close_stale(args: &HookOptions, moved: &MovedOn) {
             return;
         }
     };
-    for (id, note) in stale {
+    for hook_state::Noted { id, note, .. } in stale {
         match client.close_answered_in_host(&id).await {
             Ok(_) => {}
             Err(error) if error.is_not_found() => {}

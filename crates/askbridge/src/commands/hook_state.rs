@@ -126,14 +126,69 @@ impl Waiting {
     }
 }
 
+impl Waiting {
+    /// The ask was answered in the chat with a refusal the host may have
+    /// made moot: kept, as refused, until a later event of the session
+    /// shows whether the call ran anyway (the host had decided in its own
+    /// prompt first, and the answer came too late) or the turn ended.
+    pub fn keep_refused(self) {
+        let mut refused = self.path.clone().into_os_string();
+        refused.push(format!(".{REFUSED}"));
+        let refused = PathBuf::from(refused);
+        // Once renamed, dropping `self` removes nothing.
+        if let Err(error) = std::fs::rename(&self.path, &refused) {
+            eprintln!(
+                "askbridge hook: cannot keep the note of the refused call in {}: {error}",
+                refused.display()
+            );
+        }
+    }
+}
+
 impl Drop for Waiting {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
-/// The noted asks `moved` shows to be stale: (ask id, its note).
-pub fn stale(moved: &MovedOn) -> Vec<(String, PathBuf)> {
+/// The suffix of a note kept for an ask answered with a refusal
+/// ([`Waiting::keep_refused`]).
+const REFUSED: &str = "refused";
+
+/// A noted ask a later event of its session concerns.
+#[derive(Debug)]
+pub struct Noted {
+    /// The ask's id.
+    pub id: String,
+    /// Its note.
+    pub note: PathBuf,
+    /// Whether it was answered in the chat with a refusal
+    /// ([`Waiting::keep_refused`]); else it is still waiting.
+    pub refused: bool,
+}
+
+/// Forgets the refusals noted for `call` in `session`: the host asks
+/// about the same call again, so the refused one did not run.
+pub fn forget_refused(session: &str, call: &str) {
+    let Ok(dir) = private_dir() else {
+        return;
+    };
+    let moved = MovedOn {
+        session_id: session.to_owned(),
+        call: Some(call.to_owned()),
+        agent_id: None,
+    };
+    for noted in noted(&dir.join(hashed(session)), &moved) {
+        if noted.refused {
+            let _ = std::fs::remove_file(noted.note);
+        }
+    }
+}
+
+/// The noted asks `moved` concerns: for a call that ran, that call's
+/// (still waiting: stale; refused: overtaken); at the end of a turn,
+/// every one of the agent's.
+pub fn stale(moved: &MovedOn) -> Vec<Noted> {
     let dir = match private_dir() {
         Ok(dir) => dir,
         Err(why) => {
@@ -145,8 +200,13 @@ pub fn stale(moved: &MovedOn) -> Vec<(String, PathBuf)> {
         &moved.session_id,
         moved.agent_id.as_deref(),
     )));
+    noted(&session, moved)
+}
+
+/// The notes in a session's directory `moved` concerns.
+fn noted(session: &Path, moved: &MovedOn) -> Vec<Noted> {
     let call = moved.call.as_deref().map(hashed);
-    let Ok(entries) = std::fs::read_dir(&session) else {
+    let Ok(entries) = std::fs::read_dir(session) else {
         return Vec::new();
     };
     entries
@@ -154,8 +214,16 @@ pub fn stale(moved: &MovedOn) -> Vec<(String, PathBuf)> {
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
             let (noted_call, id) = name.split_once('.')?;
-            let stale = call.as_deref().is_none_or(|call| call == noted_call);
-            stale.then(|| (id.to_owned(), entry.path()))
+            let (id, refused) = match id.strip_suffix(REFUSED) {
+                Some(id) => (id.strip_suffix('.')?, true),
+                None => (id, false),
+            };
+            let concerned = call.as_deref().is_none_or(|call| call == noted_call);
+            concerned.then(|| Noted {
+                id: id.to_owned(),
+                note: entry.path(),
+                refused,
+            })
         })
         .collect()
 }

@@ -544,7 +544,8 @@ impl IntoParams for CancelParams {
             ParameterIn::Query,
             "`agent` (the default): the agent gave up; `answered_in_host`: the person \
              answered in the agent host's own prompt instead (a coding agent's hook saw it), \
-             and the chat message closes saying it was answered in the terminal.",
+             and the chat message closes saying it was answered in the terminal; an ask \
+             already answered in the chat becomes cancelled, its answer too late.",
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .enum_values(Some(["agent", "answered_in_host"]))

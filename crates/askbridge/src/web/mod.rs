@@ -411,6 +411,7 @@ mod tests {
             state: AskState::Pending,
             answers,
             outcome: None,
+            late: None,
         })
     }
 

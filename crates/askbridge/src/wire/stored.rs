@@ -51,6 +51,17 @@ pub enum StoredState {
         /// When, in milliseconds since the epoch.
         at: u64,
     },
+    /// Answered here after the agent's host had decided in its own prompt.
+    #[serde(rename_all = "camelCase")]
+    Overtaken {
+        /// Who gave the late answer.
+        by: StoredResponder,
+        /// When they gave it, in milliseconds since the epoch.
+        answered_at: u64,
+        /// When the host showed it had decided, in milliseconds since the
+        /// epoch.
+        at: u64,
+    },
 }
 
 /// A stored [`Responder`].
@@ -187,6 +198,15 @@ impl From<&State> for StoredState {
                 reason: reason.clone(),
                 at: at.0,
             },
+            State::Overtaken {
+                by,
+                answered_at,
+                at,
+            } => StoredState::Overtaken {
+                by: by.into(),
+                answered_at: answered_at.0,
+                at: at.0,
+            },
         }
     }
 }
@@ -210,6 +230,15 @@ impl From<StoredState> for State {
             },
             StoredState::DeliveryFailed { reason, at } => State::DeliveryFailed {
                 reason,
+                at: Timestamp(at),
+            },
+            StoredState::Overtaken {
+                by,
+                answered_at,
+                at,
+            } => State::Overtaken {
+                by: by.into(),
+                answered_at: Timestamp(answered_at),
                 at: Timestamp(at),
             },
         }
@@ -354,7 +383,7 @@ mod tests {
             State::Skipped {
                 by: Responder {
                     name: None,
-                    ..alice
+                    ..alice.clone()
                 },
                 at: Timestamp(6),
             },
@@ -381,6 +410,14 @@ mod tests {
                 at: Timestamp(8),
             },
             json!({"state": "delivery_failed", "reason": "chat not found", "at": 8}),
+        );
+        check_state(
+            State::Overtaken {
+                by: alice,
+                answered_at: Timestamp(9),
+                at: Timestamp(10),
+            },
+            json!({"state": "overtaken", "by": {"channel": "telegram", "userId": "42", "name": "Alice"}, "answeredAt": 9, "at": 10}),
         );
     }
 
