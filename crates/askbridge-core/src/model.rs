@@ -998,8 +998,10 @@ pub enum TargetError {
 
 impl Target {
     /// Whether this person may answer an ask posted here: the
-    /// named user on the target's channel, or, when no user is named,
-    /// whoever the channel's allow-list admits (`admitted`).
+    /// named user on the target's channel; when no user is named, the
+    /// person a direct chat or an address names ([`Target::person`]), and
+    /// whoever the channel's allow-list admits (`admitted`: for email,
+    /// its `allowed_senders`, who may answer for others).
     /// The agent host's dialog always may: it is the person the agent works
     /// for, at the agent's own keyboard.
     pub fn may_answer(&self, from: &Responder, admitted: bool) -> bool {
@@ -1008,6 +1010,7 @@ impl Target {
         }
         match &self.user {
             Some(user) => from.channel == self.place.channel() && from.user_id == *user,
+            None if self.person().is_some() => admitted || self.is_its_person(from),
             None => admitted,
         }
     }

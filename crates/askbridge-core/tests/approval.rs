@@ -324,6 +324,30 @@ fn email_compares_the_address_without_regard_to_case() {
 }
 
 #[test]
+fn who_answers_for_an_address_is_its_person_or_someone_allowed_to_answer_for_others() {
+    // Email's `allowed_senders` is the channel's allow-list (`admitted`):
+    // who may answer, in a mail's thread, for the person it went to.
+    let alice = Target::parse("email:alice@example.com").expect("a target");
+    let mail = |user: &str| person(ChannelKind::Email, user, Some("email:alice@example.com"));
+    let rows = [
+        ("alice@example.com", false, true),
+        ("Alice@Example.com", false, true),
+        ("deputy@example.com", true, true),
+        ("mallory@example.com", false, false),
+    ];
+    for (user, admitted, answers) in rows {
+        assert_eq!(alice.may_answer(&mail(user), admitted), answers, "{user}");
+    }
+    // Not for an approval: only its person gives it.
+    let mut defaults = defaults("web");
+    defaults.verified.email = true;
+    let machine = created(approval(json!("email:alice@example.com")), &defaults);
+    let deputy = mail("deputy@example.com");
+    assert!(!machine.may_answer(&deputy, true));
+    assert!(machine.may_answer(&mail("alice@example.com"), false));
+}
+
+#[test]
 fn default_escalation_never_widens_who_may_approve() {
     let mut defaults = defaults("web");
     defaults.escalate = vec![

@@ -39,7 +39,7 @@ use std::time::{Duration, SystemTime};
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::inbound::{self, Handled, Inbound, Person};
-use askbridge_core::model::{Ask, ChannelKind, Place, Responder};
+use askbridge_core::model::{Ask, ChannelKind, Place, Responder, Target};
 use askbridge_core::render::{
     self, Block, ButtonsView, Capabilities, Locale, View, fill, pick_labels,
 };
@@ -55,9 +55,9 @@ use axum::routing::get;
 use tokio::task::JoinHandle;
 
 use crate::bridge::{AskView, Bridge, WeakBridge};
-use crate::chat::AllowList;
 use crate::chat::driver::{Ack, ChatDriver, ChatPlatform, Drawing, OwnWords, Reminder};
 use crate::chat::kept::Kept;
+use crate::chat::{self, AllowList};
 use crate::config::EmailConfig;
 
 /// The longest wait between tries to reach the mailbox.
@@ -88,6 +88,8 @@ impl Email {
     ) -> Result<Email, SetupError> {
         let smtp = Smtp::new(&config.smtp)?;
         let kept = Arc::new(Kept::new(ChannelKind::Email, bridge));
+        // Who may answer for others: nobody but those listed.
+        let answer_for_others = AllowList::only(config.allowed_senders.iter().cloned());
         let driver = ChatDriver::register(
             bridge,
             EmailPlatform {
@@ -103,11 +105,12 @@ impl Email {
                 caps: Capabilities::EMAIL,
                 locale: config.locale,
             },
-            AllowList::new(std::iter::empty()),
+            answer_for_others.clone(),
         );
         Ok(Email {
             reader: Arc::new(Reader {
                 driver,
+                answer_for_others,
                 config: config.clone(),
                 kept,
                 bridge: bridge.downgrade(),
@@ -141,6 +144,8 @@ impl Email {
 #[derive(Debug)]
 struct Reader {
     driver: Arc<ChatDriver<EmailPlatform>>,
+    /// Who may answer for others: `allowed_senders`.
+    answer_for_others: AllowList,
     config: EmailConfig,
     kept: Arc<Kept>,
     bridge: WeakBridge,
@@ -342,14 +347,26 @@ impl Reader {
         {
             return Handled::Retry;
         }
-        // Someone allowed to answer for others, in the thread of a mail to
-        // another: an answer there, in that person's conversation.
+        // A reply in the thread of a mail to someone else is in their
+        // conversation when the core's one rule lets its sender answer
+        // there (one of `allowed_senders`, who answer for others; never for
+        // an approval, which the lifecycle refuses them); otherwise, as
+        // any mail, in the sender's own.
+        let from = person(&mail.from.address, mail.from.name.clone());
         let mut conversation = mail.from.address.clone();
-        if let Some(id) = &reply_to
-            && self.config.allowed_senders.contains(&mail.from.address)
-        {
+        if let Some(id) = &reply_to {
             match self.kept.get(&to_key(id)).await {
-                Ok(Some(to)) => conversation = to,
+                Ok(Some(to)) => {
+                    let theirs = Target {
+                        place: Place::Email {
+                            address: to.clone(),
+                        },
+                        user: None,
+                    };
+                    if chat::may_answer(&theirs, &from, &self.answer_for_others) {
+                        conversation = to;
+                    }
+                }
                 Ok(None) => {}
                 Err(_) => return Handled::Retry,
             }
@@ -362,7 +379,7 @@ impl Reader {
             message: message.clone(),
             reply_to,
             text: mail.text.clone(),
-            from: person(&mail.from.address, mail.from.name.clone()),
+            from,
         };
         self.driver
             .line_up(Inbound::Typed(typed), Some(&message))

@@ -46,32 +46,55 @@ pub mod thread;
 pub use reach::{at_place, place_of, place_states};
 
 /// Who a channel admits to answer asks that name no user: user ids,
-/// `@usernames` or role ids. Empty admits everyone in the conversation.
+/// `@usernames` or role ids. Empty admits everyone in the conversation
+/// ([`AllowList::new`]), or nobody ([`AllowList::only`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowList(Vec<String>);
+pub struct AllowList {
+    entries: Vec<String>,
+    /// Whether an empty list admits everyone.
+    open_when_empty: bool,
+}
 
 impl AllowList {
-    /// A list of user ids, `@usernames` (case-insensitive) and role ids.
+    /// A list of user ids, `@usernames` (case-insensitive) and role ids;
+    /// empty, it admits everyone.
     pub fn new(entries: impl IntoIterator<Item = String>) -> AllowList {
-        AllowList(
-            entries
-                .into_iter()
-                .map(|entry| entry.trim().to_lowercase())
-                .filter(|entry| !entry.is_empty())
-                .collect(),
-        )
+        AllowList {
+            entries: Self::read(entries),
+            open_when_empty: true,
+        }
+    }
+
+    /// A list that admits only the people it names; empty, it admits
+    /// nobody (email's `allowed_senders`: who may answer for others).
+    pub fn only(entries: impl IntoIterator<Item = String>) -> AllowList {
+        AllowList {
+            entries: Self::read(entries),
+            open_when_empty: false,
+        }
+    }
+
+    fn read(entries: impl IntoIterator<Item = String>) -> Vec<String> {
+        entries
+            .into_iter()
+            .map(|entry| entry.trim().to_lowercase())
+            .filter(|entry| !entry.is_empty())
+            .collect()
     }
 
     /// Whether the list admits this person.
     pub fn admits(&self, person: &Person) -> bool {
-        self.0.is_empty()
-            || self.0.iter().any(|entry| match entry.strip_prefix('@') {
-                Some(name) => person
-                    .username
-                    .as_deref()
-                    .is_some_and(|username| username.eq_ignore_ascii_case(name)),
-                None => *entry == person.responder.user_id || person.roles.contains(entry),
-            })
+        (self.open_when_empty && self.entries.is_empty())
+            || self
+                .entries
+                .iter()
+                .any(|entry| match entry.strip_prefix('@') {
+                    Some(name) => person
+                        .username
+                        .as_deref()
+                        .is_some_and(|username| username.eq_ignore_ascii_case(name)),
+                    None => *entry == person.responder.user_id || person.roles.contains(entry),
+                })
     }
 }
 
