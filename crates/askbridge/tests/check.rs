@@ -661,6 +661,19 @@ async fn check_lists_the_coding_agent_hooks_and_warns_when_they_ask_another_daem
     );
 
     install("http://127.0.0.1:8790");
+    // Claude Code's own default, auto mode, never asks about some calls.
+    let checked = check_in(dir.path(), &[], &[]).await;
+    assert_eq!(
+        checked.line("hooks"),
+        "! hooks: Claude Code's permission mode is auto (Claude Code's default: no settings \
+         file sets permissions.defaultMode): its classifier decides most calls itself, and a \
+         call it flags as person-only waits at the terminal: a hook may refuse it but not allow \
+         it, so askbridge is never asked about it; to be asked in the chat, set \"permissions\": \
+         {\"defaultMode\": \"default\"} (or \"acceptEdits\") in its settings"
+    );
+    let local = dir.path().join(".claude/settings.local.json");
+    std::fs::write(&local, r#"{"permissions": {"defaultMode": "acceptEdits"}}"#)
+        .expect("write the local settings");
     let checked = check_in(dir.path(), &["--json"], &[]).await;
     let hooks = &checked.json()["checks"][9];
     assert_eq!(hooks["status"], "ok", "{hooks}");

@@ -411,6 +411,44 @@ fn hooks_install_merges_into_the_projects_settings_and_uninstall_takes_it_out() 
 }
 
 #[test]
+fn hooks_install_says_what_claude_codes_permission_mode_leaves_to_askbridge() {
+    let project = daemon::TempDir::new("hooks-mode");
+    let dir = project.path().to_str().expect("a UTF-8 path");
+    let home = project.path().join("home");
+    let install = ["install", "claude-code", "--dir", dir, "--to", "web"];
+    // No file sets a mode: Claude Code's own default, auto mode.
+    let said = text(&hooks(&install, &home).stdout);
+    assert!(
+        said.contains("Claude Code's permission mode is auto (Claude Code's default"),
+        "{said}"
+    );
+    assert!(said.contains("askbridge is never asked about it"), "{said}");
+    // The user's settings say bypassPermissions: nothing is ever asked.
+    let user = home.join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(
+        &user,
+        r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
+    )
+    .expect("write the user's settings");
+    let said = text(&hooks(&install, &home).stdout);
+    assert!(
+        said.contains(&format!(
+            "Claude Code's permission mode is bypassPermissions (set in {}): every call runs \
+             without asking",
+            user.display()
+        )),
+        "{said}"
+    );
+    // The project's local settings come first: asked in the chat.
+    let local = project.path().join(".claude/settings.local.json");
+    std::fs::write(&local, r#"{"permissions": {"defaultMode": "default"}}"#)
+        .expect("write the local settings");
+    let said = text(&hooks(&install, &home).stdout);
+    assert!(!said.contains("permission mode"), "{said}");
+}
+
+#[test]
 fn hooks_install_refuses_a_group_naming_nobody_and_writes_nothing() {
     let project = daemon::TempDir::new("hooks-refuse");
     let dir = project.path().to_str().expect("a UTF-8 path");

@@ -36,6 +36,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use askbridge_core::failure::{PlatformFailure, SetupError};
+use askbridge_core::hooks::Host;
 use askbridge_core::model::{ChannelKind, Place, Target};
 use askbridge_discord::run::message_content_allowed;
 use serde::Serialize;
@@ -461,6 +462,13 @@ fn hooks(config: &Config) -> Check {
             "path": settings.path.display().to_string(),
             "events": events,
         }));
+        if settings.host == Host::ClaudeCode
+            && let Ok(mode) = super::hooks::claude_code_mode(None)
+            && let Some(limits) = mode.limits()
+            && !problems.contains(&limits)
+        {
+            problems.push(limits);
+        }
     }
     let (status, message) = match (listed.is_empty(), problems.is_empty()) {
         (true, true) => (

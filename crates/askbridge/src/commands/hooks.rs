@@ -183,7 +183,7 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
             "{}: already installed, nothing changed",
             path.display()
         )?;
-        return Ok(());
+        return say_mode(host, install.at.dir.as_deref(), out);
     }
     file.write(before.as_deref(), &after)?;
     writeln!(
@@ -193,6 +193,7 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
         events(host).join(", "),
         timeout
     )?;
+    say_mode(host, install.at.dir.as_deref(), out)?;
     if host == Host::Codex {
         let hold = hold.map_or_else(
             || "the daemon's [hooks] hold_seconds for codex (120 s unless set)".to_owned(),
@@ -204,6 +205,17 @@ fn install(install: &InstallArgs, out: &mut dyn std::io::Write) -> anyhow::Resul
              Codex locks its terminal while the hook waits (what you type is only queued): \
              for up to {hold} per prompt"
         )?;
+    }
+    Ok(())
+}
+
+/// Says what Claude Code's permission mode for the project `dir` leaves
+/// askbridge unable to ask, if anything.
+fn say_mode(host: Host, dir: Option<&Path>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    if host == Host::ClaudeCode
+        && let Some(limits) = claude_code_mode(dir)?.limits()
+    {
+        writeln!(out, "{limits}")?;
     }
     Ok(())
 }
@@ -304,6 +316,83 @@ pub fn survey(dir: Option<&Path>) -> anyhow::Result<Vec<Surveyed>> {
         }
     }
     Ok(surveyed)
+}
+
+/// Claude Code's permission mode for a project: `permissions.defaultMode`
+/// from the first of its settings files that sets it, highest precedence
+/// first (managed, the project's local, the project's, the user's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaudeCodeMode {
+    /// The mode: `default`, `acceptEdits`, `plan`, `auto`,
+    /// `bypassPermissions`, `dontAsk`, or whatever a file says.
+    pub mode: String,
+    /// The file that sets it; `None`: none does, and Claude Code's own
+    /// default (auto mode since 2.1) applies.
+    pub from: Option<PathBuf>,
+}
+
+/// Claude Code's managed settings, which override every other file.
+const CLAUDE_CODE_MANAGED: &[&str] = &[
+    "/etc/claude-code/managed-settings.json",
+    "/Library/Application Support/ClaudeCode/managed-settings.json",
+];
+
+/// The permission mode Claude Code starts in for the project `dir`
+/// (default: the current directory). A file that cannot be read is
+/// passed over (`hooks status` and `check` say so of it elsewhere).
+pub fn claude_code_mode(dir: Option<&Path>) -> anyhow::Result<ClaudeCodeMode> {
+    let project = settings_path(Host::ClaudeCode, Scope::Project, dir)?;
+    let mut files: Vec<PathBuf> = CLAUDE_CODE_MANAGED.iter().map(PathBuf::from).collect();
+    files.push(project.with_file_name("settings.local.json"));
+    files.push(project);
+    files.push(settings_path(Host::ClaudeCode, Scope::User, dir)?);
+    for path in files {
+        if let Ok(Some(settings)) = read_settings(&path)
+            && let Some(mode) = settings["permissions"]["defaultMode"].as_str()
+        {
+            return Ok(ClaudeCodeMode {
+                mode: mode.to_owned(),
+                from: Some(path),
+            });
+        }
+    }
+    Ok(ClaudeCodeMode {
+        mode: "auto".to_owned(),
+        from: None,
+    })
+}
+
+impl ClaudeCodeMode {
+    /// What askbridge cannot do in this mode, said plainly; `None` when
+    /// Claude Code asks in the chat whenever it would prompt.
+    pub fn limits(&self) -> Option<String> {
+        let set = match &self.from {
+            Some(path) => format!("set in {}", path.display()),
+            None => {
+                "Claude Code's default: no settings file sets permissions.defaultMode".to_owned()
+            }
+        };
+        let what = match self.mode.as_str() {
+            "auto" => {
+                "its classifier decides most calls itself, and a call it flags as person-only \
+                 waits at the terminal: a hook may refuse it but not allow it, so askbridge is \
+                 never asked about it"
+            }
+            "bypassPermissions" => {
+                "every call runs without asking, so askbridge is never asked about a call"
+            }
+            "dontAsk" => {
+                "every call not already allowed is refused without asking, so askbridge is \
+                 never asked about a call"
+            }
+            _ => return None,
+        };
+        Some(format!(
+            "Claude Code's permission mode is {} ({set}): {what}; to be asked in the chat, set \
+             \"permissions\": {{\"defaultMode\": \"default\"}} (or \"acceptEdits\") in its settings",
+            self.mode
+        ))
+    }
 }
 
 /// The daemon a hook command asks.
