@@ -677,6 +677,59 @@ async fn telegram_ask_for_one_person_refuses_api_clients_that_claim_the_host() {
     assert_eq!(done["details"][0]["via"], "host", "{done}");
 }
 
+/// An approval is Alice's alone: the creator's own host key, which
+/// answers any other ask, answers it neither for her nor as the host; her
+/// press does.
+#[tokio::test]
+async fn telegram_the_host_key_does_not_answer_an_approval() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let api = Api::of(&daemon);
+    let mut approval = deploy_ask();
+    approval["approval"] = json!(true);
+    let created: Value = api
+        .http
+        .post(daemon.url("/v1/asks"))
+        .json(&approval)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().expect("an id").to_owned();
+    let key = created["hostKey"].as_str().expect("a hostKey").to_owned();
+    let question = sent(&fake, 1).await;
+    for body in [
+        json!({"answers": {"env": "Production"}, "via": "host"}),
+        json!({"answers": {"env": "Production"}}),
+        json!({"text": "2", "user": {"id": ALICE.to_string()}}),
+        json!({"skip": true}),
+    ] {
+        let response = api
+            .http
+            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+            .header("Askbridge-Host-Key", &key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let code = response.status().as_u16();
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(
+            (code, answer["error"]["code"].as_str()),
+            (403, Some("not_for_you")),
+            "{body}: {answer}"
+        );
+    }
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+    fake.press_button(&alice(), CHAT, question.message_id, "Production");
+    let done = outcome(&daemon, &id).await;
+    assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
+    assert_eq!(done["answeredBy"]["userId"], ALICE.to_string(), "{done}");
+}
+
 /// Ten taps on a rich step's options and Done, all in one `getUpdates`
 /// batch: every toggle is applied, in order, before Done reads them.
 #[tokio::test]

@@ -272,6 +272,36 @@ async fn a_webhook_is_signed_and_sent_again_with_the_same_id_until_the_receiver_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_posted_webhook_sent_after_the_answer_still_says_the_ask_as_it_was_posted() {
+    // The receiver refuses the first tries: the one it takes is sent well
+    // after the ask was answered.
+    let mut receiver = Receiver::start(statuses(&[500, 500, 500], 200)).await;
+    let daemon = with_webhooks(300).start();
+    let mut body = ask_with_callback(&receiver.url);
+    body["callbackEvents"] = json!(["ask.posted"]);
+    let id = create(&daemon, &body).await;
+    let first = receiver.next().await;
+    assert_eq!(first.header("askbridge-event"), "ask.posted");
+    answer(&daemon, &id).await;
+    // Its four tries (the ended ask's own webhook comes meanwhile).
+    let mut posted = vec![first];
+    while posted.len() < 4 {
+        let request = receiver.next().await;
+        if request.header("askbridge-event") == "ask.posted" {
+            posted.push(request);
+        }
+    }
+    for request in &posted {
+        assert_eq!(request.body, posted[0].body, "the same body every time");
+        let said = request.json();
+        assert_eq!(said["status"], "pending", "{said}");
+        assert_eq!(said["answered"], json!([]), "{said}");
+        assert_eq!(said["open"], json!(["env"]), "{said}");
+    }
+    daemon.wait_for_log("state=\"delivered\"", WITHIN);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_gone_stops_the_deliveries_at_once() {
     let mut receiver = Receiver::start(statuses(&[], 410)).await;
     let daemon = with_webhooks(20).start();
