@@ -32,8 +32,9 @@ use askbridge_core::render::{
 };
 use serenity::builder::{
     CreateActionRow, CreateAllowedMentions, CreateButton, CreateCommand, CreateInputText,
-    CreateInteractionResponse, CreateInteractionResponseMessage, CreateMessage, CreateModal,
-    CreateSelectMenu, CreateSelectMenuKind, CreateSelectMenuOption, EditMessage,
+    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
+    CreateMessage, CreateModal, CreateSelectMenu, CreateSelectMenuKind, CreateSelectMenuOption,
+    EditMessage,
 };
 use serenity::model::application::{ButtonStyle as DiscordStyle, InputTextStyle};
 use serenity::model::channel::{MessageReference, MessageReferenceKind};
@@ -308,6 +309,16 @@ pub fn notice(text: &str) -> CreateInteractionResponse {
             .ephemeral(true)
             .allowed_mentions(no_mentions()),
     )
+}
+
+/// A notice for the presser alone, following up an interaction already
+/// acknowledged (a refusal after the deferred update a press gets as it
+/// arrives).
+pub fn notice_follow_up(text: &str) -> CreateInteractionResponseFollowup {
+    CreateInteractionResponseFollowup::new()
+        .content(fit_content(text))
+        .ephemeral(true)
+        .allowed_mentions(no_mentions())
 }
 
 /// askbridge's slash command, `/askbridge`, for registering with Discord:

@@ -26,7 +26,7 @@ use std::time::Duration;
 use askbridge_core::failure::{PlatformFailure, SetupError};
 use askbridge_core::render::Locale;
 use reqwest::StatusCode;
-use serenity::builder::CreateInteractionResponse;
+use serenity::builder::{CreateInteractionResponse, CreateInteractionResponseFollowup};
 use serenity::client::{ClientBuilder, Context, EventHandler};
 use serenity::gateway::GatewayError;
 use serenity::http::{Http, HttpBuilder, HttpError};
@@ -270,6 +270,26 @@ impl DiscordApi {
         self.http
             .create_interaction_response(interaction.id, &interaction.token, &response, Vec::new())
             .await
+            .map_err(|e| classify(&e))
+    }
+
+    /// Follows up an interaction already answered (`POST
+    /// /webhooks/{application}/{token}`): a notice after a deferred
+    /// acknowledgement. The application's id is asked for first if no
+    /// command registration set it.
+    pub async fn follow_up(
+        &self,
+        interaction: &InteractionRef,
+        message: &CreateInteractionResponseFollowup,
+    ) -> Result<(), PlatformFailure> {
+        if self.http.application_id().is_none() {
+            let application = self.application().await?;
+            self.http.set_application_id(application.id);
+        }
+        self.http
+            .create_followup_message(&interaction.token, message, Vec::new())
+            .await
+            .map(drop)
             .map_err(|e| classify(&e))
     }
 }

@@ -12,11 +12,14 @@
 //! off, so each one reaches askbridge's outbox, which retries); asks lost;
 //! and for the presses, how long each waited for its initial response as
 //! seen by the bench, and how many Discord would have shown as failed
-//! (no accepted response within 3 seconds: must be zero).
+//! (no accepted response within 3 seconds: must be zero); then how long
+//! until every answer was stored (a press is acknowledged before that).
 //!
 //! `cargo bench -p askbridge --bench discord_burst` sends 1,000 asks (about
-//! 25 s, set by the limits); `-- 300` sends 300. Everything talks to
-//! 127.0.0.1 only and stops by itself.
+//! 25 s, set by the limits); `-- 300` sends 300. `-- --busy=2` runs two
+//! child processes that spin on a core each for the whole run, as other
+//! work on a busy machine would (they end with the bench). Everything
+//! talks to 127.0.0.1 only and stops by itself.
 
 mod burst;
 
@@ -180,15 +183,16 @@ async fn run(dir: &std::path::Path, total: usize) {
     // Every question pressed at once.
     let questions = fake.bot_messages();
     let pressed_at = Instant::now();
-    let presses: Vec<u64> = questions
+    let pressed: Vec<(u64, Instant)> = questions
         .iter()
         .map(|question| {
             let key = question
                 .custom_id_of("Production")
                 .expect("a Production button");
-            fake.press_button(&alice, question.id, &key)
+            (fake.press_button(&alice, question.id, &key), Instant::now())
         })
         .collect();
+    let presses: Vec<u64> = pressed.iter().map(|(id, _)| *id).collect();
     let injected = pressed_at.elapsed();
     let answered = watch_responses(Arc::clone(&fake), presses.clone()).await;
     let mut waits: Vec<Duration> = answered
@@ -196,6 +200,16 @@ async fn run(dir: &std::path::Path, total: usize) {
         .map(|at| at.duration_since(pressed_at))
         .collect();
     waits.sort_unstable();
+    // Each press from its own injection: what the person waited.
+    let mut own: Vec<Duration> = pressed
+        .iter()
+        .filter_map(|(id, at)| answered.get(id).map(|seen| seen.duration_since(*at)))
+        .collect();
+    own.sort_unstable();
+    let over_3s = own
+        .iter()
+        .filter(|wait| **wait > Duration::from_secs(3))
+        .count();
     let failed = fake
         .inspect(|state| {
             presses
@@ -218,12 +232,94 @@ async fn run(dir: &std::path::Path, total: usize) {
         burst::percentile(&waits, 0.99).as_secs_f64(),
         burst::percentile(&waits, 1.0).as_secs_f64(),
     );
+    println!(
+        "press → initial response, each from its own injection: p50 {:.3} s, p99 {:.3} s, max {:.3} s; \
+         over 3 s: {over_3s}",
+        burst::percentile(&own, 0.5).as_secs_f64(),
+        burst::percentile(&own, 0.99).as_secs_f64(),
+        burst::percentile(&own, 1.0).as_secs_f64(),
+    );
 
+    // A press is acknowledged before its answer is stored: wait for every
+    // ask to end (each wait woken by its change), for at most a minute.
+    let views = bridge
+        .list(askbridge::bridge::ListFilter::default())
+        .await
+        .expect("list");
+    for view in &views {
+        bridge
+            .wait(&view.id, Duration::from_secs(60))
+            .await
+            .expect("wait");
+    }
+    println!(
+        "answers stored: every press's within {:.3} s of the first injection",
+        pressed_at.elapsed().as_secs_f64()
+    );
     burst::report_answered(&bridge, total).await;
 }
 
+/// `--busy=N`: how many spinning child processes to run meanwhile.
+fn busy_children() -> usize {
+    std::env::args()
+        .find_map(|arg| arg.strip_prefix("--busy=").map(str::to_owned))
+        .map_or(0, |n| n.parse().expect("--busy=N, a number of processes"))
+}
+
+/// Child processes spinning on a core each, ended when dropped.
+struct Busy(Vec<std::process::Child>);
+
+impl Busy {
+    fn start(count: usize) -> Busy {
+        let me = std::env::current_exe().expect("the bench's own path");
+        let parent = std::process::id().to_string();
+        Busy(
+            (0..count)
+                .map(|_| {
+                    std::process::Command::new(&me)
+                        .args(["--spin-for", &parent])
+                        .stdin(std::process::Stdio::null())
+                        .spawn()
+                        .expect("a busy child process")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A busy child: spins until its parent is gone (killed, or ended
+/// without dropping [`Busy`]).
+fn spin_for(parent: u32) -> ! {
+    loop {
+        for _ in 0..50_000_000u64 {
+            std::hint::spin_loop();
+        }
+        if std::os::unix::process::parent_id() != parent {
+            std::process::exit(0);
+        }
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|arg| arg == "--spin-for") {
+        spin_for(args[at + 1].parse().expect("the parent's pid"));
+    }
+    let busy = Busy::start(busy_children());
+    if !busy.0.is_empty() {
+        println!("busy: {} child processes spinning meanwhile", busy.0.len());
+    }
     burst::main("discord-burst", DEFAULT_ASKS, |dir, total| async move {
         run(&dir, total).await;
     });
+    drop(busy);
 }

@@ -1141,29 +1141,23 @@ impl Bridge {
 
     /// What `read` reads once `found` says so, or once no delivery is in
     /// flight in this process, or when [`POSTING_SETTLES_WITHIN`] has
-    /// passed: read again as each delivery finishes.
+    /// passed: read again as each delivery finishes ([`read_settled`]).
     async fn once_posted<T, F>(
         &self,
-        mut read: impl FnMut() -> F,
+        read: impl FnMut() -> F,
         found: impl Fn(&T) -> bool,
     ) -> Result<T, BridgeError>
     where
         F: Future<Output = Result<T, BridgeError>>,
     {
-        let mut done = self.inner.deliveries_done.subscribe();
-        let deadline = tokio::time::Instant::now() + POSTING_SETTLES_WITHIN;
-        loop {
-            let value = read().await?;
-            if found(&value) || self.inner.delivering.load(Ordering::Acquire) == 0 {
-                return Ok(value);
-            }
-            if tokio::time::timeout_at(deadline, done.changed())
-                .await
-                .is_err()
-            {
-                return Ok(value);
-            }
-        }
+        read_settled(
+            &self.inner.delivering,
+            &self.inner.deliveries_done,
+            POSTING_SETTLES_WITHIN,
+            read,
+            found,
+        )
+        .await
     }
 
     /// The first message of thread `key` in a conversation, if posted.
@@ -1575,6 +1569,49 @@ fn log_end(id: &str, state: &State) {
     }
 }
 
+/// What `read` reads once `found` says so, or once no delivery is in
+/// flight (`delivering`), or when `within` has passed: read again as each
+/// delivery finishes (`done` counts them).
+///
+/// The deliveries in flight are counted before reading, not after: one
+/// that records its message and finishes while `read` runs leaves the
+/// count at 0 and the read without the message, and that read is not the
+/// last word.
+async fn read_settled<T, F>(
+    delivering: &AtomicUsize,
+    done: &watch::Sender<u64>,
+    within: Duration,
+    mut read: impl FnMut() -> F,
+    found: impl Fn(&T) -> bool,
+) -> Result<T, BridgeError>
+where
+    F: Future<Output = Result<T, BridgeError>>,
+{
+    let mut finished = done.subscribe();
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let in_flight = delivering.load(Ordering::Acquire);
+        let value = read().await?;
+        if found(&value) || in_flight == 0 {
+            return Ok(value);
+        }
+        tracing::debug!(
+            in_flight,
+            "not on record while asks are being posted; reading again as each delivery finishes"
+        );
+        if !matches!(
+            tokio::time::timeout_at(deadline, finished.changed()).await,
+            Ok(Ok(()))
+        ) {
+            tracing::debug!(
+                within_ms = u64::try_from(within.as_millis()).unwrap_or(u64::MAX),
+                "not on record, and the deliveries in flight did not settle in time"
+            );
+            return Ok(value);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1595,5 +1632,70 @@ mod tests {
         assert!(!BridgeError::NotFound("ask_1".to_owned()).is_retryable());
         assert!(!BridgeError::IdempotencyConflict("k".to_owned()).is_retryable());
         assert!(!BridgeError::NotLoaded.is_retryable());
+    }
+
+    /// A read of message refs: `None` until `recorded` is set.
+    fn read_of(
+        recorded: &std::sync::atomic::AtomicBool,
+        reads: &AtomicUsize,
+    ) -> std::future::Ready<Result<Option<&'static str>, BridgeError>> {
+        reads.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(Ok(recorded.load(Ordering::SeqCst).then_some("the message")))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reply_read_while_the_delivery_finishes_is_read_again() {
+        use std::sync::atomic::AtomicBool;
+        let delivering = AtomicUsize::new(1);
+        let done = watch::Sender::new(0);
+        let recorded = AtomicBool::new(false);
+        let reads = AtomicUsize::new(0);
+        // The delivery records its message and finishes while the first
+        // read runs (after it looked): the count is 0 when it returns.
+        let found = read_settled(
+            &delivering,
+            &done,
+            POSTING_SETTLES_WITHIN,
+            || {
+                let read = read_of(&recorded, &reads);
+                if reads.load(Ordering::SeqCst) == 1 {
+                    recorded.store(true, Ordering::SeqCst);
+                    delivering.fetch_sub(1, Ordering::SeqCst);
+                    done.send_modify(|done| *done += 1);
+                }
+                read
+            },
+            Option::is_some,
+        )
+        .await
+        .expect("a read");
+        assert_eq!(found, Some("the message"));
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nothing_posting_means_one_read_and_a_delivery_that_hangs_is_waited_for_a_while() {
+        use std::sync::atomic::AtomicBool;
+        let done = watch::Sender::new(0);
+        let recorded = AtomicBool::new(false);
+        let reads = AtomicUsize::new(0);
+        let idle = AtomicUsize::new(0);
+        let read = || read_of(&recorded, &reads);
+        let none = read_settled(&idle, &done, POSTING_SETTLES_WITHIN, read, Option::is_some);
+        assert_eq!(none.await.expect("a read"), None);
+        assert_eq!(reads.load(Ordering::SeqCst), 1);
+
+        let hanging = AtomicUsize::new(1);
+        let started = tokio::time::Instant::now();
+        let read = || read_of(&recorded, &reads);
+        let none = read_settled(
+            &hanging,
+            &done,
+            POSTING_SETTLES_WITHIN,
+            read,
+            Option::is_some,
+        );
+        assert_eq!(none.await.expect("a read"), None);
+        assert_eq!(started.elapsed(), POSTING_SETTLES_WITHIN);
     }
 }

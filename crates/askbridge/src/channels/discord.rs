@@ -9,6 +9,12 @@
 //!   when a press was taken — the edit that follows shows it — and an
 //!   ephemeral message, seen by the presser alone, when it was refused)
 //!   and asks for own words with a modal.
+//! - A press or a modal's submission on the gateway is acknowledged (a
+//!   deferred update) the moment it arrives, before it waits for the
+//!   person's earlier events, the ask's lock or the database: Discord
+//!   shows a press that has no answer within 3 seconds as failed, and a
+//!   busy machine's storage can take longer. A refusal then follows up as
+//!   an ephemeral message. "Other…" is not: its answer is the modal.
 //! - [`Discord`] builds it from `[discord]`, listens on the gateway, and
 //!   serves `POST /discord/interactions` when `DISCORD_PUBLIC_KEY` is set:
 //!   Ed25519-checked, PING answered with PONG, and every other
@@ -18,8 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
+use askbridge_core::inbound::Inbound;
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, Locale, View, cut};
+use askbridge_core::render::{self, Capabilities, Locale, OptionRef, View, cut};
 use askbridge_discord::parse::{self, HttpInteraction, InteractionRef};
 use askbridge_discord::render::{self as draw, Destination, Message};
 use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
@@ -120,8 +127,16 @@ impl Discord {
             }
             let listening = gateway
                 .listen(move |event| {
-                    let lined =
-                        driver.line_up(parse::inbound(event).map_reply(Reply::Gateway), None);
+                    let inbound = parse::inbound(event);
+                    let at_once = acknowledged_at_once(&inbound);
+                    let inbound = inbound.map_reply(|interaction| {
+                        if at_once {
+                            Reply::Deferred(acknowledge_now(&api, interaction))
+                        } else {
+                            Reply::Gateway(interaction)
+                        }
+                    });
+                    let lined = driver.line_up(inbound, None);
                     async move {
                         let _handled = lined.await;
                     }
@@ -140,12 +155,59 @@ pub fn client(config: &DiscordConfig) -> Result<DiscordApi, SetupError> {
     DiscordApi::new(config.token.expose(), config.api_url.as_deref())
 }
 
+/// Whether an interaction from the gateway is acknowledged as it
+/// arrives: a press, unless it asks for own words (answered with the
+/// modal), and a modal's submission.
+fn acknowledged_at_once<C, M, R>(inbound: &Inbound<C, M, R>) -> bool {
+    match inbound {
+        Inbound::Press(press) => press
+            .button
+            .as_ref()
+            .is_none_or(|button| button.option != OptionRef::Other),
+        Inbound::Submission(_) => true,
+        Inbound::Typed(_) | Inbound::Command(_) => false,
+    }
+}
+
+/// Sends a deferred update for `interaction` now, on a task of its own;
+/// what comes of it follows with the [`Deferred`].
+fn acknowledge_now(api: &DiscordApi, interaction: InteractionRef) -> Deferred {
+    let (done, acknowledged) = oneshot::channel();
+    let api = api.clone();
+    let answering = interaction.clone();
+    tokio::spawn(async move {
+        let answered = chat::answer_within(HTTP_ANSWER_WITHIN, || {
+            api.respond(&answering, draw::acknowledge())
+        })
+        .await;
+        if let Err(error) = &answered {
+            tracing::warn!(error = %error, "cannot acknowledge a Discord interaction");
+        }
+        let _ = done.send(answered.is_ok());
+    });
+    Deferred {
+        interaction,
+        acknowledged,
+    }
+}
+
+/// An interaction acknowledged as it arrived ([`acknowledge_now`]).
+#[derive(Debug)]
+pub struct Deferred {
+    interaction: InteractionRef,
+    /// Whether Discord took the acknowledgement, once it answered.
+    acknowledged: oneshot::Receiver<bool>,
+}
+
 /// How an interaction is answered: through the REST callback (gateway),
 /// or in the response to Discord's HTTP request.
 #[derive(Debug)]
 pub enum Reply {
     /// `POST /interactions/{id}/{token}/callback`.
     Gateway(InteractionRef),
+    /// Acknowledged already: a notice follows up
+    /// (`POST /webhooks/{application}/{token}`).
+    Deferred(Deferred),
     /// The body of the HTTP response.
     Http(oneshot::Sender<CreateInteractionResponse>),
 }
@@ -173,6 +235,25 @@ impl DiscordPlatform {
                     tracing::warn!("a Discord interaction was answered too late");
                 }
             }
+            Reply::Deferred(_) => {
+                tracing::warn!("a Discord interaction acknowledged already cannot be answered so");
+            }
+        }
+    }
+
+    /// A notice for the presser alone after the acknowledgement sent as
+    /// the interaction arrived, once Discord took that.
+    async fn follow_up(&self, deferred: Deferred, text: &str) {
+        if deferred.acknowledged.await != Ok(true) {
+            return;
+        }
+        let message = draw::notice_follow_up(text);
+        let sent = chat::answer_within(HTTP_ANSWER_WITHIN, || {
+            self.api.follow_up(&deferred.interaction, &message)
+        })
+        .await;
+        if let Err(error) = sent {
+            tracing::warn!(error = %error, "cannot follow up a Discord interaction");
         }
     }
 }
@@ -306,6 +387,14 @@ impl ChatPlatform for DiscordPlatform {
     /// closed question, the next step) is what the person sees. A refusal
     /// is an ephemeral message, for the presser alone.
     async fn acknowledge(&self, reply: Reply, ack: Ack) {
+        if let Reply::Deferred(deferred) = reply {
+            return match &ack {
+                Ack::Refused(text) | Ack::Private(text) => self.follow_up(deferred, text).await,
+                // The deferred update said it all; the edit that follows
+                // shows the rest.
+                Ack::Taken(_) | Ack::Quiet => {}
+            };
+        }
         let response = match &ack {
             Ack::Refused(text) | Ack::Private(text) => draw::notice(text),
             Ack::Taken(_) | Ack::Quiet => draw::acknowledge(),

@@ -1017,8 +1017,10 @@ impl<P: ChatPlatform> ChatDriver<P> {
         )
         .await?
         else {
+            tracing::debug!(channel = P::KIND.as_str(), message = %typed.message, "a typed message answers no ask");
             return Ok(());
         };
+        tracing::debug!(channel = P::KIND.as_str(), message = %typed.message, ask_id = %addressed.ask_id, "a typed message answers an ask");
         let from = match &addressed.place {
             Some(place) => super::at_place(&typed.from, place),
             None => typed.from.clone(),

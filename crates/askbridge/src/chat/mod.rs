@@ -232,9 +232,12 @@ pub async fn address(
                             || Some(Posted::of(message).place) == here)
                 })
                 .peekable();
-            if posted_here.peek().is_none()
-                || posted_here.all(|message| sent_before(&message.message_id))
-            {
+            if posted_here.peek().is_none() {
+                tracing::debug!(ask_id = %ask_id, conversation, "a typed message is not for an ask not posted here yet");
+                continue;
+            }
+            if posted_here.all(|message| sent_before(&message.message_id)) {
+                tracing::debug!(ask_id = %ask_id, conversation, "a typed message sent before the ask was posted here is not for it");
                 continue;
             }
         }

@@ -138,11 +138,14 @@ pub(super) async fn addressed_in_thread(
             Err(BridgeError::NotFound(_)) => continue,
             Err(error) => return Err(error),
         };
-        let refs = bridge.message_refs(&ask_id).await?;
+        // Posted a moment ago and not on record yet: waited for, as in
+        // `chat::address`, so a reply does not go to an older ask.
+        let refs = bridge.message_refs_posted(&ask_id).await?;
         let Some(here) = refs
             .iter()
             .find(|message| message.channel == channel && message.conversation == conversation)
         else {
+            tracing::debug!(ask_id = %ask_id, conversation, "a reply in a thread is not for an ask not posted here");
             continue;
         };
         let Some(target) = view.place(Posted::of(here).place) else {
