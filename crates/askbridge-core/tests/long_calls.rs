@@ -38,8 +38,7 @@ fn every_chats_view(ask: &Ask) -> Vec<String> {
     let mut views = Vec::new();
     for channel in ChannelKind::ALL {
         for locale in Locale::ALL {
-            let max_text_chars = Capabilities::for_channel(channel).max_text_chars;
-            let blocks = context_blocks(ask, max_text_chars, locale);
+            let blocks = context_blocks(ask, &Capabilities::for_channel(channel), locale);
             views.push(
                 blocks
                     .iter()

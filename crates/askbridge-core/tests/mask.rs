@@ -4,7 +4,7 @@
 
 use askbridge_core::hooks::{HookEvent, Host};
 use askbridge_core::normalize::normalize_input;
-use askbridge_core::render::{Locale, context_blocks, mask_credentials};
+use askbridge_core::render::{Capabilities, Locale, context_blocks, mask_credentials};
 use serde_json::json;
 
 #[test]
@@ -207,7 +207,7 @@ fn the_ask_on_record_keeps_the_call_and_only_a_chat_masks_it() {
         .ask;
     let on_record = &ask.context.as_ref().expect("the call").text;
     assert_eq!(on_record, &format!("$ {command}"));
-    let blocks = context_blocks(&ask, 4_000, Locale::En);
+    let blocks = context_blocks(&ask, &Capabilities::TELEGRAM, Locale::En);
     assert_eq!(
         blocks[0].text,
         "$ DB_PASSWORD=•••••• curl -u alice:•••••• -H 'X-Api-Key: ••••••' https://x"

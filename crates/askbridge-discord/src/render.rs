@@ -28,7 +28,7 @@ use std::num::NonZeroU64;
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut,
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, Unit, View, cut,
 };
 use serenity::builder::{
     CreateActionRow, CreateAllowedMentions, CreateButton, CreateCommand, CreateInputText,
@@ -240,9 +240,9 @@ pub fn step_message(step: &Step) -> Message {
 /// shown text is cut, never the status line, to stay within 2,000
 /// characters.
 pub fn closed(shown: &str, status: &str) -> Message {
-    let status = cut(status.trim(), MAX_CONTENT_CHARS);
-    let room = MAX_CONTENT_CHARS.saturating_sub(askbridge_core::render::text_len(&status) + 2);
-    let shown = cut(shown.trim_end(), room);
+    let status = cut(status.trim(), MAX_CONTENT_CHARS, Unit::Utf16);
+    let room = MAX_CONTENT_CHARS.saturating_sub(Unit::Utf16.len(&status) + 2);
+    let shown = cut(shown.trim_end(), room, Unit::Utf16);
     let content = match (shown.trim().is_empty(), status.is_empty()) {
         (true, _) => status,
         (false, true) => shown,
@@ -292,7 +292,7 @@ pub fn own_words_modal(
     let mut input = CreateInputText::new(style, fit(label, MAX_MODAL_LABEL_CHARS), ANSWER_INPUT_ID)
         .required(true);
     if let Some(placeholder) = placeholder.map(str::trim).filter(|p| !p.is_empty()) {
-        input = input.placeholder(cut(placeholder, MAX_INPUT_PLACEHOLDER_CHARS));
+        input = input.placeholder(cut(placeholder, MAX_INPUT_PLACEHOLDER_CHARS, Unit::Utf16));
     }
     CreateInteractionResponse::Modal(
         CreateModal::new(custom_id, fit(title, MAX_MODAL_LABEL_CHARS))
@@ -425,7 +425,7 @@ fn select_menu(
                 .map(str::trim)
                 .filter(|d| !d.is_empty())
             {
-                choice = choice.description(cut(description, MAX_SELECT_OPTION_CHARS));
+                choice = choice.description(cut(description, MAX_SELECT_OPTION_CHARS, Unit::Utf16));
             }
             if selected.contains(&option.index) {
                 choice = choice.default_selection(true);
@@ -451,7 +451,7 @@ fn fit(text: &str, max: usize) -> String {
     if text.is_empty() {
         EMPTY_TEXT.to_owned()
     } else {
-        cut(text, max)
+        cut(text, max, Unit::Utf16)
     }
 }
 
@@ -462,7 +462,7 @@ fn fit_content(text: &str) -> String {
     if text.trim().is_empty() {
         EMPTY_TEXT.to_owned()
     } else {
-        cut(text, MAX_CONTENT_CHARS)
+        cut(text, MAX_CONTENT_CHARS, Unit::Utf16)
     }
 }
 

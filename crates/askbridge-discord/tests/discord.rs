@@ -9,7 +9,7 @@ use askbridge_core::model::{ChannelKind, Place};
 use askbridge_core::normalize::normalize_json;
 use askbridge_core::render::{
     Button, ButtonStyle, ButtonsView, Capabilities, Locale, Mode, OptionRef, Step, StepInput, View,
-    rich_step, text_len, view,
+    rich_step, view,
 };
 use askbridge_discord::parse::{self, Event, HttpInteraction};
 use askbridge_discord::render::{
@@ -130,7 +130,7 @@ fn render_the_closed_message_keeps_the_text_and_drops_the_buttons() {
 
     // Too long: the shown text is cut, the status line never.
     let long = closed(&"word ".repeat(500), "⌛ Expired");
-    assert!(text_len(&long.content) <= MAX_CONTENT_CHARS);
+    assert!(askbridge_core::render::Unit::Utf16.len(&long.content) <= MAX_CONTENT_CHARS);
     assert!(
         long.content.ends_with("…\n\n⌛ Expired"),
         "{}",
@@ -669,11 +669,7 @@ fn render_a_context_block_is_a_fenced_code_block_that_a_fence_cannot_end() {
         "questions": [{"question": "Apply?"}],
         "context": {"text": "```\n@everyone rm -rf /\n```", "language": "bash"}
     }));
-    let blocks = askbridge_core::render::context_blocks(
-        &ask,
-        Capabilities::DISCORD.max_text_chars,
-        Locale::En,
-    );
+    let blocks = askbridge_core::render::context_blocks(&ask, &Capabilities::DISCORD, Locale::En);
     let sent = created(&render::context_message(&blocks[0]));
     let content = sent["content"].as_str().unwrap();
     assert!(content.starts_with("```bash\n"), "{content}");

@@ -22,8 +22,8 @@ use std::time::SystemTime;
 use askbridge_core::model::Ask;
 use askbridge_core::render::html_escape as escape;
 use askbridge_core::render::{
-    Block, ButtonsView, EMPTY_TEXT, Locale, RichView, TextView, View, cut, fill, non_blank,
-    text_len, text_prompt,
+    Block, ButtonsView, EMPTY_TEXT, Locale, RichView, TextView, Unit, View, cut, fill, non_blank,
+    text_prompt,
 };
 use lettre::address::AddressError;
 use lettre::message::header::{HeaderName, HeaderValue};
@@ -120,9 +120,9 @@ pub fn subject(ask: &Ask, locale: Locale) -> String {
         ),
     };
     let room = MAX_SUBJECT_CHARS
-        .saturating_sub(text_len(SUBJECT_PREFIX) + text_len(&suffix))
+        .saturating_sub(Unit::Utf16.len(SUBJECT_PREFIX) + Unit::Utf16.len(&suffix))
         .max(1);
-    format!("{SUBJECT_PREFIX}{}{suffix}", cut(&head, room))
+    format!("{SUBJECT_PREFIX}{}{suffix}", cut(&head, room, Unit::Utf16))
 }
 
 /// An ask as a mail: [`subject`], a text part (the prompt `view` draws,
@@ -396,7 +396,7 @@ mod tests {
     fn mail(json: &str, locale: Locale) -> Vec<u8> {
         let ask = ask(json);
         let view = view(&ask, "k1", &Capabilities::EMAIL, locale);
-        let context = context_blocks(&ask, Capabilities::EMAIL.max_text_chars, locale);
+        let context = context_blocks(&ask, &Capabilities::EMAIL, locale);
         ask_mail(&view, &context, &ask, &outgoing(), locale)
             .expect("a mail")
             .formatted()
@@ -467,7 +467,7 @@ mod tests {
             {"id": "b", "question": "B?"},
         ]});
         let subject = subject(&ask(&many.to_string()), Locale::En);
-        assert!(text_len(&subject) <= MAX_SUBJECT_CHARS, "{subject}");
+        assert!(Unit::Utf16.len(&subject) <= MAX_SUBJECT_CHARS, "{subject}");
         assert!(subject.ends_with("… (+1 more)"), "{subject}");
         assert!(!subject.contains('\n'));
     }

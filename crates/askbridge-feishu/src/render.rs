@@ -23,7 +23,7 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, View, cut, non_blank,
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, Unit, View, cut, non_blank,
 };
 use serde_json::{Value, json};
 
@@ -299,7 +299,7 @@ fn controls(rows: &[Vec<Button>], input: Option<&StepInput>, locale: Locale) -> 
                         "max_length": MAX_INPUT_CHARS,
                         "placeholder": {
                             "tag": "plain_text",
-                            "content": cut(placeholder, MAX_PLACEHOLDER_CHARS),
+                            "content": cut(placeholder, MAX_PLACEHOLDER_CHARS, Unit::Utf16),
                         },
                     });
                     let send = locale.strings().page_send;
@@ -517,11 +517,8 @@ mod tests {
         let ask = ask(
             r#"{"questions": [{"question": "Apply?"}], "context": {"text": "```\nx", "language": "diff"}}"#,
         );
-        let blocks = askbridge_core::render::context_blocks(
-            &ask,
-            Capabilities::FEISHU.max_text_chars,
-            Locale::En,
-        );
+        let blocks =
+            askbridge_core::render::context_blocks(&ask, &Capabilities::FEISHU, Locale::En);
         let message = Message::context(&blocks[0]);
         assert_eq!(message.text, "```\nx");
         assert_eq!(

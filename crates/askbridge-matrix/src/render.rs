@@ -513,16 +513,50 @@ mod tests {
         }
     }
 
+    /// Matrix limits a whole event to 65,536 bytes of JSON, and a context
+    /// block is in it twice (`body`, and escaped in `formatted_body`): the
+    /// blocks of a long context of any width, and the question after them,
+    /// are each an event within it, with room for the server's envelope.
+    #[test]
+    fn every_event_of_a_wide_context_and_its_question_fits_matrix_s_event_size() {
+        let texts = [
+            "中".repeat(19_000),
+            format!("{}\n", "部署日志：服务已启动，正在检查数据库连接".repeat(5)).repeat(190),
+            "🙂".repeat(20_000),
+            "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 🇯🇵 ".repeat(2_000),
+            "<a href=\"x\">&amp;</a> ".repeat(4_000),
+            "&".repeat(60_000),
+            "x".repeat(60_000),
+        ];
+        let question: String = "中".repeat(1_900);
+        for text in texts {
+            let ask = ask(&json!({
+                "questions": [{"question": question, "options": ["Staging", "Production"]}],
+                "context": {"text": text, "language": "log"},
+            })
+            .to_string());
+            let blocks =
+                askbridge_core::render::context_blocks(&ask, &Capabilities::MATRIX, Locale::En);
+            assert!(!blocks.is_empty());
+            let drawn = view(&ask, "k1", &Capabilities::MATRIX, Locale::En);
+            let messages = blocks
+                .iter()
+                .map(context_message)
+                .chain(ask_messages(&drawn, Locale::En));
+            for message in messages {
+                let size = message.content.to_string().len();
+                assert!(size <= 65_536 - 4_096, "an event of {size} bytes");
+            }
+        }
+    }
+
     #[test]
     fn a_context_block_is_pre_code_with_its_language_escaped() {
         let ask = ask(
             r#"{"questions": [{"question": "Apply?"}], "context": {"text": "<b>&</b>", "language": "html"}}"#,
         );
-        let blocks = askbridge_core::render::context_blocks(
-            &ask,
-            Capabilities::MATRIX.max_text_chars,
-            Locale::En,
-        );
+        let blocks =
+            askbridge_core::render::context_blocks(&ask, &Capabilities::MATRIX, Locale::En);
         let message = context_message(&blocks[0]);
         assert_eq!(message.content["body"], "<b>&</b>");
         assert_eq!(

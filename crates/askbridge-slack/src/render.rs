@@ -15,7 +15,7 @@
 //! 10 options and a multi-select menu at most 100, option texts and
 //! descriptions at most 75 characters; a modal's title, submit and close
 //! texts at most 24. Lengths are measured in UTF-16 units by the core's
-//! [`cut`] and [`text_len`], never fewer than the characters Slack counts.
+//! [`Unit::Utf16`], never fewer than the characters Slack counts.
 //!
 //! All text is `mrkdwn` with `verbatim` on, escaped by [`escape`] (`&`, `<`,
 //! `>`): agent text such as `<!channel>` or `<@U123>` shows as typed and
@@ -42,8 +42,8 @@ use std::collections::HashSet;
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, StepOption, View, cut,
-    split_message, text_len,
+    Block, Button, ButtonStyle, Locale, OptionRef, Step, StepInput, StepOption, Unit, View, cut,
+    split_message,
 };
 use serde::Serialize;
 use slack_morphism::prelude::{
@@ -226,7 +226,11 @@ impl Message {
 
     /// The text and blocks as slack-morphism's message content.
     fn content(&self) -> SlackMessageContent {
-        let text = escape(&cut(&non_blank(&self.text), MAX_FALLBACK_TEXT_CHARS));
+        let text = escape(&cut(
+            &non_blank(&self.text),
+            MAX_FALLBACK_TEXT_CHARS,
+            Unit::Utf16,
+        ));
         let text = match &self.mention {
             Some(user) => format!("<@{user}> {text}"),
             None => text,
@@ -391,7 +395,7 @@ pub fn ephemeral_response(text: &str) -> EphemeralResponse {
     EphemeralResponse {
         response_type: "ephemeral",
         replace_original: false,
-        text: escape(&cut(&message.text, MAX_FALLBACK_TEXT_CHARS)),
+        text: escape(&cut(&message.text, MAX_FALLBACK_TEXT_CHARS, Unit::Utf16)),
         blocks: message.blocks,
     }
 }
@@ -420,7 +424,8 @@ pub fn own_words_modal(
         input = input.with_multiline(true);
     }
     if let Some(placeholder) = placeholder.map(str::trim).filter(|p| !p.is_empty()) {
-        input = input.with_placeholder(plain(&cut(placeholder, MAX_PLACEHOLDER_CHARS)));
+        input =
+            input.with_placeholder(plain(&cut(placeholder, MAX_PLACEHOLDER_CHARS, Unit::Utf16)));
     }
     let block = SlackInputBlock::new(plain(&fit(label, MAX_INPUT_LABEL_CHARS)), input.into())
         .with_block_id(SlackBlockId(ANSWER_BLOCK_ID.to_owned()));
@@ -434,7 +439,9 @@ pub fn own_words_modal(
     )))
     .with_close(plain(&fit(locale.strings().cancel, MAX_MODAL_TEXT_CHARS)))
     .with_callback_id(SlackCallbackId(callback_id.to_owned()));
-    if !private_metadata.is_empty() && text_len(private_metadata) <= MAX_PRIVATE_METADATA_CHARS {
+    if !private_metadata.is_empty()
+        && Unit::Utf16.len(private_metadata) <= MAX_PRIVATE_METADATA_CHARS
+    {
         modal = modal.with_private_metadata(private_metadata.to_owned());
     }
     SlackView::Modal(modal)
@@ -533,7 +540,7 @@ fn description(option: &StepOption) -> Option<String> {
         .as_deref()
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(|d| cut(d, MAX_OPTION_TEXT_CHARS))
+        .map(|d| cut(d, MAX_OPTION_TEXT_CHARS, Unit::Utf16))
 }
 
 /// The controls of a multi-select step (everything but the toggle
@@ -611,17 +618,17 @@ fn wrapped_sections(
     wrap: impl Fn(String) -> String,
 ) -> Vec<SlackBlock> {
     let mut out = Vec::new();
-    let mut pending: Vec<String> = split_message(text, MAX_SECTION_CHARS - overhead);
+    let mut pending: Vec<String> = split_message(text, MAX_SECTION_CHARS - overhead, Unit::Utf16);
     pending.reverse();
     while let Some(part) = pending.pop() {
         let escaped = wrap(escape(&part));
-        let len = text_len(&part);
-        if text_len(&escaped) <= MAX_SECTION_CHARS || len <= 1 {
+        let len = Unit::Utf16.len(&part);
+        if Unit::Utf16.len(&escaped) <= MAX_SECTION_CHARS || len <= 1 {
             out.push(section(escaped));
             continue;
         }
         // Escaping made it too long: split the part again, smaller.
-        let mut pieces = split_message(&part, len.div_ceil(2));
+        let mut pieces = split_message(&part, len.div_ceil(2), Unit::Utf16);
         pieces.reverse();
         pending.extend(pieces);
     }
@@ -674,7 +681,7 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 }
 
 fn valid_action_id(key: &str) -> bool {
-    !key.is_empty() && text_len(key) <= MAX_ACTION_ID_CHARS
+    !key.is_empty() && Unit::Utf16.len(key) <= MAX_ACTION_ID_CHARS
 }
 
 fn plain_text(text: &str) -> SlackBlockPlainText {
@@ -691,7 +698,7 @@ fn fit(text: &str, max: usize) -> String {
     if text.is_empty() {
         EMPTY_TEXT.to_owned()
     } else {
-        cut(text, max)
+        cut(text, max, Unit::Utf16)
     }
 }
 

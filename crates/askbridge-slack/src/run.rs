@@ -132,7 +132,11 @@ pub fn classify(error: &SlackClientError) -> PlatformFailure {
                 .filter(|body| !body.is_empty())
             {
                 words.push_str(": ");
-                words.push_str(&askbridge_core::render::cut(body, MAX_QUOTED_BODY));
+                words.push_str(&askbridge_core::render::cut(
+                    body,
+                    MAX_QUOTED_BODY,
+                    askbridge_core::render::Unit::Utf16,
+                ));
             }
             if status.as_u16() == 429 {
                 PlatformFailure::RetryAfter(UNKNOWN_RETRY_AFTER_SECS)

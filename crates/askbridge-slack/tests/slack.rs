@@ -955,11 +955,7 @@ fn parse_the_askbridge_slash_command_and_leave_others_alone() {
 fn render_a_context_block_is_fenced_sections_escaped_within_limits() {
     let long: String = (0..400).map(|n| format!("<tag> & line {n}\n")).collect();
     let ask = ask(json!({"questions": [{"question": "Apply?"}], "context": long}));
-    let blocks = askbridge_core::render::context_blocks(
-        &ask,
-        Capabilities::SLACK.max_text_chars,
-        Locale::En,
-    );
+    let blocks = askbridge_core::render::context_blocks(&ask, &Capabilities::SLACK, Locale::En);
     for block in &blocks {
         let sent = posted(&Message::context(block));
         check_limits(&sent);

@@ -25,7 +25,7 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::render::{
-    Block, Button, ButtonStyle, EMPTY_TEXT, Locale, OptionRef, Step, StepInput, View, cut,
+    Block, Button, ButtonStyle, EMPTY_TEXT, Locale, OptionRef, Step, StepInput, Unit, View, cut,
     non_blank,
 };
 use serde_json::{Value, json};
@@ -227,6 +227,7 @@ fn activity(text: &str, body: Vec<Value>) -> Value {
             .unwrap_or(EMPTY_TEXT)
             .trim(),
         MAX_SUMMARY_CHARS,
+        Unit::Utf16,
     );
     json!({
         "type": "message",
@@ -425,8 +426,7 @@ mod tests {
                         })
                         .map(|step| step_message(&step, Locale::En)),
                 );
-                let context =
-                    askbridge_core::render::context_blocks(&ask, caps.max_text_chars, Locale::En);
+                let context = askbridge_core::render::context_blocks(&ask, &caps, Locale::En);
                 messages.extend(context.iter().map(Message::context));
                 messages.push(closed(&wide(100_000), "✅ Answered by Alice"));
                 for message in &messages {
@@ -579,7 +579,7 @@ mod tests {
         let ask = ask(
             r#"{"questions": [{"question": "Apply?"}], "context": {"text": "fn main() {}", "language": "rust"}}"#,
         );
-        let blocks = askbridge_core::render::context_blocks(&ask, 4_000, Locale::En);
+        let blocks = askbridge_core::render::context_blocks(&ask, &Capabilities::TEAMS, Locale::En);
         let message = Message::context(&blocks[0]);
         let run = &element(&message, "RichTextBlock").expect("code")["inlines"][0];
         assert_eq!(run["fontType"], "Monospace");

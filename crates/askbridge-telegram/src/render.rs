@@ -8,7 +8,7 @@
 //! break the markup.
 
 use askbridge_core::model::Place;
-use askbridge_core::render::{Block, Button, Locale, Step, StepInput, View, cut, fill};
+use askbridge_core::render::{Block, Button, Locale, Step, StepInput, Unit, View, cut, fill};
 use teloxide::payloads::SendMessage;
 use teloxide::types::{
     ChatId, ForceReply, InlineKeyboardButton, InlineKeyboardMarkup, MessageEntity, MessageId,
@@ -125,7 +125,7 @@ pub fn own_words_prompt(
     placeholder: Option<&str>,
     locale: Locale,
 ) -> SendMessage {
-    let question = cut(question.trim(), MAX_PROMPT_QUESTION_CHARS);
+    let question = cut(question.trim(), MAX_PROMPT_QUESTION_CHARS, Unit::Utf16);
     let text = fill(locale.strings().own_words, &[("q", &question)]);
     let mut payload = chat.message(text);
     let force = ForceReply::new().input_field_placeholder(placeholder.map(str::to_owned));

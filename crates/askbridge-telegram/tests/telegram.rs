@@ -5,10 +5,12 @@
 
 use askbridge_core::model::Place;
 use askbridge_core::normalize::normalize_json;
-use askbridge_core::render::{Capabilities, Locale, Mode, OptionRef, view};
+use askbridge_core::render::{Capabilities, Locale, Mode, OptionRef, context_blocks, view};
 use askbridge_telegram::ChatRef;
 use askbridge_telegram::parse::{Event, Update, parse};
-use askbridge_telegram::render::{ask_messages, closed_text, own_words_prompt, reminder, reply_to};
+use askbridge_telegram::render::{
+    ask_messages, closed_text, context_message, own_words_prompt, reminder, reply_to,
+};
 use serde_json::{Value, json};
 
 const ASK_ID: &str = "ask_0190c3a0e0007a5b8c9d0e1f2a3b4c5d";
@@ -131,6 +133,35 @@ fn render_long_prompts_are_split_and_only_the_last_part_has_the_keyboard() {
             .all(|p| p.get("reply_markup").is_none())
     );
     assert!(parts.last().unwrap().get("reply_markup").is_some());
+}
+
+/// Telegram counts a message in UTF-16 units once entities are parsed out:
+/// a context of astral, joined or Chinese characters is sent in messages
+/// of at most 4,096 of them, its `pre` entity covering each whole.
+#[test]
+fn render_a_wide_context_is_sent_within_4096_utf16_units() {
+    let texts = [
+        "🙂".repeat(3_000),
+        "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 🇯🇵 ".repeat(600),
+        "中".repeat(19_000),
+        format!("{}\n", "🙂".repeat(70)).repeat(200),
+    ];
+    for text in texts {
+        let mut ask = deploy();
+        ask["context"] = json!({"text": text, "language": "log"});
+        let ask = normalize_json(&ask).unwrap().ask;
+        let blocks = context_blocks(&ask, &Capabilities::TELEGRAM, Locale::En);
+        assert!(
+            blocks.len() > 1,
+            "a context this long takes several messages"
+        );
+        for block in &blocks {
+            let sent = serde_json::to_value(context_message(block, chat())).unwrap();
+            let length = sent["text"].as_str().unwrap().encode_utf16().count();
+            assert!(length <= 4_096, "a message of {length} UTF-16 units");
+            assert_eq!(sent["entities"][0]["length"], length);
+        }
+    }
 }
 
 #[test]

@@ -241,6 +241,44 @@ async fn matrix_poll_vote_by_the_addressed_person_answers_and_anyone_elses_chang
     assert!(ended.contains("alice"), "{ended}");
 }
 
+/// A log of 19,000 Chinese characters, sent as `body` and again as
+/// `formatted_body`, is 114 KB: split so each event is within Matrix's
+/// 65,536 bytes, and the question still reaches the room after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn matrix_a_huge_chinese_context_fits_each_event_and_the_question_still_arrives() {
+    let world = World::new().await;
+    let daemon = world.started(world.daemon()).await;
+    let room = world.room(false).await;
+    let log = format!("{}\n", "部署日志：服务已启动，正在检查数据库连接".repeat(5)).repeat(190);
+    assert!(log.chars().count() >= 19_000);
+    let mut ask = deploy_ask(&room, &world.alice);
+    ask["context"] = json!({"text": log, "language": "log"});
+    let id = create(&daemon, &ask).await;
+
+    let poll = world.alice.wait_for_poll(&room, WAIT).await;
+    let blocks: Vec<Value> = world
+        .alice
+        .events(&room)
+        .into_iter()
+        .filter(|event| {
+            event["sender"] == world.bot.user_id.as_str()
+                && event["content"]["format"] == "org.matrix.custom.html"
+        })
+        .collect();
+    assert!(
+        (2..=3).contains(&blocks.len()),
+        "{} blocks before the question",
+        blocks.len()
+    );
+    for event in blocks.iter().chain([&poll]) {
+        let size = event.to_string().len();
+        assert!(size <= 65_536, "an event of {size} bytes");
+    }
+    let first = blocks[0]["content"]["body"].as_str().unwrap();
+    assert!(log.starts_with(first), "the head comes first");
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+}
+
 /// `/askbridge` in a room is answered with the exact targets for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matrix_askbridge_command_tells_the_targets_for_this_room() {

@@ -1080,6 +1080,34 @@ async fn telegram_a_context_block_comes_first_as_pre_masked_and_the_agent_keeps_
     );
 }
 
+/// 3,000 🙂 are 6,000 UTF-16 units, what Telegram counts: the context is
+/// split under its 4,096 and the question still comes after it.
+#[tokio::test]
+async fn telegram_an_astral_context_is_split_to_the_utf16_limit_and_the_question_still_arrives() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let smiles = "🙂".repeat(3_000);
+    let mut ask = deploy_ask();
+    ask["context"] = json!({"text": smiles});
+    let id = create(&daemon, &ask).await;
+
+    let first = sent(&fake, 1).await;
+    let second = sent(&fake, 2).await;
+    let question = sent(&fake, 3).await;
+    for block in [&first, &second] {
+        let length = block.text.encode_utf16().count();
+        assert!(length <= 4_096, "a block of {length} UTF-16 units");
+        assert!(!block.has_inline_keyboard());
+    }
+    assert_eq!(format!("{}{}", first.text, second.text), smiles);
+    assert!(
+        question.has_inline_keyboard(),
+        "the question, under the blocks"
+    );
+    assert_eq!(status(&daemon, &id).await["status"], "pending");
+}
+
 /// An ask of an agent session's thread, for Alice.
 fn session_ask(question: &str) -> Value {
     json!({

@@ -10,17 +10,19 @@
 use super::decide::Capabilities;
 use super::locale::{Locale, fill};
 use super::mask::mask_credentials;
+use super::split::{Unit, fit_limit};
 use crate::model::{Ask, ChannelKind, Context};
 
 /// Most messages an ask's context takes in a chat.
 pub const MAX_CONTEXT_MESSAGES: usize = 3;
 
 /// Room kept in each message for the platform's code-block markup (fences,
-/// a language name, escapes).
+/// a language name), in the platform's unit.
 const MARKUP_RESERVE: usize = 64;
 
-/// Fewest characters a block holds, however small the platform's messages.
-const MIN_BLOCK_CHARS: usize = 200;
+/// Least room a block has, in the platform's unit, however small the
+/// platform's messages.
+const MIN_BLOCK_LEN: usize = 200;
 
 /// Longest run of blank characters (spaces, tabs, line breaks, invisible
 /// spaces) a chat shows as it is; a longer one is shown as one marker.
@@ -33,26 +35,27 @@ const MAX_TAIL_SNAP: usize = 100;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
     /// The lines, masked; at most the platform's message length less room
-    /// for the markup.
+    /// for the markup, counted in the platform's unit.
     pub text: String,
     /// The context's language, for highlighting.
     pub language: Option<String>,
 }
 
-/// The ask's context for a channel whose messages hold `max_text_chars`
-/// characters: no block when it has none.
-pub fn context_blocks(ask: &Ask, max_text_chars: usize, locale: Locale) -> Vec<Block> {
+/// The ask's context for a channel with `caps`: no block when it has
+/// none.
+pub fn context_blocks(ask: &Ask, caps: &Capabilities, locale: Locale) -> Vec<Block> {
     ask.context
         .as_ref()
-        .map(|context| blocks_of(context, max_text_chars, locale))
+        .map(|context| blocks_of(context, caps, locale))
         .unwrap_or_default()
 }
 
-/// A context block (an ask's, a notice's) for a channel whose messages
-/// hold `max_text_chars` characters.
-pub fn blocks_of(context: &Context, max_text_chars: usize, locale: Locale) -> Vec<Block> {
+/// A context block (an ask's, a notice's) for a channel with `caps`: each
+/// block fits its messages ([`Capabilities::max_text_len`], in its
+/// [`Capabilities::unit`]).
+pub fn blocks_of(context: &Context, caps: &Capabilities, locale: Locale) -> Vec<Block> {
     let shown = shown_text(&context.text, locale);
-    layout(&shown, max_text_chars, locale)
+    layout(&shown, caps, locale)
         .0
         .into_iter()
         .map(|text| Block {
@@ -68,10 +71,9 @@ pub fn blocks_of(context: &Context, max_text_chars: usize, locale: Locale) -> Ve
 pub fn shown_whole_in_every_chat(text: &str) -> bool {
     Locale::ALL.into_iter().all(|locale| {
         let shown = shown_text(text, locale);
-        ChannelKind::ALL.into_iter().all(|channel| {
-            let max_text_chars = Capabilities::for_channel(channel).max_text_chars;
-            !layout(&shown, max_text_chars, locale).1
-        })
+        ChannelKind::ALL
+            .into_iter()
+            .all(|channel| !layout(&shown, &Capabilities::for_channel(channel), locale).1)
     })
 }
 
@@ -82,11 +84,13 @@ fn shown_text(text: &str, locale: Locale) -> String {
 }
 
 /// The messages of a shown text, and whether its middle was cut.
-fn layout(shown: &str, max_text_chars: usize, locale: Locale) -> (Vec<String>, bool) {
-    let budget = max_text_chars
+fn layout(shown: &str, caps: &Capabilities, locale: Locale) -> (Vec<String>, bool) {
+    let budget = caps
+        .max_text_len
         .saturating_sub(MARKUP_RESERVE)
-        .max(MIN_BLOCK_CHARS);
-    let ranges = pack(shown, budget);
+        .max(MIN_BLOCK_LEN);
+    let unit = caps.unit;
+    let ranges = pack(shown, budget, unit);
     if ranges.len() <= MAX_CONTEXT_MESSAGES {
         let messages = ranges
             .into_iter()
@@ -100,14 +104,15 @@ fn layout(shown: &str, max_text_chars: usize, locale: Locale) -> (Vec<String>, b
         .iter()
         .map(|&(start, end)| shown[start..end].to_owned())
         .collect();
-    let (last, cut) = tail_message(shown, head_end, budget, locale);
+    let (last, cut) = tail_message(shown, head_end, budget, unit, locale);
     messages.push(last);
     (messages, cut)
 }
 
-/// Byte ranges of `text`, one a message of at most `budget` characters:
+/// Byte ranges of `text`, one a message of at most `budget` in `unit`:
 /// whole lines while they fit, a line longer than a message split.
-fn pack(text: &str, budget: usize) -> Vec<(usize, usize)> {
+fn pack(text: &str, budget: usize, unit: Unit) -> Vec<(usize, usize)> {
+    let newline = unit.len("\n");
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut current: Option<(usize, usize)> = None;
     let mut used = 0;
@@ -116,8 +121,8 @@ fn pack(text: &str, budget: usize) -> Vec<(usize, usize)> {
         let mut rest = line;
         let mut at = line_start;
         loop {
-            let (piece, after) = split_at_chars(rest, budget);
-            let length = piece.chars().count() + 1;
+            let (piece, after) = split_at_len(rest, budget, unit);
+            let length = unit.len(piece) + newline;
             if used + length > budget
                 && let Some(full) = current.take()
             {
@@ -139,24 +144,29 @@ fn pack(text: &str, budget: usize) -> Vec<(usize, usize)> {
     ranges
 }
 
-/// The last message of a cut text: a marker saying how many characters
-/// are not shown, then as much of the text's end as fits (starting at a
-/// line when one starts near the cut). Not cut when the rest fits whole.
-fn tail_message(text: &str, head_end: usize, budget: usize, locale: Locale) -> (String, bool) {
+/// The last message of a cut text, at most `budget` in `unit`: a marker
+/// saying how many characters are not shown, then as much of the text's
+/// end as fits (starting at a line when one starts near the cut). Not cut
+/// when the rest fits whole.
+fn tail_message(
+    text: &str,
+    head_end: usize,
+    budget: usize,
+    unit: Unit,
+    locale: Locale,
+) -> (String, bool) {
     let rest = text[head_end..]
         .strip_prefix('\n')
         .unwrap_or(&text[head_end..]);
     let rest_start = text.len() - rest.len();
-    let rest_chars = rest.chars().count();
-    let longest_marker = cut_marker(rest_chars, locale).chars().count();
-    let room = budget.saturating_sub(longest_marker + 1).max(1);
-    if rest_chars <= budget {
+    if unit.len(rest) <= budget {
         return (rest.to_owned(), false);
     }
-    let mut tail_start = rest
-        .char_indices()
-        .nth(rest_chars - room)
-        .map_or(rest.len(), |(at, _)| at);
+    let longest_marker = unit.len(&cut_marker(rest.chars().count(), locale));
+    let room = budget
+        .saturating_sub(longest_marker + unit.len("\n"))
+        .max(1);
+    let mut tail_start = tail_start(rest, room, unit);
     if let Some(newline) = rest[tail_start..].find('\n')
         && rest[tail_start..tail_start + newline].chars().count() < MAX_TAIL_SNAP
     {
@@ -225,12 +235,27 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// `text` split after at most `max` characters.
-fn split_at_chars(text: &str, max: usize) -> (&str, &str) {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => text.split_at(at),
-        None => (text, ""),
+/// `text` split after at most `max` in `unit`, and after one character
+/// at least.
+fn split_at_len(text: &str, max: usize, unit: Unit) -> (&str, &str) {
+    let at = match fit_limit(text, max, unit) {
+        0 => text.chars().next().map_or(0, char::len_utf8),
+        at => at,
+    };
+    text.split_at(at)
+}
+
+/// Where the longest end of `text` that fits in `room` (in `unit`)
+/// starts: a byte offset.
+fn tail_start(text: &str, room: usize, unit: Unit) -> usize {
+    let mut used = 0;
+    for (at, c) in text.char_indices().rev() {
+        used += unit.len(c.encode_utf8(&mut [0; 4]));
+        if used > room {
+            return at + c.len_utf8();
+        }
     }
+    0
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! [`decide`] and the view builder share one notion of "fits" ([`Shape`]),
 //! so a view never holds more buttons or rows than the decision allowed.
 
+use super::split::Unit;
 use crate::model::{Ask, ChannelKind, Question, QuestionKind};
 
 /// How an ask is drawn on one channel.
@@ -40,8 +41,10 @@ impl Mode {
 
 /// What a channel can draw, and how it is configured to draw it.
 ///
-/// Text limits are in UTF-16 units (see [`super::text_len`]) and keep a
-/// margin below the platform's hard limit for the adapter's own markup.
+/// A message's text is measured in the unit the platform counts
+/// ([`Capabilities::unit`]) and its limit keeps a margin below the
+/// platform's hard limit for the adapter's own markup. Button labels and
+/// other short texts are in UTF-16 units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Capabilities {
     /// The channel can show buttons (and they are not turned off).
@@ -57,8 +60,11 @@ pub struct Capabilities {
     pub options_per_row: usize,
     /// Longest button label; longer labels are cut with "…".
     pub max_button_label_chars: usize,
-    /// Longest message text.
-    pub max_text_chars: usize,
+    /// Longest message text, in [`Capabilities::unit`].
+    pub max_text_len: usize,
+    /// What the platform counts a message's length in: every part of a
+    /// message (the prompt, a card, a context block) is measured in it.
+    pub unit: Unit,
     /// Rich mode is turned on (`render = "rich"`).
     pub rich: bool,
     /// Most options of one select menu (or checkbox group), when the
@@ -70,7 +76,8 @@ pub struct Capabilities {
 impl Capabilities {
     /// Telegram: inline keyboards of up to 100 buttons, one option per row;
     /// no hard label limit (80 used, so no valid label is ever cut);
-    /// 4,096-character messages (4,000 used).
+    /// messages of 4,096 UTF-16 units once entities are parsed out (4,000
+    /// used).
     pub const TELEGRAM: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 100,
@@ -78,7 +85,8 @@ impl Capabilities {
         max_rows: 100,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 4_000,
+        max_text_len: 4_000,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 0,
     };
@@ -92,7 +100,8 @@ impl Capabilities {
         max_rows: 5,
         options_per_row: 5,
         max_button_label_chars: 80,
-        max_text_chars: 1_900,
+        max_text_len: 1_900,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 25,
     };
@@ -107,7 +116,8 @@ impl Capabilities {
         max_rows: 10,
         options_per_row: 5,
         max_button_label_chars: 75,
-        max_text_chars: 2_900,
+        max_text_len: 2_900,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 100,
     };
@@ -123,7 +133,8 @@ impl Capabilities {
         max_rows: 30,
         options_per_row: 1,
         max_button_label_chars: 60,
-        max_text_chars: 4_000,
+        max_text_len: 4_000,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 25,
     };
@@ -131,7 +142,10 @@ impl Capabilities {
     /// Matrix: a poll (MSC3381) of up to 20 answers, one per line — in
     /// rich mode a multi-select step's options are one poll taking several
     /// answers; no hard limit on answer texts (80 used, as on Telegram);
-    /// events up to 64 KB (16,000 characters used).
+    /// events up to 65,536 bytes of JSON, a text sent twice in one
+    /// ([`Unit::EventBytes`]): 32,000 bytes used for it (16,000 ASCII
+    /// characters, about 5,300 Chinese ones), the rest left for a poll's
+    /// answers and the event's envelope.
     pub const MATRIX: Capabilities = Capabilities {
         buttons: true,
         max_buttons: 20,
@@ -139,7 +153,8 @@ impl Capabilities {
         max_rows: 20,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 16_000,
+        max_text_len: 32_000,
+        unit: Unit::EventBytes,
         rich: false,
         menu_options: 20,
     };
@@ -156,7 +171,8 @@ impl Capabilities {
         max_rows: 20,
         options_per_row: 1,
         max_button_label_chars: 80,
-        max_text_chars: 4_000,
+        max_text_len: 4_000,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 50,
     };
@@ -164,7 +180,7 @@ impl Capabilities {
     /// Email: the numbered prompt in one mail (a reply is typed, never a
     /// press), however long.
     pub const EMAIL: Capabilities = Capabilities {
-        max_text_chars: 100_000,
+        max_text_len: 100_000,
         ..Capabilities::TEXT
     };
 
@@ -176,7 +192,8 @@ impl Capabilities {
         max_rows: 64,
         options_per_row: 1,
         max_button_label_chars: 200,
-        max_text_chars: 100_000,
+        max_text_len: 100_000,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 0,
     };
@@ -189,7 +206,8 @@ impl Capabilities {
         max_rows: 0,
         options_per_row: 0,
         max_button_label_chars: 0,
-        max_text_chars: usize::MAX,
+        max_text_len: usize::MAX,
+        unit: Unit::Utf16,
         rich: false,
         menu_options: 0,
     };

@@ -4,7 +4,8 @@
 //! native buttons, numbered text or rich steps for a channel's
 //! [`Capabilities`]; [`view`] builds the [`View`] an adapter only draws;
 //! [`text_prompt`] is the numbered plain-text prompt; [`split_message`]
-//! and [`cut`] keep texts within platform limits; [`status_line`] is the
+//! and [`cut`] keep texts within platform limits, counted in the
+//! platform's [`Unit`]; [`status_line`] is the
 //! line added when an ask ends; [`context_blocks`] is an ask's context
 //! block, masked ([`mask_credentials`]), split over messages and cut to
 //! its head and tail past a few ([`shown_whole_in_every_chat`] says
@@ -35,7 +36,7 @@ pub use decide::{Capabilities, Mode, decide};
 pub use html::html_escape;
 pub use locale::{Locale, Strings, fill};
 pub use mask::mask_credentials;
-pub use split::{cut, split_message, text_len};
+pub use split::{Unit, cut, split_message};
 pub use text::{
     EndState, clarify_prompt, closed_text, closing_line, closing_line_at, ended_line,
     not_understood, passed_on_line, place_name, reask_prompt, refusal, reminder_text, status_line,

@@ -1,10 +1,10 @@
 //! Clean splitting and cutting of text to a platform's length limit.
 //!
-//! Length is measured by [`text_len`] in UTF-16 code units. Telegram counts
-//! message length in UTF-16 units, and a UTF-16 count is never smaller than
-//! a `char` count, so a part that fits by this measure fits every platform
-//! that counts characters as well (Discord, Slack). The channel limits in
-//! [`super::Capabilities`] keep a further margin for the adapter's markup.
+//! Length is measured in the platform's own [`Unit`], by [`Unit::len`]
+//! alone: every part a channel is sent (the prompt, a button's card, a
+//! context block) is split or cut by the same count. The channel limits
+//! in [`super::Capabilities`] keep a further margin for the adapter's
+//! markup.
 //!
 //! Text is never cut inside a `char`, and only as a last resort between a
 //! base character and what attaches to it (combining marks such as Thai
@@ -13,12 +13,60 @@
 
 use unicode_normalization::char::is_combining_mark;
 
-/// The length of `text` as platforms count it: UTF-16 code units.
-pub fn text_len(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
+/// What a platform counts a text's length in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// UTF-16 code units: what Telegram counts (after entities are parsed
+    /// out), and never fewer than the characters Discord, Slack, Feishu and
+    /// Teams count, so a text that fits by it fits them too.
+    Utf16,
+    /// The bytes a text takes in a JSON event that carries it twice, as it
+    /// is and HTML-escaped, both UTF-8 (Matrix: `body` and
+    /// `formatted_body`, a poll's question and its fallback, an edit's
+    /// `body` and `m.new_content`), whose limit is on the whole event's
+    /// bytes.
+    EventBytes,
 }
 
-/// Splits `text` into parts of at most `max_chars` (see [`text_len`]).
+impl Unit {
+    /// The length of `text` in this unit.
+    pub fn len(self, text: &str) -> usize {
+        text.chars().map(|c| self.char_len(c)).sum()
+    }
+
+    /// The length of one character: every unit here is a sum over them,
+    /// so a text can be cut anywhere by adding them up.
+    fn char_len(self, c: char) -> usize {
+        match self {
+            Unit::Utf16 => c.len_utf16(),
+            Unit::EventBytes => json_len(c) + html_json_len(c),
+        }
+    }
+}
+
+/// The bytes of `c` in a JSON string: a quote, a backslash and a control
+/// character are escaped (`\"`, `\n`, `\u0001`).
+fn json_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\0'..='\u{1f}' => 6,
+        _ => c.len_utf8(),
+    }
+}
+
+/// The bytes of `c` HTML-escaped (as [`super::html_escape`] and the Matrix
+/// adapter do), in a JSON string.
+fn html_json_len(c: char) -> usize {
+    match c {
+        '&' => "&amp;".len(),
+        '<' | '>' => "&lt;".len(),
+        '"' => "&quot;".len(),
+        '\'' => "&#39;".len(),
+        _ => json_len(c),
+    }
+}
+
+/// Splits `text` into parts of at most `max` in `unit` ([`Unit::len`]).
 ///
 /// Breaks are chosen, in this order of preference, at the last paragraph
 /// break, line break, space, punctuation mark, character cluster boundary
@@ -26,25 +74,25 @@ pub fn text_len(text: &str) -> usize {
 /// dropped and parts are trimmed at the end (indentation at the start of a
 /// line is kept), so no part is empty and every non-whitespace character
 /// appears exactly once, in order. Text that fits is returned unchanged as
-/// one part; blank text gives no parts. A `max_chars` of 0 counts as 1; a
-/// part is longer than `max_chars` only when a single character is (an
-/// astral character with `max_chars` 1).
-pub fn split_message(text: &str, max_chars: usize) -> Vec<String> {
-    let max = max_chars.max(1);
+/// one part; blank text gives no parts. A `max` of 0 counts as 1; a
+/// part is longer than `max` only when a single character is (an astral
+/// character with `max` 1).
+pub fn split_message(text: &str, max: usize, unit: Unit) -> Vec<String> {
+    let max = max.max(1);
     if text.trim().is_empty() {
         return Vec::new();
     }
-    if text_len(text) <= max {
+    if unit.len(text) <= max {
         return vec![text.to_owned()];
     }
     let mut parts = Vec::new();
     let mut rest = text.trim_start_matches(['\r', '\n']);
     while !rest.trim().is_empty() {
-        if text_len(rest) <= max {
+        if unit.len(rest) <= max {
             parts.push(rest.trim_end().to_owned());
             break;
         }
-        let (end, next) = split_point(rest, max);
+        let (end, next) = split_point(rest, max, unit);
         let part = rest[..end].trim_end();
         if !part.trim_start().is_empty() {
             parts.push(part.to_owned());
@@ -54,18 +102,17 @@ pub fn split_message(text: &str, max_chars: usize) -> Vec<String> {
     parts
 }
 
-/// Cuts `text` to at most `max_chars` (see [`text_len`]), ending in "…"
+/// Cuts `text` to at most `max` in `unit` ([`Unit::len`]), ending in "…"
 /// when anything was cut. Prefers a word boundary near the end, never cuts
 /// inside a character cluster unless one cluster is longer than the limit.
-pub fn cut(text: &str, max_chars: usize) -> String {
-    if text_len(text) <= max_chars {
+pub fn cut(text: &str, max: usize, unit: Unit) -> String {
+    if unit.len(text) <= max {
         return text.to_owned();
     }
-    if max_chars == 0 {
+    let Some(budget) = max.checked_sub(unit.len("…")) else {
         return String::new();
-    }
-    let budget = max_chars - 1;
-    let limit = fit_limit(text, budget);
+    };
+    let limit = fit_limit(text, budget, unit);
     let first_ink = first_ink(text);
     let lower = limit - limit / 3;
     let at_space = last_boundary(text, limit, first_ink, |p| {
@@ -81,8 +128,8 @@ pub fn cut(text: &str, max_chars: usize) -> String {
 
 /// Where to end the current part and where the next one starts (byte
 /// offsets into `rest`, `0 < end <= next`).
-fn split_point(rest: &str, max: usize) -> (usize, usize) {
-    let mut limit = fit_limit(rest, max);
+fn split_point(rest: &str, max: usize, unit: Unit) -> (usize, usize) {
+    let mut limit = fit_limit(rest, max, unit);
     if limit == 0 {
         // One character wider than the limit: it goes alone.
         limit = rest.chars().next().map_or(rest.len(), char::len_utf8);
@@ -116,10 +163,10 @@ fn split_point(rest: &str, max: usize) -> (usize, usize) {
 }
 
 /// The largest byte offset such that `text[..offset]` fits in `max`.
-fn fit_limit(text: &str, max: usize) -> usize {
+pub(super) fn fit_limit(text: &str, max: usize, unit: Unit) -> usize {
     let mut width = 0;
     for (i, c) in text.char_indices() {
-        width += c.len_utf16();
+        width += unit.char_len(c);
         if width > max {
             return i;
         }
@@ -269,7 +316,7 @@ mod tests {
     use super::*;
 
     fn check(text: &str, max: usize, expect: &[&str]) {
-        let got = split_message(text, max);
+        let got = split_message(text, max, Unit::Utf16);
         assert_eq!(got, expect, "split {text:?} at {max}");
     }
 
@@ -305,12 +352,42 @@ mod tests {
     }
 
     #[test]
+    fn lengths_are_counted_in_the_platforms_unit() {
+        let rows = [
+            ("a", 1, 2),
+            ("中", 1, 6),
+            ("🙂", 2, 8),
+            ("👍🏽", 4, 16),
+            ("<", 1, 5),
+            ("&", 1, 6),
+            ("\"", 1, 8),
+            ("'", 1, 6),
+            ("\\", 1, 4),
+            ("\n", 1, 4),
+            ("\u{1}", 1, 12),
+        ];
+        for (text, utf16, event_bytes) in rows {
+            assert_eq!(Unit::Utf16.len(text), utf16, "{text:?}");
+            assert_eq!(Unit::EventBytes.len(text), event_bytes, "{text:?}");
+        }
+        assert_eq!(
+            split_message("中中中 中中", 18, Unit::EventBytes),
+            ["中中中", "中中"]
+        );
+        assert_eq!(cut("🙂🙂🙂", 22, Unit::EventBytes), "🙂🙂…");
+        assert_eq!(cut("🙂🙂🙂", 21, Unit::EventBytes), "🙂…");
+    }
+
+    #[test]
     fn cuts() {
-        assert_eq!(cut("Staging", 10), "Staging");
-        assert_eq!(cut("Deploy to the staging cluster", 16), "Deploy to the…");
-        assert_eq!(cut("abcdefghij", 5), "abcd…");
-        assert_eq!(cut("abc", 0), "");
-        assert_eq!(cut("abc", 1), "…");
-        assert_eq!(cut("ที่ที่ที่", 5), "ที่…");
+        assert_eq!(cut("Staging", 10, Unit::Utf16), "Staging");
+        assert_eq!(
+            cut("Deploy to the staging cluster", 16, Unit::Utf16),
+            "Deploy to the…"
+        );
+        assert_eq!(cut("abcdefghij", 5, Unit::Utf16), "abcd…");
+        assert_eq!(cut("abc", 0, Unit::Utf16), "");
+        assert_eq!(cut("abc", 1, Unit::Utf16), "…");
+        assert_eq!(cut("ที่ที่ที่", 5, Unit::Utf16), "ที่…");
     }
 }

@@ -14,7 +14,7 @@ use crate::model::{
 use crate::outcome::{Outcome, Reason, Status};
 
 use super::locale::{Locale, Strings, fill};
-use super::split::{cut, text_len};
+use super::split::{Unit, cut};
 
 /// The marker shown after a recommended option's label.
 pub(super) const RECOMMENDED_MARK: &str = "⭐";
@@ -78,9 +78,9 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
             by,
             elsewhere,
         } => {
-            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS, Unit::Utf16);
             let by = by
-                .map(|name| cut(&one_line(name), MAX_NAME_CHARS))
+                .map(|name| cut(&one_line(name), MAX_NAME_CHARS, Unit::Utf16))
                 .filter(|name| !name.is_empty());
             if let Some(place) = elsewhere {
                 let suffix = match &by {
@@ -106,7 +106,7 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
             }
         }
         EndState::AnsweredInHost { summary } => {
-            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            let summary = cut(&one_line(summary), MAX_SUMMARY_CHARS, Unit::Utf16);
             if summary.is_empty() {
                 format!("✅ {}", s.answered_in_host_alone)
             } else {
@@ -114,14 +114,14 @@ pub fn status_line(end: &EndState<'_>, locale: Locale) -> String {
             }
         }
         EndState::AnsweredInHostFirst { summary, by } => {
-            let answer = cut(&one_line(summary), MAX_SUMMARY_CHARS);
+            let answer = cut(&one_line(summary), MAX_SUMMARY_CHARS, Unit::Utf16);
             let answer = if answer.is_empty() {
                 s.answered
             } else {
                 &answer
             };
             let line = match by
-                .map(|name| cut(&one_line(name), MAX_NAME_CHARS))
+                .map(|name| cut(&one_line(name), MAX_NAME_CHARS, Unit::Utf16))
                 .filter(|name| !name.is_empty())
             {
                 Some(name) => fill(
@@ -151,7 +151,7 @@ pub fn closing_line(outcome: &Outcome, locale: Locale) -> String {
 /// when the other is blank. The status line is never cut.
 pub fn closed_text(shown: &str, status: &str, max_shown_chars: usize) -> String {
     let status = status.trim();
-    let shown = super::cut(shown.trim_end(), max_shown_chars);
+    let shown = super::cut(shown.trim_end(), max_shown_chars, Unit::Utf16);
     match (shown.trim().is_empty(), status.is_empty()) {
         (true, _) => status.to_owned(),
         (false, true) => shown,
@@ -373,7 +373,7 @@ pub fn unknown_items_prompt(
     };
     let items: Vec<String> = items
         .iter()
-        .map(|item| cut(&one_line(item), MAX_HINT_VALUE_CHARS))
+        .map(|item| cut(&one_line(item), MAX_HINT_VALUE_CHARS, Unit::Utf16))
         .filter(|item| !item.is_empty())
         .map(|item| fill(s.unknown_item, &[("item", &item)]))
         .collect();
@@ -400,8 +400,12 @@ fn question_name(ask: &Ask, index: usize, question: &Question) -> String {
         .find(|name| !name.is_empty())
         .unwrap_or_default();
     match ask.questions.len() != 1 {
-        true => format!("Q{} {}", index + 1, cut(&name, MAX_HINT_VALUE_CHARS)),
-        false => cut(&name, MAX_HINT_VALUE_CHARS),
+        true => format!(
+            "Q{} {}",
+            index + 1,
+            cut(&name, MAX_HINT_VALUE_CHARS, Unit::Utf16)
+        ),
+        false => cut(&name, MAX_HINT_VALUE_CHARS, Unit::Utf16),
     }
 }
 
@@ -637,7 +641,7 @@ fn default_hint(question: &Question, s: &Strings) -> Option<String> {
             QuestionKind::Confirm => match value.to_lowercase().as_str() {
                 "yes" | "y" | "true" => s.yes_word.to_owned(),
                 "no" | "n" | "false" => s.no_word.to_owned(),
-                _ => cut(&one_line(value), MAX_HINT_VALUE_CHARS),
+                _ => cut(&one_line(value), MAX_HINT_VALUE_CHARS, Unit::Utf16),
             },
             QuestionKind::Single | QuestionKind::Multi => {
                 let bare = strip_recommended_marker(value);
@@ -651,7 +655,7 @@ fn default_hint(question: &Question, s: &Strings) -> Option<String> {
                     .map_or_else(|| one_line(bare), |choice| one_line(choice.display_label()))
             }
             QuestionKind::Text | QuestionKind::Textarea => {
-                cut(&one_line(value), MAX_HINT_VALUE_CHARS)
+                cut(&one_line(value), MAX_HINT_VALUE_CHARS, Unit::Utf16)
             }
         })
         .collect();
@@ -684,7 +688,7 @@ fn clean_placeholder(placeholder: &str) -> String {
             break;
         }
     }
-    cut(rest, MAX_HINT_VALUE_CHARS)
+    cut(rest, MAX_HINT_VALUE_CHARS, Unit::Utf16)
 }
 
 /// `Q1 Header — text (hints)`, or `Header — text (hints)` without a number.
@@ -787,12 +791,15 @@ pub(super) fn button_label(
     } else {
         String::new()
     };
-    let room = max.saturating_sub(text_len(&head) + text_len(&tail));
-    let was_cut = text_len(&core) > room;
+    let room = max.saturating_sub(Unit::Utf16.len(&head) + Unit::Utf16.len(&tail));
+    let was_cut = Unit::Utf16.len(&core) > room;
     if was_cut {
-        core = cut(&core, room);
+        core = cut(&core, room, Unit::Utf16);
     }
-    (cut(&format!("{head}{core}{tail}"), max), was_cut)
+    (
+        cut(&format!("{head}{core}{tail}"), max, Unit::Utf16),
+        was_cut,
+    )
 }
 
 /// Whether an option is recommended (flag or "(Recommended)" suffix).

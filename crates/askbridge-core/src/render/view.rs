@@ -9,7 +9,7 @@ use crate::model::{Ask, Question, QuestionKind};
 use super::callback::{OptionRef, callback_key};
 use super::decide::{Capabilities, Mode, Shape, decide, has_pass, layout};
 use super::locale::{Locale, Strings};
-use super::split::{cut, split_message};
+use super::split::{Unit, cut, split_message};
 use super::text::{
     STATUS_RESERVE, button_label, control_hints, is_recommended, one_line, option_line,
     question_line, text_prompt,
@@ -194,12 +194,12 @@ pub fn view(ask: &Ask, ask_key: &str, caps: &Capabilities, locale: Locale) -> Vi
     let budget = text_budget(caps);
     match decide(ask, caps) {
         Mode::Text => View::Text(TextView {
-            parts: split_message(&text_prompt(ask, locale), budget),
+            parts: split_message(&text_prompt(ask, locale), budget, caps.unit),
         }),
         Mode::Buttons => match ask.questions.first() {
             Some(question) => View::Buttons(buttons_view(ask, question, ask_key, caps, locale)),
             None => View::Text(TextView {
-                parts: split_message(&text_prompt(ask, locale), budget),
+                parts: split_message(&text_prompt(ask, locale), budget, caps.unit),
             }),
         },
         Mode::Rich => View::Rich(RichView {
@@ -228,7 +228,7 @@ pub fn rich_step(
     let make = |action: OptionRef, label: &str, style: ButtonStyle| Button {
         key: callback_key(ask_key, question, action),
         action,
-        label: cut(label, label_max),
+        label: cut(label, label_max, Unit::Utf16),
         style,
     };
 
@@ -276,7 +276,7 @@ pub fn rich_step(
                         .as_deref()
                         .map(one_line)
                         .filter(|d| !d.is_empty())
-                        .map(|d| cut(&d, label_max)),
+                        .map(|d| cut(&d, label_max, Unit::Utf16)),
                     recommended: is_recommended(choice),
                 });
             }
@@ -296,13 +296,13 @@ pub fn rich_step(
                 .unwrap_or_else(|| s.answer.trim_end_matches('…').to_owned());
             StepInput::Text {
                 multiline: q.kind == QuestionKind::Textarea,
-                label: cut(&label, MAX_INPUT_LABEL_CHARS),
+                label: cut(&label, MAX_INPUT_LABEL_CHARS, Unit::Utf16),
                 placeholder: q
                     .placeholder
                     .as_deref()
                     .map(one_line)
                     .filter(|p| !p.is_empty())
-                    .map(|p| cut(&p, MAX_PLACEHOLDER_CHARS)),
+                    .map(|p| cut(&p, MAX_PLACEHOLDER_CHARS, Unit::Utf16)),
             }
         }
     };
@@ -322,7 +322,7 @@ pub fn rich_step(
         question,
         position: question + 1,
         total,
-        text: non_blank(&cut(&card, text_budget(caps))),
+        text: non_blank(&cut(&card, text_budget(caps), caps.unit)),
         input,
         rows: layout(options, controls, pair, caps),
     })
@@ -341,7 +341,7 @@ fn buttons_view(
     let make = |action: OptionRef, label: &str, style: ButtonStyle| Button {
         key: callback_key(ask_key, 0, action),
         action,
-        label: cut(label, label_max),
+        label: cut(label, label_max, Unit::Utf16),
         style,
     };
     let mut labels_cut = false;
@@ -353,7 +353,7 @@ fn buttons_view(
     controls.push(make(OptionRef::Skip, s.skip, ButtonStyle::Secondary));
     let pair = Shape::buttons(q).is_some_and(|shape| shape.pair);
     let card = card(ask, q, None, labels_cut, s);
-    let mut parts = split_message(&card, text_budget(caps));
+    let mut parts = split_message(&card, text_budget(caps), caps.unit);
     if parts.is_empty() {
         parts.push(EMPTY_TEXT.to_owned());
     }
@@ -439,11 +439,11 @@ fn card(ask: &Ask, q: &Question, progress: Option<&str>, labels_cut: bool, s: &S
     out
 }
 
-/// The text room of one message: the channel's limit less the room the
-/// status line needs (a quarter of the limit at most).
+/// The text room of one message, in the channel's unit: its limit less
+/// the room the status line needs (a quarter of the limit at most).
 fn text_budget(caps: &Capabilities) -> usize {
-    let reserve = STATUS_RESERVE.min(caps.max_text_chars / 4);
-    caps.max_text_chars.saturating_sub(reserve).max(1)
+    let reserve = STATUS_RESERVE.min(caps.max_text_len / 4);
+    caps.max_text_len.saturating_sub(reserve).max(1)
 }
 
 /// `text`, or [`EMPTY_TEXT`] when it is blank: what a platform that

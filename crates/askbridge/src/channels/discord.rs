@@ -26,7 +26,7 @@ use std::time::Duration;
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::inbound::Inbound;
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, Locale, OptionRef, View, cut};
+use askbridge_core::render::{self, Capabilities, Locale, OptionRef, Unit, View, cut};
 use askbridge_discord::parse::{self, HttpInteraction, InteractionRef};
 use askbridge_discord::render::{self as draw, Destination, Message};
 use askbridge_discord::run::{DiscordApi, Gateway, Verifier};
@@ -420,8 +420,8 @@ impl ChatPlatform for DiscordPlatform {
         };
         let modal = draw::own_words_modal(
             prompt.key,
-            &cut(title, MAX_MODAL_LABEL_CHARS),
-            &cut(label, MAX_MODAL_LABEL_CHARS),
+            &cut(title, MAX_MODAL_LABEL_CHARS, Unit::Utf16),
+            &cut(label, MAX_MODAL_LABEL_CHARS, Unit::Utf16),
             prompt.placeholder(),
             prompt.multiline(),
         );

@@ -711,7 +711,7 @@ impl ChatPlatform for EmailPlatform {
                 let subject = format!(
                     "{}{}",
                     draw::SUBJECT_PREFIX,
-                    render::cut(first.trim(), draw::MAX_SUBJECT_CHARS)
+                    render::cut(first.trim(), draw::MAX_SUBJECT_CHARS, render::Unit::Utf16)
                 );
                 let mail =
                     draw::follow_up(&message.text, &subject, &out, self.locale).map_err(built)?;

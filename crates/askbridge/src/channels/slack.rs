@@ -27,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 use askbridge_core::failure::{BadRequest, PlatformFailure, SetupError};
 use askbridge_core::inbound::Handled;
 use askbridge_core::model::{ChannelKind, Place};
-use askbridge_core::render::{self, Capabilities, View, cut};
+use askbridge_core::render::{self, Capabilities, Unit, View, cut};
 use askbridge_slack::parse::{self, Delivered, EventsBody, Reply, SlackChat, Ts};
 use askbridge_slack::render::{self as draw, Destination, Message};
 use askbridge_slack::run::{SignatureCheck, SlackApi, SocketMode};
@@ -454,7 +454,7 @@ impl ChatPlatform for SlackPlatform {
         };
         let modal = draw::own_words_modal(
             prompt.key,
-            &cut(title, MAX_MODAL_TITLE_CHARS),
+            &cut(title, MAX_MODAL_TITLE_CHARS, Unit::Utf16),
             label,
             prompt.placeholder(),
             prompt.multiline(),

@@ -324,7 +324,7 @@ impl Drawing {
 
     /// The ask's context, as the blocks its messages show.
     pub fn context(&self, view: &AskView) -> Vec<render::Block> {
-        render::context_blocks(&view.ask, self.caps.max_text_chars, self.locale)
+        render::context_blocks(&view.ask, &self.caps, self.locale)
     }
 
     /// One rich step, with `selected` options checked.

@@ -88,8 +88,7 @@ impl<P: ChatPlatform> ChatDriver<P> {
         };
         let mut messages = vec![self.platform.text_message(&notice.text, &chat)];
         if let Some(context) = &notice.context {
-            let blocks =
-                render::blocks_of(context, self.draw.caps.max_text_chars, self.draw.locale);
+            let blocks = render::blocks_of(context, &self.draw.caps, self.draw.locale);
             messages.extend(
                 blocks
                     .iter()

@@ -253,7 +253,7 @@ pub fn run(
 ) -> Result<String, serde_json::Value> {
     let ask = &read(input)?;
     // The ask's context blocks first, as every channel posts them.
-    let context = |caps: &Capabilities| render::context_blocks(ask, caps.max_text_chars, locale);
+    let context = |caps: &Capabilities| render::context_blocks(ask, caps, locale);
     let pretty = |payloads: Vec<serde_json::Value>| {
         Ok(serde_json::to_string_pretty(&payloads).unwrap_or_default())
     };
