@@ -48,11 +48,18 @@ pub use reach::{at_place, place_of, place_states};
 /// Who a channel admits to answer asks that name no user: user ids,
 /// `@usernames` or role ids. Empty admits everyone in the conversation
 /// ([`AllowList::new`]), or nobody ([`AllowList::only`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowList {
     entries: Vec<String>,
     /// Whether an empty list admits everyone.
     open_when_empty: bool,
+}
+
+impl Default for AllowList {
+    /// Admits everyone.
+    fn default() -> AllowList {
+        AllowList::new(std::iter::empty())
+    }
 }
 
 impl AllowList {
@@ -471,6 +478,9 @@ mod tests {
         assert!(list.admits(&person("7", Some("alice"))));
         assert!(!list.admits(&person("7", Some("bob"))));
         assert!(!list.admits(&person("4", None)));
+        // Only those named: empty, nobody.
+        assert!(!AllowList::only(std::iter::empty()).admits(&person("1", None)));
+        assert!(AllowList::only(["42".to_owned()]).admits(&person("42", None)));
         let roles = AllowList::new(["900".to_owned()]);
         assert!(roles.admits(&person("5", None)));
     }
