@@ -153,16 +153,21 @@ impl Scope {
         Scope::default()
     }
 
-    fn covers(&self, event: &HookEvent) -> bool {
+    /// Whether it covers `event`, whose directory is `cwd` (normalised),
+    /// given its own project directory normalised as `project`.
+    fn covers(
+        &self,
+        event: &HookEvent,
+        project: Option<&[String]>,
+        cwd: Option<&[String]>,
+    ) -> bool {
         self.host.is_none_or(|host| host == event.host)
             && self
                 .session
                 .as_ref()
                 .is_none_or(|session| *session == event.session_id)
-            && self
-                .project
-                .as_ref()
-                .is_none_or(|project| is_within(&event.cwd, project))
+            && (self.project.is_none()
+                || matches!((cwd, project), (Some(cwd), Some(project)) if cwd.starts_with(project)))
     }
 
     /// Narrower is larger: a session, then a project, then a host.
@@ -677,13 +682,6 @@ fn parse_domain(inner: &str, at: usize) -> Result<Kind, RuleError> {
     }))
 }
 
-/// Whether `dir` is `root` or inside it (compared by path segments).
-fn is_within(dir: &str, root: &str) -> bool {
-    let dir = normalize(dir, None);
-    let root = normalize(root, None);
-    matches!((dir, root), (Some(dir), Some(root)) if dir.starts_with(&root))
-}
-
 /// An absolute path's segments, `.` and `..` resolved lexically; a
 /// relative path is taken from `base`. `None` when there is no absolute
 /// base to read it from.
@@ -969,16 +967,23 @@ impl Call {
 }
 
 /// Where a rule pattern's relative paths start, and the home directory.
-struct Places<'a> {
-    cwd: &'a str,
-    home: Option<&'a str>,
+/// Normalised once per call.
+struct Places {
+    cwd: Option<Vec<String>>,
+    home: Option<Vec<String>>,
 }
 
 impl RulePattern {
     /// Whether the pattern matches `unit` for a rule of `effect` (`allow`
     /// reads a command strictly, `deny` and `ask` broadly), with relative
     /// paths from `project`.
-    fn matches(&self, unit: &Unit, effect: &Effect, project: &str, places: &Places) -> bool {
+    fn matches(
+        &self,
+        unit: &Unit,
+        effect: &Effect,
+        project: Option<&[String]>,
+        places: &Places,
+    ) -> bool {
         match (&self.kind, unit) {
             (Kind::Command { words, prefix }, Unit::Command { words: part, clean }) => {
                 let at = |start: usize| {
@@ -1001,13 +1006,20 @@ impl RulePattern {
                     path: Some(path),
                 },
             ) if access.covers(*call) => {
-                let base = match glob.root {
-                    Root::Absolute => Some(Vec::new()),
-                    Root::Home => places.home.and_then(|home| normalize(home, None)),
-                    Root::Project => normalize(project, None),
+                let base: Option<&[String]> = match glob.root {
+                    Root::Absolute => Some(&[]),
+                    Root::Home => places.home.as_deref(),
+                    Root::Project => project,
                 };
-                base.and_then(|base| path.strip_prefix(base.as_slice()))
-                    .is_some_and(|rest| glob_matches(&glob.segments, rest))
+                let Some(rest) = base.and_then(|base| path.strip_prefix(base)) else {
+                    return false;
+                };
+                // Most globs start with a literal directory: compare it first.
+                let literal = glob.segments.first().filter(|s| !s.contains(['*', '?']));
+                if literal.is_some_and(|first| rest.first() != Some(first)) {
+                    return false;
+                }
+                glob_matches(&glob.segments, rest)
             }
             (Kind::Domain(domain), Unit::Fetch(Some(host))) => match domain {
                 Domain::Any => true,
@@ -1038,6 +1050,9 @@ pub enum Verdict<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Ruleset {
     rules: Vec<Rule>,
+    /// Each rule's project directory, normalised (`None` for none, or
+    /// for one that is not absolute: such a rule covers nothing).
+    projects: Vec<Option<Vec<String>>>,
     /// Whole-tool rules by tool name.
     tools: HashMap<String, Vec<usize>>,
     /// Command rules by their first word.
@@ -1065,6 +1080,10 @@ impl Ruleset {
             };
             slot.push(n);
         }
+        set.projects = rules
+            .iter()
+            .map(|rule| normalize(rule.scope.project.as_deref()?, None))
+            .collect();
         set.rules = rules;
         set
     }
@@ -1085,8 +1104,8 @@ impl Ruleset {
     ) -> Option<Verdict<'_>> {
         let call = Call::of(event);
         let places = Places {
-            cwd: &event.cwd,
-            home,
+            cwd: normalize(&event.cwd, None),
+            home: home.and_then(|home| normalize(home, None)),
         };
         let mut allowed: Vec<&Rule> = Vec::new();
         let mut asked = None;
@@ -1126,11 +1145,16 @@ impl Ruleset {
         let mut best: Option<((Specificity, u8, u8), usize)> = None;
         let mut consider = |n: usize| {
             let rule = &self.rules[n];
-            if !rule.is_live(now) || !rule.scope.covers(event) {
+            let project = self.projects[n].as_deref();
+            if !rule.is_live(now) || !rule.scope.covers(event, project, places.cwd.as_deref()) {
                 return;
             }
             let whole_tool = matches!(rule.pattern.kind, Kind::Tool(_));
-            let project = rule.scope.project.as_deref().unwrap_or(places.cwd);
+            let project = if rule.scope.project.is_some() {
+                project
+            } else {
+                places.cwd.as_deref()
+            };
             if !whole_tool && !rule.pattern.matches(unit, &rule.effect, project, places) {
                 return;
             }
