@@ -2,10 +2,15 @@
 //!
 //! `cargo bench -p askbridge-core` prints replies (and asks) per second; the
 //! resolver's target is 500,000 short replies a second on one core, with each
-//! question's labels prepared once, outside the timed loop.
+//! question's labels prepared once, outside the timed loop. The approval
+//! rules decide one hook call against 10,000 rules well under 10 ms (the
+//! rules indexed once, outside the loop).
 
+use askbridge_core::hooks::{HookEvent, Host};
+use askbridge_core::model::Timestamp;
 use askbridge_core::normalize;
 use askbridge_core::resolve::OptionMatcher;
+use askbridge_core::rules::{Effect, Rule, Ruleset, Scope};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -117,5 +122,95 @@ fn normaliser(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, resolver, normaliser);
+/// 10,000 rules as a long-used install might have them: mostly commands
+/// (a few hundred on `git`, `npm` and `cargo`, the rest spread over many
+/// programs), paths, domains and MCP tools; some for a session, a project
+/// or a host, some expired.
+fn many_rules() -> Vec<Rule> {
+    let programs = ["git", "npm", "cargo"];
+    (0..10_000u64)
+        .map(|n| {
+            let pattern = match n % 20 {
+                0..=5 => format!("Bash({} sub{}:*)", programs[(n % 3) as usize], n),
+                6..=11 => format!("Bash(tool{} arg{}:*)", n % 2_000, n),
+                12 => format!("Bash(tool{} --exact {n})", n % 2_000),
+                13..=15 => format!("Edit(dir{}/sub{n}/**/*.rs)", n % 50),
+                16 => format!("Read(./docs{}/*.md)", n % 40),
+                17 => format!("WebFetch(domain:site{n}.example)"),
+                18 => format!("WebFetch(domain:*.zone{n}.example)"),
+                _ => format!("mcp__server{}__tool{n}", n % 30),
+            };
+            let effect = match n % 7 {
+                0 => Effect::Deny("no".to_owned()),
+                1 => Effect::Ask,
+                _ => Effect::Allow,
+            };
+            let scope = Scope {
+                host: (n % 5 == 0).then_some(Host::ClaudeCode),
+                project: (n % 3 == 0).then(|| format!("/work/project{}", n % 10)),
+                session: (n % 11 == 0).then(|| format!("session-{n}")),
+            };
+            let mut rule = Rule::parse(&pattern, effect, scope).expect("a bench rule");
+            rule.expires_at = (n % 13 == 0).then_some(Timestamp(n));
+            rule
+        })
+        .collect()
+}
+
+fn call(tool: &str, input: serde_json::Value) -> HookEvent {
+    let event = serde_json::json!({
+        "session_id": "session-0", "cwd": "/work/project0", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input,
+    });
+    HookEvent::parse(Host::ClaudeCode, &event.to_string()).expect("a bench event")
+}
+
+fn approval_rules(c: &mut Criterion) {
+    let rules = Ruleset::new(many_rules());
+    let now = Timestamp(1_000_000);
+    let calls = [
+        (
+            "compound command",
+            call(
+                "Bash",
+                serde_json::json!({"command": "git status && npm test -- --watch | tee log; cargo sub42 x"}),
+            ),
+        ),
+        (
+            "edit",
+            call(
+                "Edit",
+                serde_json::json!({"file_path": "/work/project0/dir7/sub1357/a/b.rs"}),
+            ),
+        ),
+        (
+            "fetch",
+            call(
+                "WebFetch",
+                serde_json::json!({"url": "https://a.zone18.example/x"}),
+            ),
+        ),
+        (
+            "mcp tool",
+            call("mcp__server7__tool1357", serde_json::json!({})),
+        ),
+    ];
+    let mut group = c.benchmark_group("rules (10,000)");
+    group.throughput(Throughput::Elements(1));
+    for (name, event) in &calls {
+        group.bench_function(*name, |b| {
+            b.iter(|| black_box(rules.decide(black_box(event), now, Some("/home/u"))))
+        });
+    }
+    group.finish();
+    c.bench_function("index 10,000 rules", |b| {
+        b.iter_batched(
+            many_rules,
+            |rules| black_box(Ruleset::new(rules)),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+}
+
+criterion_group!(benches, resolver, normaliser, approval_rules);
 criterion_main!(benches);

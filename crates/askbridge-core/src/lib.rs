@@ -8,7 +8,8 @@
 //! a chat platform's call ends in ([`failure`]), and what a coding
 //! agent's hook event asks and the decision its outcome gives
 //! ([`hooks`]), and what part of a mail reply the person wrote
-//! ([`written`]). In that order each module uses only the ones before it:
+//! ([`written`]), and the approval rules that decide a hook's call
+//! without asking ([`rules`]). In that order each module uses only the ones before it:
 //! `normalize` compares labels the way the resolver does, the lifecycle
 //! builds outcomes, and rendering shows asks, follow-ups and outcomes.
 //! `tests/layers.rs` keeps it so.
@@ -28,4 +29,5 @@ pub mod normalize;
 pub mod outcome;
 pub mod render;
 pub mod resolve;
+pub mod rules;
 pub mod written;

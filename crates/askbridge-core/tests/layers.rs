@@ -15,6 +15,7 @@ const ORDER: &[&str] = &[
     "failure",
     "hooks",
     "written",
+    "rules",
 ];
 
 mod layering;
