@@ -9,7 +9,8 @@
 //! agent's hook event asks and the decision its outcome gives
 //! ([`hooks`]), and what part of a mail reply the person wrote
 //! ([`written`]), and the approval rules that decide a hook's call
-//! without asking ([`rules`]). In that order each module uses only the ones before it:
+//! without asking ([`rules`]), and the audit trail of approval decisions
+//! as a hash chain ([`audit`]). In that order each module uses only the ones before it:
 //! `normalize` compares labels the way the resolver does, the lifecycle
 //! builds outcomes, and rendering shows asks, follow-ups and outcomes.
 //! `tests/layers.rs` keeps it so.
@@ -20,6 +21,7 @@
 //! enforces the dependency list. Core types do not derive `Serialize`: the
 //! wire formats live in the `askbridge` crate.
 
+pub mod audit;
 pub mod failure;
 pub mod hooks;
 pub mod inbound;

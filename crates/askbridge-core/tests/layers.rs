@@ -16,6 +16,7 @@ const ORDER: &[&str] = &[
     "hooks",
     "written",
     "rules",
+    "audit",
 ];
 
 mod layering;

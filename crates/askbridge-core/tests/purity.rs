@@ -7,6 +7,8 @@ use std::path::Path;
 const ALLOWED: &[&str] = &[
     "caseless",
     "serde_json",
+    // SHA-256 for the audit trail's hash chain: computation only.
+    "sha2",
     "thiserror",
     "unicode-normalization",
 ];
