@@ -66,27 +66,14 @@ pub enum DecidedBy {
     Silence(String),
 }
 
-/// One approval decision on record.
+/// One approval decision on record: an [`Entry`] in its place in the
+/// trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// Its place in the trail, from 1.
     pub seq: u64,
-    /// The agent host (`claude-code`, `codex`, …).
-    pub host: String,
-    /// The project directory the host reported.
-    pub project: String,
-    /// The agent session.
-    pub session: String,
-    /// The call as shown to the person (credentials masked).
-    pub call: String,
-    /// What was decided.
-    pub decision: Decision,
-    /// Who or what decided it.
-    pub by: DecidedBy,
-    /// When the call was asked about.
-    pub asked_at: Timestamp,
-    /// When it was decided.
-    pub decided_at: Timestamp,
+    /// What was decided, by whom, about what.
+    pub entry: Entry,
     /// The hash of the record before it ([`GENESIS`] for the first).
     pub prev: String,
     /// This record's hash ([`Record::hash_of`]).
@@ -112,25 +99,24 @@ impl Default for Anchor {
     }
 }
 
-/// What a record is before it is chained: everything but `seq`, `prev`
-/// and `hash`.
+/// One approval decision, before it is chained into the trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    /// [`Record::host`].
+    /// The agent host (`claude-code`, `codex`, …).
     pub host: String,
-    /// [`Record::project`].
+    /// The project directory the host reported.
     pub project: String,
-    /// [`Record::session`].
+    /// The agent session.
     pub session: String,
-    /// [`Record::call`].
+    /// The call as shown to the person (credentials masked).
     pub call: String,
-    /// [`Record::decision`].
+    /// What was decided.
     pub decision: Decision,
-    /// [`Record::by`].
+    /// Who or what decided it.
     pub by: DecidedBy,
-    /// [`Record::asked_at`].
+    /// When the call was asked about.
     pub asked_at: Timestamp,
-    /// [`Record::decided_at`].
+    /// When it was decided.
     pub decided_at: Timestamp,
 }
 
@@ -140,14 +126,7 @@ impl Entry {
     pub fn chain(self, last: &Anchor) -> Record {
         let mut record = Record {
             seq: last.seq + 1,
-            host: self.host,
-            project: self.project,
-            session: self.session,
-            call: self.call,
-            decision: self.decision,
-            by: self.by,
-            asked_at: self.asked_at,
-            decided_at: self.decided_at,
+            entry: self,
             prev: last.hash.clone(),
             hash: String::new(),
         };
@@ -160,21 +139,22 @@ impl Record {
     /// The record's canonical encoding: its fields (but its own hash) as
     /// compact JSON, in this order, always.
     pub fn canonical(&self) -> String {
-        let words = match &self.decision {
+        let entry = &self.entry;
+        let words = match &entry.decision {
             Decision::Deny(words) => Value::String(words.clone()),
             Decision::Allow | Decision::None => Value::Null,
         };
         json!([
             self.seq,
-            self.host,
-            self.project,
-            self.session,
-            self.call,
-            self.decision.name(),
+            entry.host,
+            entry.project,
+            entry.session,
+            entry.call,
+            entry.decision.name(),
             words,
-            decided_by(&self.by),
-            self.asked_at.0,
-            self.decided_at.0,
+            decided_by(&entry.by),
+            entry.asked_at.0,
+            entry.decided_at.0,
             self.prev,
         ])
         .to_string()

@@ -78,18 +78,18 @@ fn a_change_of_any_kind_names_the_first_record_that_does_not_fit() {
     let anchor = Anchor::default();
     type Edit = Box<dyn Fn(&mut Record)>;
     let edits: Vec<(&str, Edit)> = vec![
-        ("decision", Box::new(|r| r.decision = Decision::Allow)),
+        ("decision", Box::new(|r| r.entry.decision = Decision::Allow)),
         (
             "words",
-            Box::new(|r| r.decision = Decision::Deny("ok".into())),
+            Box::new(|r| r.entry.decision = Decision::Deny("ok".into())),
         ),
-        ("call", Box::new(|r| r.call.push(' '))),
-        ("who", Box::new(|r| r.by = DecidedBy::Terminal)),
+        ("call", Box::new(|r| r.entry.call.push(' '))),
+        ("who", Box::new(|r| r.entry.by = DecidedBy::Terminal)),
         (
             "time",
-            Box::new(|r| r.decided_at = Timestamp(r.decided_at.0 + 1)),
+            Box::new(|r| r.entry.decided_at = Timestamp(r.entry.decided_at.0 + 1)),
         ),
-        ("project", Box::new(|r| r.project = "/tmp".into())),
+        ("project", Box::new(|r| r.entry.project = "/tmp".into())),
     ];
     for (what, edit) in edits {
         let mut edited = records.clone();
@@ -141,12 +141,12 @@ proptest! {
     fn any_single_byte_changed_in_a_call_is_seen(at in 0usize..20, byte in any::<u8>()) {
         let records = trail(&Anchor::default(), 3);
         let mut edited = records.clone();
-        let mut call = edited[1].call.clone().into_bytes();
+        let mut call = edited[1].entry.call.clone().into_bytes();
         let at = at % call.len();
         prop_assume!(call[at] != byte);
         call[at] = byte;
-        edited[1].call = String::from_utf8_lossy(&call).into_owned();
-        prop_assume!(edited[1].call != records[1].call);
+        edited[1].entry.call = String::from_utf8_lossy(&call).into_owned();
+        prop_assume!(edited[1].entry.call != records[1].entry.call);
         prop_assert_eq!(verify(&Anchor::default(), &edited).map_err(|b| b.seq), Err(2));
     }
 }

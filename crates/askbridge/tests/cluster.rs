@@ -389,8 +389,12 @@ async fn a_telegram_press_read_while_postgres_is_cut_off_is_fetched_again_and_co
         .start();
     let id = daemon::create(&a, &deploy_ask_to(format!("telegram:{CHAT}@42"))).await;
     let question = fake.wait_for_sends(1).await.swap_remove(0);
-    // The question is on record and the poll is waiting.
-    let _ = daemon::status(&a, &id).await;
+    // The question is on record (its delivery ends once its message is)
+    // and the poll is waiting.
+    a.wait_for_log(
+        &format!("ask delivered ask_id={id}"),
+        Duration::from_secs(30),
+    );
     fake.wait_for("the poll", |state| {
         (state.active_long_polls() > 0).then_some(())
     })

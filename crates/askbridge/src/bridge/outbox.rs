@@ -238,7 +238,7 @@ async fn deliver(inner: &Arc<Inner>, entry: &Arc<Entry>, place: usize, view: Opt
         let error = match delivered {
             Ok(()) => {
                 spot.delivery.store(DELIVERED, Ordering::Release);
-                tracing::debug!(ask_id = %id, channel = spot.kind.as_str(), place, attempt, "ask delivered");
+                tracing::info!(ask_id = %id, channel = spot.kind.as_str(), place, attempt, "ask delivered");
                 if entry.settled() {
                     note_delivered(inner, entry);
                 }
