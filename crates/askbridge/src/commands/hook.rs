@@ -323,13 +323,7 @@ impl Asking {
         // Listening for a stop from before the ask exists: a stop that
         // comes at once (the host's Ctrl-C as the ask is posted) closes it
         // instead of killing the hook with the ask left open.
-        let stopped = super::serve::shutdown_signal();
-        tokio::pin!(stopped);
-        std::future::poll_fn(|cx| {
-            let _ = stopped.as_mut().poll(cx);
-            std::task::Poll::Ready(())
-        })
-        .await;
+        let mut stopped = super::serve::Stop::listen();
         let created = create(client, body, key).await?;
         let id = daemon::id_of(&created)
             .ok_or_else(|| format!("the daemon answered without an ask id: {created}"))?
@@ -352,7 +346,7 @@ impl Asking {
             }
             // The host stopped waiting (its timeout, Ctrl-C): it asks in
             // its terminal now, and the chat message says so.
-            signal = &mut stopped => {
+            signal = stopped.wait() => {
                 if let Err(error) = client.close_answered_in_host(&id).await {
                     eprintln!("askbridge hook: could not close ask {id}: {}", explain(&error));
                 }

@@ -205,6 +205,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown.clone(),
     );
 
+    // Listening for a stop before anyone can know the daemon is up.
+    let mut stop_signal = Stop::listen();
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -272,7 +274,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         result = &mut server => {
             return result.context("the server task failed")?.context("the server failed");
         }
-        signal = shutdown_signal() => {
+        signal = stop_signal.wait() => {
             tracing::info!(signal, "shutting down");
         }
     }
@@ -312,26 +314,49 @@ fn announce(addr: SocketAddr) -> anyhow::Result<()> {
         .context("cannot write to standard output")
 }
 
-/// Resolves on Ctrl-C or SIGTERM, naming which.
-pub(crate) async fn shutdown_signal() -> &'static str {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// Ctrl-C (SIGINT) and SIGTERM, listened for from when it is made: a
+/// stop that comes before [`Stop::wait`] is awaited waits for it, rather
+/// than ending the process at once as the signal otherwise would (a
+/// supervisor's stop right after "listening on", a host's Ctrl-C right
+/// after a hook posted its ask).
+pub(crate) struct Stop {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Stop {
+    /// Starts listening. Call inside the runtime.
+    pub(crate) fn listen() -> Stop {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = signal(SignalKind::interrupt())
+                .and_then(|interrupt| Ok((interrupt, signal(SignalKind::terminate())?)))
+                .ok();
+            Stop { signals }
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => "SIGINT",
-        () = terminate => "SIGTERM",
+        #[cfg(not(unix))]
+        Stop {}
+    }
+
+    /// Resolves on Ctrl-C or SIGTERM, naming which.
+    pub(crate) async fn wait(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let Some((interrupt, terminate)) = &mut self.signals else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                _ = interrupt.recv() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            "SIGINT"
+        }
     }
 }
