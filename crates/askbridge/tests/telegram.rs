@@ -1218,6 +1218,28 @@ async fn telegram_a_notice_goes_under_its_thread_with_its_block_and_a_bad_one_is
     assert_eq!(fake.calls_to("sendMessage").len(), 4, "nothing more posted");
 }
 
+/// A notice is split as Telegram counts: 4,000 emoji (the most a notice
+/// holds) are 8,000 UTF-16 units, over the 4,096 of one message.
+#[tokio::test]
+async fn telegram_a_notice_of_wide_characters_is_split_to_the_limit() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&group());
+    let daemon = daemon_for(&fake).start();
+    let text = "🙂".repeat(4_000);
+    let notice = json!({"to": format!("telegram:{CHAT}"), "text": text});
+    let (status, body) = post_notice(&daemon, &notice).await;
+    assert_eq!(status, 201, "{body}");
+    let count = usize::try_from(body["messages"].as_u64().expect("a count")).expect("small");
+    assert!(count >= 2, "{body}");
+    let posted = fake.wait_for_sends(count).await;
+    for message in &posted {
+        let units = message.text.encode_utf16().count();
+        assert!(units <= 4_096, "{units} UTF-16 units in one message");
+    }
+    let joined: String = posted.iter().map(|message| message.text.as_str()).collect();
+    assert_eq!(joined, text, "every emoji sent once, in order");
+}
+
 /// `POST /v1/notices`: the status and the body.
 async fn post_notice(daemon: &Daemon, notice: &Value) -> (u16, Value) {
     let response = daemon::client()

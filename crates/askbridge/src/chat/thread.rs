@@ -71,7 +71,8 @@ impl<P: ChatPlatform> ChatDriver<P> {
         })
     }
 
-    /// Posts a notice: its text, then its block, in its thread where it
+    /// Posts a notice: its text (in as many messages as the platform's
+    /// length limit needs), then its block, in its thread where it
     /// has one; each message named after `once` and its part. Nothing is
     /// recorded: a notice is never answered or edited.
     pub(super) async fn notify_at(
@@ -86,7 +87,14 @@ impl<P: ChatPlatform> ChatDriver<P> {
             Some(thread) => self.thread_root(&bridge, &chat, thread).await?,
             None => None,
         };
-        let mut messages = vec![self.platform.text_message(&notice.text, &chat)];
+        // Its text split as the platform counts (4,000 emoji are 8,000
+        // of Telegram's units), then its block.
+        let caps = &self.draw.caps;
+        let mut messages: Vec<P::Message> =
+            render::split_message(&notice.text, caps.max_text_len, caps.unit)
+                .iter()
+                .map(|part| self.platform.text_message(part, &chat))
+                .collect();
         if let Some(context) = &notice.context {
             let blocks = render::blocks_of(context, &self.draw.caps, self.draw.locale);
             messages.extend(
