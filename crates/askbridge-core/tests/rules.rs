@@ -183,7 +183,7 @@ fn refuses_bad_patterns_saying_where() {
             "`Agent` takes no argument (at 6): only Bash, Edit, Write, Read and WebFetch rules do",
         ),
         (
-            "Edit(../shared/**)",
+            "Edit(../other/**)",
             "`..` at 5: write `//` and the absolute path for a path outside the project",
         ),
         (

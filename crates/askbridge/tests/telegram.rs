@@ -603,6 +603,39 @@ async fn telegram_timeout_edits_the_message_to_expired_in_the_channel_locale() {
     assert_eq!(bridge.get(&view.id).await.unwrap().state, State::TimedOut);
 }
 
+/// `POST /v1/asks` with `body`: the ask's id and the host key only its
+/// creator gets.
+async fn create_as_host(daemon: &Daemon, body: &Value) -> (String, String) {
+    let created: Value = Api::of(daemon)
+        .http
+        .post(daemon.url("/v1/asks"))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().expect("an id").to_owned();
+    let key = created["hostKey"].as_str().expect("a hostKey").to_owned();
+    (id, key)
+}
+
+/// `POST /v1/asks/{id}/reply` with `body`, with the host key `key` when
+/// given: the status and the body.
+async fn reply_as(daemon: &Daemon, id: &str, body: Value, key: Option<&str>) -> (u16, Value) {
+    let mut request = Api::of(daemon)
+        .http
+        .post(daemon.url(&format!("/v1/asks/{id}/reply")))
+        .json(&body);
+    if let Some(key) = key {
+        request = request.header("Askbridge-Host-Key", key);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json::<Value>().await.unwrap())
+}
+
 /// Over HTTP, only the ask's creator is the agent's host: a plain API
 /// client (the web page, a script, another local process) cannot answer
 /// an ask meant for Alice on Telegram, with or without `"via": "host"`;
@@ -613,56 +646,30 @@ async fn telegram_ask_for_one_person_refuses_api_clients_that_claim_the_host() {
     let fake = FakeTelegram::start().await;
     fake.add_chat(&group());
     let daemon = daemon_for(&fake).start();
-    let api = Api::of(&daemon);
-    let created: Value = api
-        .http
-        .post(daemon.url("/v1/asks"))
-        .json(&deploy_ask())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = created["id"].as_str().unwrap().to_owned();
-    let key = created["hostKey"].as_str().expect("a hostKey").to_owned();
-    assert_eq!(key.len(), 64, "{created}");
+    let (id, key) = create_as_host(&daemon, &deploy_ask()).await;
+    assert_eq!(key.len(), 64, "{key}");
     sent(&fake, 1).await;
     assert!(
         status(&daemon, &id).await.get("hostKey").is_none(),
         "only the creation shows the key"
     );
 
-    let reply = |body: Value, key: Option<&str>| {
-        let mut request = api
-            .http
-            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
-            .json(&body);
-        if let Some(key) = key {
-            request = request.header("Askbridge-Host-Key", key);
-        }
-        async move {
-            let response = request.send().await.unwrap();
-            let status = response.status().as_u16();
-            (status, response.json::<Value>().await.unwrap())
-        }
-    };
     let answers = json!({"answers": {"env": "Production"}});
     let claimed = json!({"answers": {"env": "Production"}, "via": "host"});
-    let (code, body) = reply(answers.clone(), None).await;
+    let (code, body) = reply_as(&daemon, &id, answers.clone(), None).await;
     assert_eq!(
         (code, body["error"]["code"].as_str()),
         (403, Some("not_for_you")),
         "{body}"
     );
-    let (code, body) = reply(claimed.clone(), None).await;
+    let (code, body) = reply_as(&daemon, &id, claimed.clone(), None).await;
     assert_eq!(
         (code, body["error"]["code"].as_str()),
         (403, Some("not_host")),
         "{body}"
     );
     let forged = "0".repeat(64);
-    let (code, body) = reply(claimed.clone(), Some(&forged)).await;
+    let (code, body) = reply_as(&daemon, &id, claimed.clone(), Some(&forged)).await;
     assert_eq!(
         (code, body["error"]["code"].as_str()),
         (403, Some("not_host")),
@@ -670,7 +677,7 @@ async fn telegram_ask_for_one_person_refuses_api_clients_that_claim_the_host() {
     );
     assert_eq!(status(&daemon, &id).await["status"], "pending");
 
-    let (code, body) = reply(claimed, Some(&key)).await;
+    let (code, body) = reply_as(&daemon, &id, claimed, Some(&key)).await;
     assert_eq!(code, 200, "{body}");
     let done = outcome(&daemon, &id).await;
     assert_eq!(done["answers"]["env"], json!(["Production"]), "{done}");
@@ -685,21 +692,9 @@ async fn telegram_the_host_key_does_not_answer_an_approval() {
     let fake = FakeTelegram::start().await;
     fake.add_chat(&group());
     let daemon = daemon_for(&fake).start();
-    let api = Api::of(&daemon);
     let mut approval = deploy_ask();
     approval["approval"] = json!(true);
-    let created: Value = api
-        .http
-        .post(daemon.url("/v1/asks"))
-        .json(&approval)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = created["id"].as_str().expect("an id").to_owned();
-    let key = created["hostKey"].as_str().expect("a hostKey").to_owned();
+    let (id, key) = create_as_host(&daemon, &approval).await;
     let question = sent(&fake, 1).await;
     for body in [
         json!({"answers": {"env": "Production"}, "via": "host"}),
@@ -707,16 +702,7 @@ async fn telegram_the_host_key_does_not_answer_an_approval() {
         json!({"text": "2", "user": {"id": ALICE.to_string()}}),
         json!({"skip": true}),
     ] {
-        let response = api
-            .http
-            .post(daemon.url(&format!("/v1/asks/{id}/reply")))
-            .header("Askbridge-Host-Key", &key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let code = response.status().as_u16();
-        let answer: Value = response.json().await.unwrap();
+        let (code, answer) = reply_as(&daemon, &id, body.clone(), Some(&key)).await;
         assert_eq!(
             (code, answer["error"]["code"].as_str()),
             (403, Some("not_for_you")),

@@ -268,7 +268,7 @@ impl Lexer<'_> {
         if self.peek(1) == Some('(') {
             // Process substitution: a command of its own.
             self.i += 1;
-            self.substitution(at, "a process substitution")?;
+            self.substitution(at, ('(', ')'), "a process substitution")?;
             return Ok(());
         }
         let (len, redirect) = match (c, self.peek(1), self.peek(2)) {
@@ -378,21 +378,11 @@ impl Lexer<'_> {
         match self.peek(1) {
             Some('(') => {
                 self.i += 1;
-                self.substitution(start, "a command substitution")
+                self.substitution(start, ('(', ')'), "a command substitution")
             }
             Some('{') => {
-                let close = self.closing(self.i + 1, '{', '}')?;
-                self.taint(start, "a `${…}` expansion");
-                let inner = lex_chars(
-                    &self.chars[self.i + 2..close],
-                    self.at(self.i + 2),
-                    self.depth + 1,
-                )?;
-                self.nested.extend(inner.parts);
-                let text: String = self.chars[start..=close].iter().collect();
-                self.word().text.push_str(&text);
-                self.i = close + 1;
-                Ok(())
+                self.i += 1;
+                self.substitution(start, ('{', '}'), "a `${…}` expansion")
             }
             Some('\'' | '"' | '[') => {
                 self.taint(start, "a `$'…'` or `$[…]` expansion");
@@ -408,10 +398,16 @@ impl Lexer<'_> {
         }
     }
 
-    /// `$(…)`, `<(…)`, `>(…)` with `self.i` on the `(`: the commands inside
-    /// are read out; the word keeps the text.
-    fn substitution(&mut self, start: usize, why: &'static str) -> Result<(), ShellError> {
-        let close = self.closing(self.i, '(', ')')?;
+    /// `$(…)`, `<(…)`, `>(…)`, `${…}` with `self.i` on the opening
+    /// bracket of `brackets`: the commands inside are read out; the word
+    /// keeps the text.
+    fn substitution(
+        &mut self,
+        start: usize,
+        (open, close): (char, char),
+        why: &'static str,
+    ) -> Result<(), ShellError> {
+        let close = self.closing(self.i, open, close)?;
         self.taint(start, why);
         let inner = lex_chars(
             &self.chars[self.i + 1..close],

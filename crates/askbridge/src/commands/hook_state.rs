@@ -173,12 +173,7 @@ pub fn forget_refused(session: &str, call: &str) {
     let Ok(dir) = private_dir() else {
         return;
     };
-    let moved = MovedOn {
-        session_id: session.to_owned(),
-        call: Some(call.to_owned()),
-        agent_id: None,
-    };
-    for noted in noted(&dir.join(hashed(session)), &moved) {
+    for noted in noted(&dir.join(hashed(session)), Some(call)) {
         if noted.refused {
             let _ = std::fs::remove_file(noted.note);
         }
@@ -200,12 +195,12 @@ pub fn stale(moved: &MovedOn) -> Vec<Noted> {
         &moved.session_id,
         moved.agent_id.as_deref(),
     )));
-    noted(&session, moved)
+    noted(&session, moved.call.as_deref())
 }
 
-/// The notes in a session's directory `moved` concerns.
-fn noted(session: &Path, moved: &MovedOn) -> Vec<Noted> {
-    let call = moved.call.as_deref().map(hashed);
+/// The notes in a session's directory of `call`, or of every call.
+fn noted(session: &Path, call: Option<&str>) -> Vec<Noted> {
+    let call = call.map(hashed);
     let Ok(entries) = std::fs::read_dir(session) else {
         return Vec::new();
     };
